@@ -1,0 +1,63 @@
+//! Fee-adjusted cross-venue arbitrage: the pure core behind `/v1/arbitrage/current`, the price-spread route,
+//! the recorded history and the `arbitrage.opportunity` webhook (spec 2.9–2.12, 4.3, 5.3; contracts §6).
+//!
+//! No I/O, no clock, no async: every function takes `now`, the catalog and the books as arguments, so the
+//! HTTP handler and the background scanner compute exactly the same thing, and tests can pin every input.
+//!
+//! # Layout
+//! - [`units`]: [`MicroUsd`] (exact signed micro-dollars) and [`Roi`] (basis points), with the rendering
+//!   helpers; no `f64` arithmetic anywhere else.
+//! - [`fees`]: the two venues' taker fee per contract, in integers.
+//! - [`pricing`]: ask ladders per venue ([`AskLadders`]), the per-contract [`Edge`] of a pair and the choice
+//!   of [`Direction`].
+//! - [`depth`]: the depth walk (`executable_size`, `max_profit_dollars`).
+//! - [`pairing`]: which markets pair ([`Listing`], [`PairOverride`], [`pair_markets`]) and their canonical
+//!   ids.
+//! - [`scan`](mod@scan): the scanner ([`scan()`], [`ScanParams`], [`BookSource`]).
+//! - [`opportunity`]: the [`Opportunity`] object.
+//! - [`episode`]: [`EpisodeBook`] (history episodes) and [`Cooldown`] (webhook publication).
+//! - [`mask`]: preview masking of the history ([`mask_page`], [`Masked`]).
+//! - [`spread`]: price-spread rows ([`price_spreads`]).
+//! - [`render`]: JSON rendering of all of the above.
+//!
+//! # How the server uses it
+//! ```text
+//! /v1/arbitrage/current   listings = catalog markets of both venues as Listing::new(market, event title, slug)
+//!                         scan(&listings, &overrides, &books, &params) → take(limit) → render::opportunity_current_json
+//! background scanner      every tick: opps = scan(&listings, &overrides, &books, &ScanParams { min_net: 0, .. })
+//!                         changes = episodes.observe(&opps, now) → store: insert Opened, update Extended
+//!                         cooldown.select(&opps, webhook_min_net, now) → publish render::opportunity_current_json
+//! /v1/arbitrage/history   store filter + page → mask_page(&page, offset, plan) → render::episode_json
+//! /current/difference     price_spreads(&listings, &overrides, &books, &SpreadParams) → render::spread_row_json
+//! ```
+//! Pairing is cheap (linear in the catalog plus the few window candidates per interval), so it runs inside
+//! every scan; [`MarketPair`] borrows the listings, which keeps it from being cached apart from them.
+
+pub mod depth;
+pub mod episode;
+pub mod fees;
+pub mod mask;
+pub mod opportunity;
+pub mod pairing;
+pub mod pricing;
+pub mod render;
+pub mod scan;
+pub mod spread;
+pub mod units;
+
+pub use depth::{Depth, Fill, walk};
+pub use episode::{
+    Cooldown, DEFAULT_COOLDOWN_SECONDS, EPISODE_GAP_SECONDS, Episode, EpisodeBook, EpisodeChange, EpisodeKey,
+};
+pub use fees::{taker_fee, venue_a_fee, venue_b_fee};
+pub use mask::{Masked, is_locked, is_preview, mask_page};
+pub use opportunity::{
+    BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg, VenueBLeg,
+};
+pub use pairing::{
+    Listing, ListingKind, MarketPair, MatchKey, MatchSource, PairKind, PairOverride, pair_markets, window_event_id,
+};
+pub use pricing::{AskLadders, Direction, Edge, best_direction, evaluate, price_pair};
+pub use scan::{BookSource, ScanParams, is_fresh, scan, scan_pairs};
+pub use spread::{SpreadParams, SpreadRow, price_spreads, spreads_for_pairs};
+pub use units::{MICROS_PER_CENT, MicroUsd, Roi};

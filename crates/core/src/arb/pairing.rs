@@ -1,0 +1,835 @@
+//! Pairing markets across venues: which venue_a market and which venue_b market ask the same question.
+//!
+//! Three sources of pairs, applied in this order; a market joins at most one pair:
+//!
+//! 1. **Operator overrides** ([`PairOverride`]): an explicit `(venue_a market_id, venue_b market_id)` list.
+//!    They win over everything and pair any two active markets, whatever their kind. Both markets must ask
+//!    the question the same way round (YES on one is YES on the other).
+//! 2. **Up/down windows** ([`ListingKind::UpDown`]): same asset, same `interval_code`, and window start and
+//!    end each within `window_tolerance_seconds` (inclusive: a skew equal to the tolerance pairs). When several
+//!    candidates qualify (a large tolerance against 5-minute windows), the closest pairs are taken first
+//!    (smallest `|Δstart| + |Δend|`, then market ids), greedily. A venue listing two windows with identical
+//!    asset, interval, start and end is ambiguous (a strike ladder, not an up/down market) and neither is
+//!    paired.
+//! 3. **Automatic game matcher** ([`ListingKind::Game`]): markets whose [`MatchKey`] (normalised team names,
+//!    the team YES backs, UTC day) is equal on both venues. A key that appears twice on one venue is
+//!    ambiguous and not matched. The matcher only covers titles written `A vs B`, `A vs. B`, `A v B`,
+//!    `A @ B` or `A at B`; different spellings of a team ("LA Lakers" / "Lakers") do not match — that is what
+//!    overrides are for.
+//!
+//! Canonical identifiers (contracts §6):
+//! - up/down window: `event_id` = `{ASSET}-{INTERVAL}-{start}Z`, e.g. `BTC-15M-2026-11-21T19:00Z`, where
+//!   `start` is venue_a's window start rounded to the nearest UTC minute (so a venue_a window listed a few
+//!   seconds off the grid still gets the grid minute) and `INTERVAL` is the interval code upper-cased;
+//!   `outcome_key` = `up` (YES is "up" on both venues).
+//! - matched pair: `event_id` = `PAIR-{venue_a market_id}` (venue_a tickers are unique and stable, and a
+//!   venue_a market is in at most one pair); `outcome_key` = `yes` (the pair's YES side as the venue_a market
+//!   states it).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Category, Exchange, IntervalCode, Market, Status, Timestamp};
+
+/// One market as the scanner sees it: the catalog market plus the event fields it renders.
+///
+/// The event's fields are carried here rather than added to [`Market`], which is shared with every other
+/// part of the service.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Listing {
+    /// The catalog market (venue_a ticker or venue_b condition with its token ids).
+    pub market: Market,
+    /// Title of the market's event.
+    pub event_title: String,
+    /// venue_b event slug (`venue_b_event_slug`); `None` on venue_a.
+    pub event_slug: Option<String>,
+    /// How the pairing treats this market. [`Listing::new`] classifies it; callers may override.
+    pub kind: ListingKind,
+}
+
+impl Listing {
+    /// A listing classified by [`ListingKind::classify`].
+    pub fn new(market: Market, event_title: impl Into<String>, event_slug: Option<String>) -> Self {
+        let event_title = event_title.into();
+        let kind = ListingKind::classify(&market, &event_title, event_slug.as_deref());
+        Listing {
+            market,
+            event_title,
+            event_slug,
+            kind,
+        }
+    }
+}
+
+/// What kind of market a listing is, for the pairing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ListingKind {
+    /// An up/down window on `asset` (`"BTC"`): YES pays when the price ends at or above where it started.
+    UpDown {
+        /// Upper-case asset symbol, used in the canonical event id.
+        asset: String,
+    },
+    /// A binary sports market eligible for the automatic matcher.
+    Game(MatchKey),
+    /// Anything else: paired only through an operator override.
+    Other,
+}
+
+impl ListingKind {
+    /// Classifies a market.
+    ///
+    /// - `UpDown` when the market has an `interval_code`, a window start before its end, mentions `btc` or
+    ///   `bitcoin` in its ids, slugs or titles (the scanner's scope is BTC, spec 4.3), and is not a strike
+    ///   market: a venue_a ticker whose last segment is `T<digits>` or `B<digits>` (`KXBTCD-…-T97749.99`,
+    ///   `KXBTC-…-B97500`) asks "above/between X", not "up or down".
+    /// - `Game` when the market has no `interval_code`, its category is `sports`, and a [`MatchKey`] can be
+    ///   read from its title.
+    /// - `Other` otherwise.
+    pub fn classify(market: &Market, event_title: &str, event_slug: Option<&str>) -> ListingKind {
+        if let (Some(_), Some(start), Some(end)) = (market.interval_code, market.window_start, market.window_end) {
+            let haystack = [
+                Some(market.series_id.as_str()),
+                Some(market.event_id.as_str()),
+                Some(market.market_id.as_str()),
+                market.slug.as_deref(),
+                event_slug,
+                Some(market.question.as_str()),
+                market.title.as_deref(),
+                Some(event_title),
+            ]
+            .into_iter()
+            .flatten()
+            .map(str::to_ascii_lowercase)
+            .collect::<Vec<_>>()
+            .join(" ");
+            let is_btc = haystack.contains("btc") || haystack.contains("bitcoin");
+            if start < end && is_btc && !is_strike_ticker(market) {
+                return ListingKind::UpDown {
+                    asset: "BTC".to_string(),
+                };
+            }
+            return ListingKind::Other;
+        }
+        let sports = market
+            .category
+            .as_deref()
+            .is_some_and(|c| c.eq_ignore_ascii_case("sports"));
+        if market.interval_code.is_none()
+            && sports
+            && let Some(key) = MatchKey::from_market(market, event_title)
+        {
+            return ListingKind::Game(key);
+        }
+        ListingKind::Other
+    }
+}
+
+/// venue_a strike/bracket market: last ticker segment `T<digit>…` or `B<digit>…`.
+fn is_strike_ticker(market: &Market) -> bool {
+    if market.exchange != Exchange::VenueA {
+        return false;
+    }
+    let Some((_, last)) = market.market_id.rsplit_once('-') else {
+        return false;
+    };
+    let b = last.as_bytes();
+    b.len() >= 2 && (b[0] == b'T' || b[0] == b'B') && b[1].is_ascii_digit()
+}
+
+/// The automatic matcher's key for a game market.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MatchKey {
+    /// Both normalised team names, sorted (so `A at B` and `B vs A` agree on the teams).
+    pub teams: [String; 2],
+    /// The normalised team whose win pays YES.
+    pub yes_team: String,
+    /// UTC day (days since 1970-01-01) of the window start, else of the window end.
+    pub day: i64,
+}
+
+impl MatchKey {
+    /// Reads the key of a game market.
+    ///
+    /// Teams come from the first of `title`, `question`, `event_title` that reads `A <sep> B` with `<sep>`
+    /// one of ` vs. `, ` vs `, ` v. `, ` v `, ` @ `, ` at ` (case-insensitive; the leftmost separator wins;
+    /// a `League: ` prefix is dropped). Names are normalised by [`normalise_team`]. The YES team is the
+    /// market's `subtitle` when it names one of the two teams (venue_a lists one market per team with the team
+    /// as subtitle), else the first-named team (venue_b's YES token is its first outcome). The day is the UTC
+    /// day of `window_start`, else of `window_end`; a market with neither has no key.
+    pub fn from_market(market: &Market, event_title: &str) -> Option<MatchKey> {
+        let day = market
+            .window_start
+            .or(market.window_end)?
+            .millis()
+            .div_euclid(86_400_000);
+        let (first, second) = [
+            market.title.as_deref(),
+            Some(market.question.as_str()),
+            Some(event_title),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(split_matchup)?;
+        let yes_team = market
+            .subtitle
+            .as_deref()
+            .map(normalise_team)
+            .filter(|s| *s == first || *s == second)
+            .unwrap_or_else(|| first.clone());
+        let mut teams = [first, second];
+        teams.sort();
+        Some(MatchKey { teams, yes_team, day })
+    }
+}
+
+/// Splits `A vs B` into two normalised, non-empty, different team names.
+fn split_matchup(text: &str) -> Option<(String, String)> {
+    let text = text.rsplit_once(": ").map_or(text, |(_, rest)| rest);
+    let lower = text.to_ascii_lowercase();
+    let (pos, sep) = [" vs. ", " vs ", " v. ", " v ", " @ ", " at "]
+        .into_iter()
+        .filter_map(|sep| lower.find(sep).map(|p| (p, sep)))
+        .min_by_key(|&(p, sep)| (p, std::cmp::Reverse(sep.len())))?;
+    let a = normalise_team(&lower[..pos]);
+    let b = normalise_team(&lower[pos + sep.len()..]);
+    (!a.is_empty() && !b.is_empty() && a != b).then_some((a, b))
+}
+
+/// Normalises a team name: lower-case ASCII letters and digits, every other character a word break, words
+/// joined by one space; then a leading `will` or `the` and a trailing `winner`, `win`, `wins`, `game` or
+/// `match` are dropped (`"Will the Lakers win?"` → `"lakers"`, `"Boston Winner?"` → `"boston"`).
+pub fn normalise_team(s: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let mut words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    while words.first().is_some_and(|w| matches!(*w, "will" | "the")) {
+        words.remove(0);
+    }
+    while words
+        .last()
+        .is_some_and(|w| matches!(*w, "winner" | "win" | "wins" | "game" | "match"))
+    {
+        words.pop();
+    }
+    words.join(" ")
+}
+
+/// An operator override: pair these two markets regardless of what the matchers say.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PairOverride {
+    /// venue_a market ticker.
+    pub venue_a_market_id: String,
+    /// venue_b condition id.
+    pub venue_b_market_id: String,
+}
+
+/// Why two markets are paired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PairKind {
+    /// Two up/down windows.
+    Window {
+        /// Upper-case asset symbol.
+        asset: String,
+        /// The shared interval.
+        interval_code: IntervalCode,
+    },
+    /// Two matched binary markets.
+    Matched {
+        /// Whether the pair came from an operator override or the automatic matcher.
+        by: MatchSource,
+    },
+}
+
+/// Source of a matched pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchSource {
+    /// The operator's `pairs` list.
+    Override,
+    /// The automatic game matcher.
+    Auto,
+}
+
+/// A venue_a market and a venue_b market that ask the same question, with the canonical ids of the pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketPair<'a> {
+    /// The venue_a side.
+    pub venue_a: &'a Listing,
+    /// The venue_b side.
+    pub venue_b: &'a Listing,
+    /// Why they are paired.
+    pub kind: PairKind,
+    /// Canonical event id (see the module docs).
+    pub event_id: String,
+}
+
+impl MarketPair<'_> {
+    /// `up` for windows, `yes` for matched pairs.
+    pub fn outcome_key(&self) -> &'static str {
+        match self.kind {
+            PairKind::Window { .. } => "up",
+            PairKind::Matched { .. } => "yes",
+        }
+    }
+
+    /// The interval of a window pair.
+    pub fn interval_code(&self) -> Option<IntervalCode> {
+        match self.kind {
+            PairKind::Window { interval_code, .. } => Some(interval_code),
+            PairKind::Matched { .. } => None,
+        }
+    }
+
+    /// Category for the history's `category` filter: `crypto` for windows; for matched pairs the venue_a
+    /// market's category, else venue_b's, else `other`.
+    pub fn category(&self) -> Category {
+        match self.kind {
+            PairKind::Window { .. } => Category::Crypto,
+            PairKind::Matched { .. } => [&self.venue_a.market.category, &self.venue_b.market.category]
+                .into_iter()
+                .flatten()
+                .find_map(|c| c.to_ascii_lowercase().parse().ok())
+                .unwrap_or(Category::Other),
+        }
+    }
+
+    /// Settlement time: the later of the two markets' window ends (the pair has paid out once both have).
+    pub fn resolution_time(&self) -> Option<Timestamp> {
+        self.venue_a.market.window_end.max(self.venue_b.market.window_end)
+    }
+
+    /// Whether a window pair can no longer be traded on both venues at `now`: the earlier window end has
+    /// passed (venue_a closes trading at its window end). Matched pairs never expire here; their markets leave
+    /// the catalog when the venues close them.
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        match self.kind {
+            PairKind::Window { .. } => {
+                let ends = [self.venue_a.market.window_end, self.venue_b.market.window_end];
+                ends.into_iter().flatten().min().is_some_and(|end| now >= end)
+            }
+            PairKind::Matched { .. } => false,
+        }
+    }
+
+    /// Human-readable title: for windows `Bitcoin Up or Down 15m - 2026-11-21 19:00-19:15 UTC` (venue_a's
+    /// window); for matched pairs the venue_a event title, else venue_b's, else the venue_a question.
+    pub fn event_title(&self) -> String {
+        match &self.kind {
+            PairKind::Window { asset, interval_code } => {
+                let name = if asset == "BTC" { "Bitcoin" } else { asset.as_str() };
+                format!("{name} Up or Down {interval_code} - {}", self.window_span())
+            }
+            PairKind::Matched { .. } => [&self.venue_a.event_title, &self.venue_b.event_title]
+                .into_iter()
+                .find(|t| !t.trim().is_empty())
+                .cloned()
+                .unwrap_or_else(|| self.venue_a.market.question.clone()),
+        }
+    }
+
+    /// Short display label: `BTC 15m Up 19:00-19:15 UTC` for windows; the venue_a market title (else its
+    /// question) for matched pairs.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            PairKind::Window { asset, interval_code } => {
+                format!("{asset} {interval_code} Up {}", self.window_span_short())
+            }
+            PairKind::Matched { .. } => self
+                .venue_a
+                .market
+                .title
+                .clone()
+                .unwrap_or_else(|| self.venue_a.market.question.clone()),
+        }
+    }
+
+    fn window_bounds(&self) -> (Timestamp, Timestamp) {
+        let m = &self.venue_a.market;
+        let start = m.window_start.unwrap_or_default();
+        (start, m.window_end.unwrap_or(start))
+    }
+
+    /// `2026-11-21 19:00-19:15 UTC`, or `2026-11-21 19:00 - 2026-11-22 19:00 UTC` across days.
+    fn window_span(&self) -> String {
+        let (s, e) = self.window_bounds();
+        let (sd, sh) = date_hm(s);
+        let (ed, eh) = date_hm(e);
+        if sd == ed {
+            format!("{sd} {sh}-{eh} UTC")
+        } else {
+            format!("{sd} {sh} - {ed} {eh} UTC")
+        }
+    }
+
+    /// `19:00-19:15 UTC` within a day, `2026-11-21 19:00 UTC` (the start) across days.
+    fn window_span_short(&self) -> String {
+        let (s, e) = self.window_bounds();
+        let (sd, sh) = date_hm(s);
+        let (ed, eh) = date_hm(e);
+        if sd == ed {
+            format!("{sh}-{eh} UTC")
+        } else {
+            format!("{sd} {sh} UTC")
+        }
+    }
+}
+
+/// (`YYYY-MM-DD`, `HH:MM`) of a timestamp in UTC.
+fn date_hm(t: Timestamp) -> (String, String) {
+    let iso = t.to_iso();
+    (iso[..10].to_string(), iso[11..16].to_string())
+}
+
+/// The canonical id of an up/down window: `BTC-15M-2026-11-21T19:00Z`.
+pub fn window_event_id(asset: &str, interval_code: IntervalCode, window_start: Timestamp) -> String {
+    let minute = (window_start.millis() + 30_000).div_euclid(60_000) * 60_000;
+    let iso = Timestamp(minute).to_iso();
+    format!(
+        "{asset}-{}-{}Z",
+        interval_code.as_str().to_ascii_uppercase(),
+        &iso[..16]
+    )
+}
+
+/// Pairs the active markets of both venues (see the module docs for the rules and their order). The result
+/// is sorted by `event_id`, so the same catalog always gives the same pairs in the same order.
+pub fn pair_markets<'a>(
+    listings: &'a [Listing],
+    overrides: &[PairOverride],
+    window_tolerance_seconds: i64,
+) -> Vec<MarketPair<'a>> {
+    let active = |l: &&Listing| l.market.status == Status::Active;
+    let mut by_id: HashMap<(Exchange, &str), &Listing> = HashMap::new();
+    for l in listings.iter().filter(active) {
+        by_id
+            .entry((l.market.exchange, l.market.market_id.as_str()))
+            .or_insert(l);
+    }
+    let mut used: HashSet<(Exchange, &str)> = HashSet::new();
+    let mut pairs = Vec::new();
+
+    // 1. Operator overrides.
+    for o in overrides {
+        let ka = (Exchange::VenueA, o.venue_a_market_id.as_str());
+        let kb = (Exchange::VenueB, o.venue_b_market_id.as_str());
+        let (Some(&a), Some(&b)) = (by_id.get(&ka), by_id.get(&kb)) else {
+            continue;
+        };
+        if used.contains(&ka) || used.contains(&kb) {
+            continue;
+        }
+        used.insert((Exchange::VenueA, a.market.market_id.as_str()));
+        used.insert((Exchange::VenueB, b.market.market_id.as_str()));
+        pairs.push(matched(a, b, MatchSource::Override));
+    }
+
+    // 2. Up/down windows, grouped by (asset, interval), identical windows on one venue dropped as ambiguous.
+    type WindowKey<'k> = (&'k str, IntervalCode);
+    let mut windows: BTreeMap<WindowKey<'a>, [Vec<&'a Listing>; 2]> = BTreeMap::new();
+    for l in listings.iter().filter(active) {
+        let ListingKind::UpDown { asset } = &l.kind else {
+            continue;
+        };
+        let m = &l.market;
+        let (Some(ic), Some(s), Some(e)) = (m.interval_code, m.window_start, m.window_end) else {
+            continue;
+        };
+        if s >= e || used.contains(&(m.exchange, m.market_id.as_str())) {
+            continue;
+        }
+        if by_id
+            .get(&(m.exchange, m.market_id.as_str()))
+            .is_none_or(|first| !std::ptr::eq(*first, l))
+        {
+            continue; // a duplicate market id: only its first listing takes part
+        }
+        let side = usize::from(m.exchange == Exchange::VenueB);
+        windows.entry((asset.as_str(), ic)).or_default()[side].push(l);
+    }
+    let tol_ms = window_tolerance_seconds.max(0).saturating_mul(1000);
+    for ((asset, interval_code), [side_a, side_b]) in windows {
+        let side_a = drop_identical_windows(side_a);
+        let side_b = drop_identical_windows(side_b);
+        let mut edges: Vec<(i64, &str, &str, &Listing, &Listing)> = Vec::new();
+        for &a in &side_a {
+            let (sa, ea) = bounds(a);
+            for &b in &side_b {
+                let (sb, eb) = bounds(b);
+                let ds = (sa - sb).abs();
+                let de = (ea - eb).abs();
+                if ds <= tol_ms && de <= tol_ms {
+                    edges.push((ds + de, a.market.market_id.as_str(), b.market.market_id.as_str(), a, b));
+                }
+            }
+        }
+        edges.sort_by(|x, y| (x.0, x.1, x.2).cmp(&(y.0, y.1, y.2)));
+        for (_, ida, idb, a, b) in edges {
+            if used.contains(&(Exchange::VenueA, ida)) || used.contains(&(Exchange::VenueB, idb)) {
+                continue;
+            }
+            used.insert((Exchange::VenueA, ida));
+            used.insert((Exchange::VenueB, idb));
+            let start = a.market.window_start.unwrap_or_default();
+            pairs.push(MarketPair {
+                venue_a: a,
+                venue_b: b,
+                kind: PairKind::Window {
+                    asset: asset.to_string(),
+                    interval_code,
+                },
+                event_id: window_event_id(asset, interval_code, start),
+            });
+        }
+    }
+
+    // 3. Automatic game matcher on equal keys; a key seen twice on one venue is ambiguous.
+    let mut games: BTreeMap<&MatchKey, [Vec<&Listing>; 2]> = BTreeMap::new();
+    for l in listings.iter().filter(active) {
+        let ListingKind::Game(key) = &l.kind else {
+            continue;
+        };
+        let m = &l.market;
+        if used.contains(&(m.exchange, m.market_id.as_str())) {
+            continue;
+        }
+        let side = usize::from(m.exchange == Exchange::VenueB);
+        games.entry(key).or_default()[side].push(l);
+    }
+    for [side_a, side_b] in games.into_values() {
+        if let ([a], [b]) = (side_a.as_slice(), side_b.as_slice()) {
+            pairs.push(matched(a, b, MatchSource::Auto));
+        }
+    }
+
+    pairs.sort_by(|x, y| x.event_id.cmp(&y.event_id));
+    pairs
+}
+
+fn matched<'a>(a: &'a Listing, b: &'a Listing, by: MatchSource) -> MarketPair<'a> {
+    MarketPair {
+        venue_a: a,
+        venue_b: b,
+        kind: PairKind::Matched { by },
+        event_id: format!("PAIR-{}", a.market.market_id),
+    }
+}
+
+fn bounds(l: &Listing) -> (i64, i64) {
+    (
+        l.market.window_start.unwrap_or_default().millis(),
+        l.market.window_end.unwrap_or_default().millis(),
+    )
+}
+
+/// Removes every window whose (start, end) occurs more than once on the same venue and interval.
+fn drop_identical_windows(v: Vec<&Listing>) -> Vec<&Listing> {
+    let mut count: HashMap<(i64, i64), usize> = HashMap::new();
+    for l in &v {
+        *count.entry(bounds(l)).or_default() += 1;
+    }
+    v.into_iter().filter(|l| count[&bounds(l)] == 1).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) const T0: i64 = 1_795_287_600_000; // 2026-11-21T19:00:00Z
+
+    /// A 15-minute BTC up/down window on `exchange` starting `start_ms` after T0 and lasting 900 s plus
+    /// `end_skew_ms`.
+    pub(crate) fn window(exchange: Exchange, id: &str, ic: IntervalCode, start_ms: i64, end_skew_ms: i64) -> Listing {
+        let start = T0 + start_ms;
+        let end = T0 + ic.seconds() * 1000 + end_skew_ms;
+        let (series, slug) = match exchange {
+            Exchange::VenueA => ("KXBTC15M", None),
+            Exchange::VenueB => ("btc-up-or-down-15m", Some(format!("btc-updown-15m-{}", start / 1000))),
+        };
+        let mut m = Market::new(exchange, id, &format!("EV-{id}"), series, "Bitcoin up or down?");
+        m.interval_code = Some(ic);
+        m.window_start = Some(Timestamp(start));
+        m.window_end = Some(Timestamp(end));
+        if exchange == Exchange::VenueB {
+            m.yes_token_id = Some(format!("{id}-up"));
+            m.no_token_id = Some(format!("{id}-down"));
+        }
+        Listing::new(m, "Bitcoin Up or Down", slug)
+    }
+
+    pub(crate) fn game(
+        exchange: Exchange,
+        id: &str,
+        title: &str,
+        subtitle: Option<&str>,
+        day_offset_ms: i64,
+    ) -> Listing {
+        let mut m = Market::new(exchange, id, &format!("EV-{id}"), "SPORTS", title);
+        m.title = Some(title.to_string());
+        m.subtitle = subtitle.map(str::to_string);
+        m.category = Some("Sports".to_string());
+        m.window_start = Some(Timestamp(T0 + day_offset_ms));
+        if exchange == Exchange::VenueB {
+            m.yes_token_id = Some(format!("{id}-yes"));
+            m.no_token_id = Some(format!("{id}-no"));
+        }
+        Listing::new(m, title, None)
+    }
+
+    #[test]
+    fn classifies_markets() {
+        let w = window(Exchange::VenueA, "KXBTC15M-26NOV211415-15", IntervalCode::M15, 0, 0);
+        assert_eq!(w.kind, ListingKind::UpDown { asset: "BTC".into() });
+        let mut strike = w.market.clone();
+        strike.market_id = "KXBTCD-26NOV2114-T97749.99".into();
+        assert_eq!(ListingKind::classify(&strike, "", None), ListingKind::Other);
+        let mut eth = Market::new(
+            Exchange::VenueB,
+            "0xeth",
+            "ev",
+            "eth-up-or-down-15m",
+            "Ethereum Up or Down",
+        );
+        eth.interval_code = Some(IntervalCode::M15);
+        eth.window_start = Some(Timestamp(T0));
+        eth.window_end = Some(Timestamp(T0 + 900_000));
+        assert_eq!(
+            ListingKind::classify(&eth, "Ethereum Up or Down", None),
+            ListingKind::Other
+        );
+        let g = game(Exchange::VenueB, "0xg", "NBA: Lakers vs. Celtics", None, 0);
+        let ListingKind::Game(k) = &g.kind else {
+            panic!("{:?}", g.kind)
+        };
+        assert_eq!(k.teams, ["celtics".to_string(), "lakers".to_string()]);
+        assert_eq!(k.yes_team, "lakers");
+        let mut no_cat = g.market.clone();
+        no_cat.category = None;
+        assert_eq!(ListingKind::classify(&no_cat, "x", None), ListingKind::Other);
+    }
+
+    #[test]
+    fn normalises_team_names() {
+        assert_eq!(normalise_team("Will the Lakers win?"), "lakers");
+        assert_eq!(normalise_team(" Boston  Winner? "), "boston");
+        assert_eq!(normalise_team("St. Louis Blues"), "st louis blues");
+        assert_eq!(
+            split_matchup("Lakers at Celtics Winner?"),
+            Some(("lakers".into(), "celtics".into()))
+        );
+        assert_eq!(
+            split_matchup("NFL: Chiefs @ Raiders"),
+            Some(("chiefs".into(), "raiders".into()))
+        );
+        assert_eq!(
+            split_matchup("Atlanta vs. Boston"),
+            Some(("atlanta".into(), "boston".into()))
+        );
+        assert_eq!(split_matchup("Lakers vs Lakers"), None);
+        assert_eq!(split_matchup("Will it rain?"), None);
+    }
+
+    #[test]
+    fn canonical_window_ids() {
+        assert_eq!(
+            window_event_id("BTC", IntervalCode::M15, Timestamp(T0)),
+            "BTC-15M-2026-11-21T19:00Z"
+        );
+        // A few seconds off the grid either way still names the grid minute.
+        assert_eq!(
+            window_event_id("BTC", IntervalCode::H1, Timestamp(T0 - 4_000)),
+            "BTC-1H-2026-11-21T19:00Z"
+        );
+        assert_eq!(
+            window_event_id("BTC", IntervalCode::W1, Timestamp(T0 + 29_999)),
+            "BTC-1W-2026-11-21T19:00Z"
+        );
+        assert_eq!(
+            window_event_id("BTC", IntervalCode::M5, Timestamp(T0 + 30_000)),
+            "BTC-5M-2026-11-21T19:01Z"
+        );
+    }
+
+    #[test]
+    fn windows_pair_within_tolerance_inclusive() {
+        let tol = 60;
+        for (skew_ms, pairs) in [
+            (0, true),
+            (59_999, true),
+            (60_000, true),
+            (60_001, false),
+            (-60_000, true),
+            (-60_001, false),
+        ] {
+            // Start skew.
+            let l = vec![
+                window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+                window(Exchange::VenueB, "B1", IntervalCode::M15, skew_ms, 0),
+            ];
+            assert_eq!(pair_markets(&l, &[], tol).len() == 1, pairs, "start skew {skew_ms}");
+            // End skew.
+            let l = vec![
+                window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+                window(Exchange::VenueB, "B1", IntervalCode::M15, 0, skew_ms),
+            ];
+            assert_eq!(pair_markets(&l, &[], tol).len() == 1, pairs, "end skew {skew_ms}");
+        }
+        // Tolerance 0 pairs only exact windows.
+        let l = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 0),
+        ];
+        let p = pair_markets(&l, &[], 0);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].event_id, "BTC-15M-2026-11-21T19:00Z");
+        assert_eq!(p[0].outcome_key(), "up");
+        assert_eq!(p[0].interval_code(), Some(IntervalCode::M15));
+        assert_eq!(p[0].category(), Category::Crypto);
+        assert_eq!(
+            p[0].event_title(),
+            "Bitcoin Up or Down 15m - 2026-11-21 19:00-19:15 UTC"
+        );
+        assert_eq!(p[0].label(), "BTC 15m Up 19:00-19:15 UTC");
+        assert_eq!(p[0].resolution_time(), Some(Timestamp(T0 + 900_000)));
+    }
+
+    #[test]
+    fn windows_need_the_same_interval_and_pair_closest_first() {
+        let l = vec![
+            window(Exchange::VenueA, "A15", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B5", IntervalCode::M5, 0, 0),
+        ];
+        assert!(pair_markets(&l, &[], 3600).is_empty());
+        // With a huge tolerance two venue_b 5-minute windows qualify for each venue_a window; the exact ones pair.
+        let l = vec![
+            window(Exchange::VenueA, "A0", IntervalCode::M5, 0, 0),
+            window(Exchange::VenueA, "A1", IntervalCode::M5, 300_000, 300_000),
+            window(Exchange::VenueB, "B1", IntervalCode::M5, 300_000, 300_000),
+            window(Exchange::VenueB, "B0", IntervalCode::M5, 2_000, 0),
+        ];
+        let p = pair_markets(&l, &[], 3600);
+        let ids: Vec<_> = p
+            .iter()
+            .map(|p| (p.venue_a.market.market_id.as_str(), p.venue_b.market.market_id.as_str()))
+            .collect();
+        assert_eq!(ids, vec![("A0", "B0"), ("A1", "B1")]);
+        assert_eq!(p[1].event_id, "BTC-5M-2026-11-21T19:05Z");
+    }
+
+    #[test]
+    fn identical_windows_on_one_venue_are_ambiguous() {
+        let l = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::H1, 0, 0),
+            window(Exchange::VenueA, "A2", IntervalCode::H1, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::H1, 0, 0),
+        ];
+        assert!(pair_markets(&l, &[], 60).is_empty());
+    }
+
+    #[test]
+    fn inactive_markets_do_not_pair() {
+        let mut b = window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 0);
+        b.market.status = Status::Closed;
+        let l = vec![window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0), b];
+        assert!(pair_markets(&l, &[], 60).is_empty());
+    }
+
+    #[test]
+    fn games_match_by_teams_side_and_day() {
+        let l = vec![
+            // venue_a: one market per team, the team in the subtitle.
+            game(
+                Exchange::VenueA,
+                "KXNBAGAME-26NOV21LALBOS-LAL",
+                "Lakers at Celtics Winner?",
+                Some("Lakers"),
+                0,
+            ),
+            game(
+                Exchange::VenueA,
+                "KXNBAGAME-26NOV21LALBOS-BOS",
+                "Lakers at Celtics Winner?",
+                Some("Celtics"),
+                0,
+            ),
+            // venue_b: YES = first-named team.
+            game(Exchange::VenueB, "0xlakers", "NBA: Lakers vs. Celtics", None, 3_600_000),
+            // Another day: not matched.
+            game(Exchange::VenueB, "0xother", "Bulls vs. Knicks", None, 0),
+            game(
+                Exchange::VenueA,
+                "KXNBAGAME-26NOV22CHINYK-CHI",
+                "Bulls at Knicks",
+                Some("Bulls"),
+                86_400_000,
+            ),
+        ];
+        let p = pair_markets(&l, &[], 60);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].venue_a.market.market_id, "KXNBAGAME-26NOV21LALBOS-LAL");
+        assert_eq!(p[0].venue_b.market.market_id, "0xlakers");
+        assert_eq!(p[0].event_id, "PAIR-KXNBAGAME-26NOV21LALBOS-LAL");
+        assert_eq!(p[0].outcome_key(), "yes");
+        assert_eq!(p[0].kind, PairKind::Matched { by: MatchSource::Auto });
+        assert_eq!(p[0].category(), Category::Sports);
+        assert_eq!(p[0].interval_code(), None);
+        assert_eq!(p[0].label(), "Lakers at Celtics Winner?");
+        assert!(!p[0].is_expired(Timestamp(i64::MAX)));
+
+        // A duplicate key on venue_b makes it ambiguous.
+        let mut l2 = l.clone();
+        l2.push(game(Exchange::VenueB, "0xlakers2", "Lakers vs Celtics", None, 0));
+        assert!(pair_markets(&l2, &[], 60).is_empty());
+    }
+
+    #[test]
+    fn overrides_win_and_consume_markets() {
+        let l = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B2", IntervalCode::M15, 0, 5_000),
+        ];
+        let o = [
+            PairOverride {
+                venue_a_market_id: "A1".into(),
+                venue_b_market_id: "B2".into(),
+            },
+            // Already used / unknown markets are skipped.
+            PairOverride {
+                venue_a_market_id: "A1".into(),
+                venue_b_market_id: "B1".into(),
+            },
+            PairOverride {
+                venue_a_market_id: "nope".into(),
+                venue_b_market_id: "B1".into(),
+            },
+        ];
+        let p = pair_markets(&l, &o, 60);
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            (p[0].venue_b.market.market_id.as_str(), p[0].event_id.as_str()),
+            ("B2", "PAIR-A1")
+        );
+        assert_eq!(
+            p[0].kind,
+            PairKind::Matched {
+                by: MatchSource::Override
+            }
+        );
+    }
+
+    #[test]
+    fn window_pairs_expire_at_the_earlier_end() {
+        let l = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 3_000),
+        ];
+        let p = pair_markets(&l, &[], 60);
+        let end = T0 + 900_000;
+        assert!(!p[0].is_expired(Timestamp(end - 1)));
+        assert!(p[0].is_expired(Timestamp(end)));
+        assert_eq!(p[0].resolution_time(), Some(Timestamp(end + 3_000)));
+    }
+}

@@ -1,0 +1,239 @@
+//! JSON rendering of the arbitrage objects, the only place where the exact values become `f64`.
+//!
+//! Rounding (contracts §1), half-up: cents and dollars 2 decimals, prices 4 decimals, percentages 2
+//! decimals; sizes keep their 6 decimals; ladder prices are 4-decimal strings (`"0.5300"`); times ISO 8601
+//! with milliseconds. The server may use these directly or mirror them in typed DTOs for its OpenAPI
+//! document; either way the number helpers ([`MicroUsd::cents_f64`], [`MicroUsd::dollars_f64`],
+//! [`Roi::percent_f64`](super::Roi::percent_f64), [`Price::to_f64_4`](crate::Price::to_f64_4)) are the ones
+//! to call.
+
+use serde_json::{Map, Value, json};
+
+use crate::{Amount, Level};
+
+use super::{
+    episode::Episode,
+    mask::Masked,
+    opportunity::{ExecutionLeg, Opportunity, OrderbookDepth},
+    spread::SpreadRow,
+    units::MicroUsd,
+};
+
+/// A ladder level: `{"price": "0.5300", "size": 120.0}`.
+pub fn level_json(l: &Level) -> Value {
+    json!({ "price": l.price.to_string4(), "size": l.size.to_f64(6) })
+}
+
+/// `{"yes": {"market": "venue_a", "asks": [...]}, "no": {...}}` (contracts §6).
+pub fn orderbook_json(ob: &OrderbookDepth) -> Value {
+    let leg = |market: &str, asks: &[Level]| json!({ "market": market, "asks": asks.iter().map(level_json).collect::<Vec<_>>() });
+    json!({ "yes": leg(ob.yes.market.as_str(), &ob.yes.asks), "no": leg(ob.no.market.as_str(), &ob.no.asks) })
+}
+
+fn leg_json(l: &ExecutionLeg) -> Value {
+    json!({ "market": l.market.as_str(), "identifier": l.identifier, "book_side": l.book_side.as_str() })
+}
+
+fn amount2(a: Amount) -> f64 {
+    a.to_f64(2)
+}
+
+/// The fields shared by every surface, with masking applied.
+fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
+    let o = m.item;
+    let cents = |v: Option<MicroUsd>| v.map(MicroUsd::cents_f64);
+    let price = |v: Option<crate::Price>| v.map(crate::Price::to_f64_4);
+    let mut map = Map::new();
+    let mut put = |k: &str, v: Value| {
+        map.insert(k.to_string(), v);
+    };
+    put("event_id", json!(o.event_id));
+    put("event_title", json!(o.event_title));
+    put("outcome_key", json!(o.outcome_key));
+    put("label", json!(o.label));
+    put("timestamp", json!(o.timestamp.to_iso()));
+    put("market_type", json!(o.market_type.as_str()));
+    put("interval_code", json!(o.interval_code.map(|c| c.as_str())));
+    put("resolution_time", json!(o.resolution_time.map(|t| t.to_iso())));
+    put("venue_a_event_ticker", json!(o.venue_a_event_ticker));
+    put("venue_b_event_slug", json!(o.venue_b_event_slug));
+    put(
+        "venue_a",
+        json!({
+            "market_ticker": o.venue_a.market_ticker,
+            "yes_ask": price(m.venue_a_yes_ask()),
+            "no_ask": price(m.venue_a_no_ask()),
+            "volume": amount2(o.venue_a.volume),
+            "volume_24h": amount2(o.venue_a.volume_24h),
+            "open_interest": amount2(o.venue_a.open_interest),
+        }),
+    );
+    put(
+        "venue_b",
+        json!({
+            "condition_id": o.venue_b.condition_id,
+            "yes_token_id": o.venue_b.yes_token_id,
+            "no_token_id": o.venue_b.no_token_id,
+            "yes_ask": price(m.venue_b_yes_ask()),
+            "no_ask": price(m.venue_b_no_ask()),
+            "volume": amount2(o.venue_b.volume),
+            "liquidity": amount2(o.venue_b.liquidity),
+        }),
+    );
+    put("buy_yes_market", json!(o.buy_yes_market.as_str()));
+    put("buy_no_market", json!(o.buy_no_market.as_str()));
+    put("gross_cents", json!(cents(m.gross())));
+    put("fee_cents", json!(cents(m.fee())));
+    put("net_cents", json!(cents(m.net())));
+    put("roi_percent", json!(m.roi().map(|r| r.percent_f64())));
+    put("executable_size", json!(m.executable_size().map(|a| a.to_f64(6))));
+    put("max_profit_dollars", json!(m.max_profit().map(MicroUsd::dollars_f64)));
+    put("peak_net_cents", json!(cents(m.peak_net())));
+    put("yes_leg", leg_json(&o.yes_leg));
+    put("no_leg", leg_json(&o.no_leg));
+    if let Some(ob) = m.orderbook() {
+        put("orderbook", orderbook_json(ob));
+    }
+    map
+}
+
+/// An opportunity of `/v1/arbitrage/current` and of the `arbitrage.opportunity` webhook `data`: every field,
+/// no `locked`, `opinion: null`, `orderbook` only when captured.
+pub fn opportunity_current_json(o: &Opportunity) -> Value {
+    let mut map = body(&Masked { item: o, locked: false });
+    map.insert("opinion".to_string(), Value::Null);
+    Value::Object(map)
+}
+
+/// An opportunity of the history, masked: `locked` added, monetary fields null and no `orderbook` when
+/// locked; `opinion` omitted (spec 2.10).
+pub fn opportunity_history_json(m: Masked<&Opportunity>) -> Value {
+    let mut map = body(&m);
+    map.insert("locked".to_string(), Value::Bool(m.locked));
+    Value::Object(map)
+}
+
+/// A history episode: `{"first_seen_at", "last_seen_at", "opportunity"}`.
+pub fn episode_json(m: Masked<&Episode>) -> Value {
+    json!({
+        "first_seen_at": m.item.first_seen_at.to_iso(),
+        "last_seen_at": m.item.last_seen_at.to_iso(),
+        "opportunity": opportunity_history_json(m.opportunity()),
+    })
+}
+
+/// A price-spread row with the venues' display names.
+pub fn spread_row_json(r: &SpreadRow, side1: &str, side2: &str) -> Value {
+    json!({
+        "side": r.side.as_str(),
+        "side1": side1,
+        "side2": side2,
+        "side1_price": r.side1_price.to_f64_4(),
+        "side2_price": r.side2_price.to_f64_4(),
+        "diff": r.diff.dollars_f64_4(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        Plan, Timestamp,
+        arb::{
+            EpisodeBook, ScanParams, mask_page,
+            pairing::tests::T0,
+            scan::{scan, tests::fixture},
+        },
+    };
+
+    #[test]
+    fn renders_current_and_history_rows() {
+        let now = Timestamp(T0 + 60_000);
+        let (listings, books) = fixture(now.millis());
+        let mut params = ScanParams::new(now);
+        params.include_orderbook = true;
+        let o = scan(&listings, &[], &books, &params).remove(0);
+
+        let v = opportunity_current_json(&o);
+        assert_eq!(v["event_id"], "BTC-15M-2026-11-21T19:00Z");
+        assert_eq!(v["gross_cents"], 5.0);
+        assert_eq!(v["fee_cents"], 3.75);
+        assert_eq!(v["net_cents"], 1.25);
+        assert_eq!(v["roi_percent"], 1.27);
+        assert_eq!(v["executable_size"], 12.0);
+        assert_eq!(v["max_profit_dollars"], 0.13);
+        assert_eq!(v["venue_a"]["yes_ask"], 0.45);
+        assert_eq!(v["venue_b"]["no_ask"], 0.5);
+        assert_eq!(v["buy_yes_market"], "venue_a");
+        assert_eq!(
+            v["yes_leg"],
+            json!({"market": "venue_a", "identifier": "KXBTC15M-26NOV211415-15", "book_side": "bid"})
+        );
+        assert_eq!(
+            v["orderbook"]["yes"]["asks"][0],
+            json!({"price": "0.4500", "size": 10.0})
+        );
+        assert_eq!(v["orderbook"]["no"]["market"], "venue_b");
+        assert_eq!(v["timestamp"], "2026-11-21T19:01:00.000Z");
+        assert_eq!(v["resolution_time"], "2026-11-21T19:15:02.000Z");
+        assert_eq!(v["interval_code"], "15m");
+        assert_eq!(v["market_type"], "binary");
+        assert!(v["opinion"].is_null() && v.get("opinion").is_some());
+        assert!(v.get("locked").is_none());
+
+        let mut book = EpisodeBook::new();
+        let eps: Vec<_> = book
+            .observe(std::slice::from_ref(&o), now)
+            .iter()
+            .map(|c| c.episode().clone())
+            .collect();
+        let page = [eps[0].clone(), eps[0].clone()];
+        let masked = mask_page(&page, 0, None);
+        let open = episode_json(masked[0]);
+        let locked = episode_json(masked[1]);
+        assert_eq!(open["first_seen_at"], "2026-11-21T19:01:00.000Z");
+        assert_eq!(open["opportunity"]["locked"], false);
+        assert_eq!(open["opportunity"]["net_cents"], 1.25);
+        assert_eq!(open["opportunity"]["peak_net_cents"], 1.25);
+        assert!(open["opportunity"].get("opinion").is_none());
+        assert!(open["opportunity"].get("orderbook").is_some());
+        let lo = &locked["opportunity"];
+        assert_eq!(lo["locked"], true);
+        for k in [
+            "gross_cents",
+            "fee_cents",
+            "net_cents",
+            "roi_percent",
+            "executable_size",
+            "max_profit_dollars",
+            "peak_net_cents",
+        ] {
+            assert!(lo[k].is_null() && lo.get(k).is_some(), "{k}");
+        }
+        for leg in ["venue_a", "venue_b"] {
+            assert!(lo[leg]["yes_ask"].is_null() && lo[leg]["no_ask"].is_null());
+        }
+        assert!(lo.get("orderbook").is_none());
+        assert_eq!(lo["event_id"], "BTC-15M-2026-11-21T19:00Z");
+        // Trader: nothing locked on any page.
+        let all = mask_page(&page, 50, Some(Plan::Trader));
+        assert_eq!(episode_json(all[1])["opportunity"]["net_cents"], 1.25);
+    }
+
+    #[test]
+    fn renders_spread_rows() {
+        let r = SpreadRow {
+            event_id: "e".into(),
+            interval_code: None,
+            side: crate::Outcome::No,
+            side1_price: crate::Price(123_450),
+            side2_price: crate::Price(100_000),
+            diff: MicroUsd(23_450),
+        };
+        let v = spread_row_json(&r, "Venue A", "Venue B");
+        assert_eq!(
+            v,
+            json!({"side": "NO", "side1": "Venue A", "side2": "Venue B", "side1_price": 0.1235, "side2_price": 0.1, "diff": 0.0235})
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! The scanner: one pure function from (catalog, latest books, parameters) to opportunities.
+//!
+//! `/v1/arbitrage/current` calls it per request with the caller's parameters; the background scanner calls it
+//! every `scan_interval_ms` with `min_net = 0` and feeds the result to [`super::EpisodeBook`] and the
+//! webhook cooldown. Neither path touches a clock or the store here: `now` and the books come in as
+//! arguments, so the same inputs always give the same output.
+//!
+//! Per pair (see [`super::pairing`] for how pairs are formed):
+//! 1. `interval_code` filter: when set, only window pairs of that interval (matched pairs have none).
+//! 2. A window pair whose earlier window end is at or before `now` is skipped (venue_a has closed it).
+//! 3. Books: the venue_a book (by ticker) and both venue_b token books (by token id) must exist and be fresh:
+//!    `now − timestamp ≤ max_staleness_seconds` (a book exactly that old is kept). Otherwise the pair is
+//!    dropped.
+//! 4. Both directions are priced at the top of book; the better one ([`super::best_direction`]) is kept
+//!    when its net edge is at least `max(min_net, 0)`, i.e. the pair costs less than 1 dollar after fees.
+//! 5. The depth walk at the same threshold gives `executable_size` and `max_profit`.
+//!
+//! The result is sorted by net edge descending, then `event_id` (ROI orders like net, see
+//! [`super::best_direction`]).
+
+use std::{collections::HashMap, hash::BuildHasher};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{BookSnapshot, Exchange, IntervalCode, Level, Outcome, Timestamp};
+
+use super::{
+    depth::walk,
+    opportunity::{
+        BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg,
+        VenueBLeg,
+    },
+    pairing::{Listing, MarketPair, PairOverride, pair_markets},
+    pricing::{AskLadders, best_direction},
+    units::MicroUsd,
+};
+
+/// Where the scanner reads the latest books.
+pub trait BookSource {
+    /// The latest book of a venue_a market (`key` = market ticker) or of a venue_b token (`key` = token id).
+    fn book(&self, exchange: Exchange, key: &str) -> Option<&BookSnapshot>;
+}
+
+/// A map keyed by `(exchange, ticker or token id)`. Each lookup builds the key, which costs one small
+/// allocation; a live state with its own layout can implement [`BookSource`] directly.
+impl<S: BuildHasher> BookSource for HashMap<(Exchange, String), BookSnapshot, S> {
+    fn book(&self, exchange: Exchange, key: &str) -> Option<&BookSnapshot> {
+        self.get(&(exchange, key.to_string()))
+    }
+}
+
+/// Parameters of one scan (spec 4.3 `/v1/arbitrage/current`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanParams {
+    /// The time the scan is for: staleness, expiry and the opportunities' `timestamp`.
+    pub now: Timestamp,
+    /// Minimum net edge per contract (`min_net_cents`; 0 for the history scanner). Inclusive. Parse the
+    /// query value with [`MicroUsd::parse_cents_ceil`].
+    pub min_net: MicroUsd,
+    /// Only window pairs of this interval.
+    pub interval_code: Option<IntervalCode>,
+    /// Books older than this relative to `now` drop their pair (default 30).
+    pub max_staleness_seconds: i64,
+    /// Maximum start/end skew when pairing windows (default 60).
+    pub window_tolerance_seconds: i64,
+    /// Attach the top ask levels per leg (`orderbook=true`).
+    pub include_orderbook: bool,
+}
+
+impl ScanParams {
+    /// The spec defaults at `now`: `min_net_cents` 0, all intervals, staleness 30 s, tolerance 60 s, no
+    /// orderbook.
+    pub fn new(now: Timestamp) -> Self {
+        ScanParams {
+            now,
+            min_net: MicroUsd::ZERO,
+            interval_code: None,
+            max_staleness_seconds: 30,
+            window_tolerance_seconds: 60,
+            include_orderbook: false,
+        }
+    }
+}
+
+/// Pairs the catalog ([`pair_markets`]) and scans the pairs ([`scan_pairs`]).
+pub fn scan<B: BookSource + ?Sized>(
+    listings: &[Listing],
+    overrides: &[PairOverride],
+    books: &B,
+    params: &ScanParams,
+) -> Vec<Opportunity> {
+    let pairs = pair_markets(listings, overrides, params.window_tolerance_seconds);
+    scan_pairs(&pairs, books, params)
+}
+
+/// Scans already-formed pairs (for a caller that pairs once and scans the same listings several times);
+/// `params.window_tolerance_seconds` is not used here, the pairing already applied its own.
+pub fn scan_pairs<B: BookSource + ?Sized>(
+    pairs: &[MarketPair<'_>],
+    books: &B,
+    params: &ScanParams,
+) -> Vec<Opportunity> {
+    let mut out: Vec<Opportunity> = pairs
+        .iter()
+        .filter(|p| params.interval_code.is_none() || p.interval_code() == params.interval_code)
+        .filter(|p| !p.is_expired(params.now))
+        .filter_map(|p| {
+            let books = PairBooks::lookup(p, books, params.now, params.max_staleness_seconds)?;
+            opportunity(p, &books, params)
+        })
+        .collect();
+    out.sort_by(|x, y| y.net.cmp(&x.net).then_with(|| x.event_id.cmp(&y.event_id)));
+    out
+}
+
+/// Whether a book is fresh at `now`: at most `max_staleness_seconds` old (inclusive). A book time-stamped
+/// after `now` (clock skew between the venue and us) counts as fresh.
+pub fn is_fresh(book: &BookSnapshot, now: Timestamp, max_staleness_seconds: i64) -> bool {
+    now.millis().saturating_sub(book.timestamp.millis()) <= max_staleness_seconds.saturating_mul(1000)
+}
+
+/// The three books of a pair.
+pub(crate) struct PairBooks<'b> {
+    pub(crate) venue_a: Option<&'b BookSnapshot>,
+    pub(crate) venue_b_yes: Option<&'b BookSnapshot>,
+    pub(crate) venue_b_no: Option<&'b BookSnapshot>,
+}
+
+impl<'b> PairBooks<'b> {
+    /// Each book of the pair that exists and is fresh; stale or missing books are `None`.
+    pub(crate) fn partial<B: BookSource + ?Sized>(
+        pair: &MarketPair<'_>,
+        books: &'b B,
+        now: Timestamp,
+        max_staleness_seconds: i64,
+    ) -> PairBooks<'b> {
+        let fresh = |b: Option<&'b BookSnapshot>| b.filter(|b| is_fresh(b, now, max_staleness_seconds));
+        let vb = &pair.venue_b.market;
+        PairBooks {
+            venue_a: fresh(books.book(Exchange::VenueA, &pair.venue_a.market.market_id)),
+            venue_b_yes: fresh(vb.yes_token_id.as_deref().and_then(|t| books.book(Exchange::VenueB, t))),
+            venue_b_no: fresh(vb.no_token_id.as_deref().and_then(|t| books.book(Exchange::VenueB, t))),
+        }
+    }
+
+    /// All three books, fresh, or `None`: the pair is dropped.
+    fn lookup<B: BookSource + ?Sized>(
+        pair: &MarketPair<'_>,
+        books: &'b B,
+        now: Timestamp,
+        max_staleness_seconds: i64,
+    ) -> Option<PairBooks<'b>> {
+        let p = PairBooks::partial(pair, books, now, max_staleness_seconds);
+        (p.venue_a.is_some() && p.venue_b_yes.is_some() && p.venue_b_no.is_some()).then_some(p)
+    }
+
+    pub(crate) fn venue_a_ladders(&self) -> AskLadders {
+        self.venue_a.map(AskLadders::from_venue_a).unwrap_or_default()
+    }
+
+    pub(crate) fn venue_b_ladders(&self) -> AskLadders {
+        let asks = |b: Option<&BookSnapshot>| b.map(|b| b.asks.clone()).unwrap_or_default();
+        AskLadders::new(asks(self.venue_b_yes), asks(self.venue_b_no))
+    }
+}
+
+/// Prices one pair with its books; `None` when no direction reaches the threshold.
+fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams) -> Option<Opportunity> {
+    let threshold = params.min_net.max(MicroUsd::ZERO);
+    let a = books.venue_a_ladders();
+    let b = books.venue_b_ladders();
+    let (direction, edge) = best_direction(&a, &b)?;
+    if edge.net < threshold || edge.gross <= MicroUsd::ZERO {
+        return None;
+    }
+    let ladders = |ex: Exchange| if ex == Exchange::VenueA { &a } else { &b };
+    let yes_venue = direction.buy_yes_market();
+    let no_venue = direction.buy_no_market();
+    let yes_asks = ladders(yes_venue).side(Outcome::Yes);
+    let no_asks = ladders(no_venue).side(Outcome::No);
+    let depth = walk(yes_venue, yes_asks, no_venue, no_asks, threshold);
+
+    let am = &pair.venue_a.market;
+    let bm = &pair.venue_b.market;
+    let yes_token = bm.yes_token_id.clone().unwrap_or_default();
+    let no_token = bm.no_token_id.clone().unwrap_or_default();
+    // venue_a trades both outcomes on one ticker (YES = bid, NO = ask side of its YES book); venue_b buys
+    // the outcome's own token. See `BookSide`.
+    let leg = |outcome: Outcome| match (direction.venue_of(outcome), outcome) {
+        (Exchange::VenueA, side) => ExecutionLeg {
+            market: Exchange::VenueA,
+            identifier: am.market_id.clone(),
+            book_side: if side == Outcome::Yes {
+                BookSide::Bid
+            } else {
+                BookSide::Ask
+            },
+        },
+        (Exchange::VenueB, side) => ExecutionLeg {
+            market: Exchange::VenueB,
+            identifier: if side == Outcome::Yes {
+                yes_token.clone()
+            } else {
+                no_token.clone()
+            },
+            book_side: BookSide::Bid,
+        },
+    };
+    let top = |levels: &[Level]| levels.iter().take(ORDERBOOK_LEVELS).copied().collect::<Vec<_>>();
+    let orderbook = params.include_orderbook.then(|| OrderbookDepth {
+        yes: LegAsks {
+            market: yes_venue,
+            asks: top(yes_asks),
+        },
+        no: LegAsks {
+            market: no_venue,
+            asks: top(no_asks),
+        },
+    });
+
+    Some(Opportunity {
+        event_id: pair.event_id.clone(),
+        event_title: pair.event_title(),
+        outcome_key: pair.outcome_key().to_string(),
+        label: pair.label(),
+        timestamp: params.now,
+        market_type: MarketType::Binary,
+        category: pair.category(),
+        interval_code: pair.interval_code(),
+        resolution_time: pair.resolution_time(),
+        venue_a_event_ticker: Some(am.event_id.clone()).filter(|s| !s.is_empty()),
+        venue_b_event_slug: pair.venue_b.event_slug.clone(),
+        venue_a: VenueALeg {
+            market_ticker: am.market_id.clone(),
+            yes_ask: a.best(Outcome::Yes),
+            no_ask: a.best(Outcome::No),
+            volume: am.volume,
+            volume_24h: am.volume_24h,
+            open_interest: am.open_interest,
+        },
+        venue_b: VenueBLeg {
+            condition_id: bm.market_id.clone(),
+            yes_token_id: yes_token.clone(),
+            no_token_id: no_token.clone(),
+            yes_ask: b.best(Outcome::Yes),
+            no_ask: b.best(Outcome::No),
+            volume: bm.volume,
+            liquidity: bm.liquidity,
+        },
+        buy_yes_market: yes_venue,
+        buy_no_market: no_venue,
+        gross: edge.gross,
+        fee: edge.fee,
+        net: edge.net,
+        roi: edge.roi,
+        executable_size: depth.executable_size,
+        max_profit: depth.max_profit,
+        peak_net: edge.net,
+        yes_leg: leg(Outcome::Yes),
+        no_leg: leg(Outcome::No),
+        orderbook,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::{
+        Amount, Price,
+        arb::{
+            Roi,
+            pairing::tests::{T0, game, window},
+            pricing::tests::lvl,
+        },
+    };
+
+    pub(crate) type Books = HashMap<(Exchange, String), BookSnapshot>;
+
+    pub(crate) fn a_book(id: &str, ts: i64, yes_bids: Vec<Level>, no_bids: Vec<Level>) -> BookSnapshot {
+        BookSnapshot {
+            exchange: Exchange::VenueA,
+            market_id: id.into(),
+            asset_id: None,
+            timestamp: Timestamp(ts),
+            bids: yes_bids,
+            asks: vec![],
+            no_bids,
+        }
+    }
+
+    pub(crate) fn b_book(condition: &str, token: &str, ts: i64, asks: Vec<Level>) -> BookSnapshot {
+        BookSnapshot {
+            exchange: Exchange::VenueB,
+            market_id: condition.into(),
+            asset_id: Some(token.into()),
+            timestamp: Timestamp(ts),
+            bids: vec![],
+            asks,
+            no_bids: vec![],
+        }
+    }
+
+    pub(crate) fn insert(books: &mut Books, b: BookSnapshot) {
+        let key = b.asset_id.clone().unwrap_or_else(|| b.market_id.clone());
+        books.insert((b.exchange, key), b);
+    }
+
+    /// The worked example: venue_a YES ask 0.45 × 10 (NO bid 0.55), NO ask 0.56; venue_b YES 0.40, NO 0.50 × 12
+    /// then 0.51. Best direction YES on venue_a + NO on venue_b at 1.25 c.
+    pub(crate) fn fixture(ts: i64) -> (Vec<Listing>, Books) {
+        let listings = vec![
+            window(Exchange::VenueA, "KXBTC15M-26NOV211415-15", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "0xb1", IntervalCode::M15, 2_000, 2_000),
+        ];
+        let mut books = Books::new();
+        insert(
+            &mut books,
+            a_book(
+                "KXBTC15M-26NOV211415-15",
+                ts,
+                vec![lvl(4400, 50)],
+                vec![lvl(5500, 10), lvl(5400, 5)],
+            ),
+        );
+        insert(&mut books, b_book("0xb1", "0xb1-up", ts, vec![lvl(4000, 30)]));
+        insert(
+            &mut books,
+            b_book("0xb1", "0xb1-down", ts, vec![lvl(5000, 12), lvl(5100, 100)]),
+        );
+        (listings, books)
+    }
+
+    #[test]
+    fn scans_the_worked_example() {
+        let now = Timestamp(T0 + 60_000);
+        let (listings, books) = fixture(now.millis());
+        let mut params = ScanParams::new(now);
+        params.include_orderbook = true;
+        let opps = scan(&listings, &[], &books, &params);
+        assert_eq!(opps.len(), 1);
+        let o = &opps[0];
+        assert_eq!(o.event_id, "BTC-15M-2026-11-21T19:00Z");
+        assert_eq!(o.outcome_key, "up");
+        assert_eq!(
+            (o.buy_yes_market, o.buy_no_market),
+            (Exchange::VenueA, Exchange::VenueB)
+        );
+        assert_eq!(
+            (o.gross, o.fee, o.net, o.roi),
+            (MicroUsd(50_000), MicroUsd(37_500), MicroUsd(12_500), Roi(127))
+        );
+        assert_eq!(o.peak_net, o.net);
+        // Depth: 10 @ (0.45 + 0.50) net 1.25 c; then 0.46 + 0.50 × 2 net 0.25 c; then 0.46 + 0.51 loses.
+        assert_eq!(o.executable_size, Amount::from_units(12));
+        assert_eq!(o.max_profit, MicroUsd::from_cents(13));
+        assert_eq!(o.venue_a.yes_ask, Some(Price(450_000)));
+        assert_eq!(o.venue_a.no_ask, Some(Price(560_000)));
+        assert_eq!(
+            (o.venue_b.yes_ask, o.venue_b.no_ask),
+            (Some(Price(400_000)), Some(Price(500_000)))
+        );
+        assert_eq!(o.venue_b.yes_token_id, "0xb1-up");
+        assert_eq!(o.venue_a_event_ticker.as_deref(), Some("EV-KXBTC15M-26NOV211415-15"));
+        assert_eq!(o.venue_b_event_slug.as_deref(), Some("btc-updown-15m-1795287602"));
+        assert_eq!(
+            o.yes_leg,
+            ExecutionLeg {
+                market: Exchange::VenueA,
+                identifier: "KXBTC15M-26NOV211415-15".into(),
+                book_side: BookSide::Bid
+            }
+        );
+        assert_eq!(
+            o.no_leg,
+            ExecutionLeg {
+                market: Exchange::VenueB,
+                identifier: "0xb1-down".into(),
+                book_side: BookSide::Bid
+            }
+        );
+        let ob = o.orderbook.as_ref().unwrap();
+        assert_eq!(ob.yes.market, Exchange::VenueA);
+        assert_eq!(ob.yes.asks, vec![lvl(4500, 10), lvl(4600, 5)]);
+        assert_eq!(ob.no.asks, vec![lvl(5000, 12), lvl(5100, 100)]);
+        assert_eq!(o.timestamp, now);
+        assert_eq!(o.resolution_time, Some(Timestamp(T0 + 902_000)));
+
+        // Without the flag there is no orderbook.
+        let opps = scan(&listings, &[], &books, &ScanParams::new(now));
+        assert!(opps[0].orderbook.is_none());
+    }
+
+    #[test]
+    fn min_net_is_inclusive_and_filters() {
+        let now = Timestamp(T0 + 60_000);
+        let (listings, books) = fixture(now.millis());
+        let mut params = ScanParams::new(now);
+        params.min_net = MicroUsd::parse_cents_ceil("1.25").unwrap();
+        let o = scan(&listings, &[], &books, &params);
+        assert_eq!(o.len(), 1);
+        // At 1.25 c only the first chunk qualifies.
+        assert_eq!(o[0].executable_size, Amount::from_units(10));
+        params.min_net = MicroUsd::parse_cents_ceil("1.2501").unwrap();
+        assert!(scan(&listings, &[], &books, &params).is_empty());
+    }
+
+    #[test]
+    fn stale_books_drop_the_pair_at_the_boundary() {
+        let now = Timestamp(T0 + 100_000);
+        for (age_ms, kept) in [(0, true), (30_000, true), (30_001, false), (-5_000, true)] {
+            for which in 0..3 {
+                let (listings, mut books) = fixture(now.millis());
+                let key = [
+                    (Exchange::VenueA, "KXBTC15M-26NOV211415-15"),
+                    (Exchange::VenueB, "0xb1-up"),
+                    (Exchange::VenueB, "0xb1-down"),
+                ][which];
+                books.get_mut(&(key.0, key.1.to_string())).unwrap().timestamp = Timestamp(now.millis() - age_ms);
+                let n = scan(&listings, &[], &books, &ScanParams::new(now)).len();
+                assert_eq!(n == 1, kept, "book {which} aged {age_ms} ms");
+            }
+        }
+        // A missing book drops the pair too.
+        let (listings, mut books) = fixture(now.millis());
+        books.remove(&(Exchange::VenueB, "0xb1-down".to_string()));
+        assert!(scan(&listings, &[], &books, &ScanParams::new(now)).is_empty());
+    }
+
+    #[test]
+    fn interval_filter_and_expiry() {
+        let now = Timestamp(T0 + 60_000);
+        let (listings, books) = fixture(now.millis());
+        let mut params = ScanParams::new(now);
+        params.interval_code = Some(IntervalCode::M5);
+        assert!(scan(&listings, &[], &books, &params).is_empty());
+        params.interval_code = Some(IntervalCode::M15);
+        assert_eq!(scan(&listings, &[], &books, &params).len(), 1);
+        // At venue_a's window end the pair is gone, even with fresh books.
+        let end = Timestamp(T0 + 900_000);
+        let (listings, books) = fixture(end.millis());
+        assert!(scan(&listings, &[], &books, &ScanParams::new(end)).is_empty());
+        let before = Timestamp(end.millis() - 1);
+        assert_eq!(scan(&listings, &[], &books, &ScanParams::new(before)).len(), 1);
+    }
+
+    #[test]
+    fn sorted_by_net_and_no_losing_pairs() {
+        let now = Timestamp(T0 + 60_000);
+        let (mut listings, mut books) = fixture(now.millis());
+        // A matched game: YES on venue_b 0.40 + NO on venue_a 1 − 0.58 = 0.42 → gross 18 c, fee 1.68 + 2 → 14.32 c.
+        listings.push(game(
+            Exchange::VenueA,
+            "KXG-LAL",
+            "Lakers at Celtics",
+            Some("Lakers"),
+            0,
+        ));
+        listings.push(game(Exchange::VenueB, "0xg", "Lakers vs. Celtics", None, 0));
+        insert(
+            &mut books,
+            a_book("KXG-LAL", now.millis(), vec![lvl(5800, 10)], vec![lvl(3000, 10)]),
+        );
+        insert(&mut books, b_book("0xg", "0xg-yes", now.millis(), vec![lvl(4000, 3)]));
+        insert(&mut books, b_book("0xg", "0xg-no", now.millis(), vec![lvl(9000, 3)]));
+        // A window pair that loses after fees: 0.49 + 0.50.
+        listings.push(window(
+            Exchange::VenueA,
+            "KXBTC15M-LOSE",
+            IntervalCode::M15,
+            900_000,
+            900_000,
+        ));
+        listings.push(window(Exchange::VenueB, "0xlose", IntervalCode::M15, 900_000, 900_000));
+        insert(
+            &mut books,
+            a_book("KXBTC15M-LOSE", now.millis(), vec![], vec![lvl(5100, 10)]),
+        );
+        insert(
+            &mut books,
+            b_book("0xlose", "0xlose-up", now.millis(), vec![lvl(9900, 1)]),
+        );
+        insert(
+            &mut books,
+            b_book("0xlose", "0xlose-down", now.millis(), vec![lvl(5000, 10)]),
+        );
+
+        let opps = scan(&listings, &[], &books, &ScanParams::new(now));
+        let ids: Vec<_> = opps.iter().map(|o| o.event_id.as_str()).collect();
+        assert_eq!(ids, vec!["PAIR-KXG-LAL", "BTC-15M-2026-11-21T19:00Z"]);
+        let g = &opps[0];
+        assert_eq!(
+            (g.buy_yes_market, g.buy_no_market),
+            (Exchange::VenueB, Exchange::VenueA)
+        );
+        assert_eq!(g.net, MicroUsd(143_200));
+        assert_eq!(g.outcome_key, "yes");
+        assert_eq!(g.interval_code, None);
+        assert_eq!(g.no_leg.book_side, BookSide::Ask);
+        assert_eq!(g.yes_leg.identifier, "0xg-yes");
+        assert_eq!(g.executable_size, Amount::from_units(3));
+        assert!(opps.windows(2).all(|w| w[0].net >= w[1].net));
+    }
+}

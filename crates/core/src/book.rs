@@ -1,0 +1,44 @@
+//! Order books in venue-neutral form.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Amount, Exchange, Price, Timestamp};
+
+/// One price level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Level {
+    pub price: Price,
+    pub size: Amount,
+}
+
+/// A point-in-time copy of one book.
+///
+/// venue_a: one book per market with two bid ladders, `bids` = YES bids and `asks` empty while
+/// `no_bids` holds the NO bids (asks are derived: YES ask = 1 − NO bid). venue_b: one book per token
+/// (`asset_id`), with real bids and asks and `no_bids` empty.
+/// Ladders are kept best first: bids descending, asks ascending.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BookSnapshot {
+    pub exchange: Exchange,
+    pub market_id: String,
+    /// venue_b token id; `None` on venue_a.
+    pub asset_id: Option<String>,
+    pub timestamp: Timestamp,
+    pub bids: Vec<Level>,
+    pub asks: Vec<Level>,
+    /// venue_a NO bids (empty on venue_b).
+    pub no_bids: Vec<Level>,
+}
+
+impl BookSnapshot {
+    /// Sorts every ladder best first and drops empty levels. Venues send ladders in varying orders
+    /// (venue_a ascending with best last), so this runs once at the edge.
+    pub fn normalise(&mut self) {
+        self.bids.retain(|l| l.size.micros() > 0);
+        self.asks.retain(|l| l.size.micros() > 0);
+        self.no_bids.retain(|l| l.size.micros() > 0);
+        self.bids.sort_by_key(|l| std::cmp::Reverse(l.price));
+        self.no_bids.sort_by_key(|l| std::cmp::Reverse(l.price));
+        self.asks.sort_by_key(|l| l.price);
+    }
+}

@@ -1,0 +1,530 @@
+//! Arbitrage (spec 4.3, 2.9–2.12, 5.3; contracts §6): the current opportunities, the cross-venue price
+//! spreads and the recorded episode history. Every route also answers without `/v1`.
+//!
+//! `current` and `current/difference` are answered from the in-memory books through the same functions the
+//! scanner uses ([`scan_live`], [`spreads_live`]); `history` reads the episodes the scanner recorded
+//! ([`crossbook_store::ArbitrageStore`]) and masks them for callers without the Trader plan
+//! ([`mask_page`]). The objects are rendered by the core ([`render`]), the only place exact values become
+//! JSON numbers; the `*Out` types below document them in the OpenAPI document.
+
+use axum::extract::State;
+use crossbook_core::{
+    Category, Plan, Timestamp,
+    arb::{MicroUsd, ScanParams, SpreadParams, mask_page, render},
+};
+use crossbook_store::HistoryQuery;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    AppState,
+    api::{also_unversioned, common::IntervalCodeName},
+    auth::{Gate, View, groups},
+    error::{ApiError, ApiResult},
+    json::Json,
+    params::{FromQuery, IntRange, Limit, ParamEnum, QueryMap, ValidQuery},
+    workers::scanner::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, scan_live, spreads_live},
+};
+
+/// `limit` of the three routes.
+pub const ARB_LIMIT: Limit = Limit::new(50, 100);
+/// `max_staleness_seconds` (contracts §1).
+pub const STALENESS_RANGE: IntRange = IntRange::new(1, 86_400);
+/// `window_tolerance_seconds` (contracts §1).
+pub const TOLERANCE_RANGE: IntRange = IntRange::new(0, 3_600);
+/// `minutes` of the spread route (contracts §1).
+pub const MINUTES_RANGE: IntRange = IntRange::new(1, 525_600);
+/// Default `minutes` of the spread route (spec 4.3).
+pub const DEFAULT_MINUTES: i64 = 10_000;
+
+/// The arbitrage routes, each also reachable without `/v1`.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(also_unversioned(routes!(current)))
+        .routes(also_unversioned(routes!(difference)))
+        .routes(also_unversioned(routes!(history)))
+}
+
+// ------------------------------------------------------------------------------------------------ outputs
+// Documentation of the rendered objects (the handlers return what `crossbook_core::arb::render` builds; a
+// test checks that every rendered field is documented here).
+
+/// venue_a leg snapshot.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VenueALegOut {
+    pub market_ticker: String,
+    /// YES ask (1 − best NO bid); null on locked rows or without bids.
+    #[schema(required = true)]
+    pub yes_ask: Option<f64>,
+    /// NO ask (1 − best YES bid); null on locked rows or without bids.
+    #[schema(required = true)]
+    pub no_ask: Option<f64>,
+    pub volume: f64,
+    pub volume_24h: f64,
+    pub open_interest: f64,
+}
+
+/// venue_b leg snapshot.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VenueBLegOut {
+    pub condition_id: String,
+    pub yes_token_id: String,
+    pub no_token_id: String,
+    /// Best ask of the YES token; null on locked rows or without asks.
+    #[schema(required = true)]
+    pub yes_ask: Option<f64>,
+    /// Best ask of the NO token; null on locked rows or without asks.
+    #[schema(required = true)]
+    pub no_ask: Option<f64>,
+    pub volume: f64,
+    pub liquidity: f64,
+}
+
+/// Where to execute one leg.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ExecutionLegOut {
+    /// `venue_a` or `venue_b`.
+    pub market: String,
+    /// venue_a market ticker or venue_b token id.
+    pub identifier: String,
+    /// `bid` or `ask`: the side of the identifier's book the order takes (venue_a buys NO by selling YES).
+    pub book_side: String,
+}
+
+/// One ask level.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LevelOut {
+    /// Four-decimal price string.
+    #[schema(examples("0.4500"))]
+    pub price: String,
+    pub size: f64,
+}
+
+/// Top ask levels of one leg.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LegAsksOut {
+    /// `venue_a` or `venue_b`.
+    pub market: String,
+    /// Up to 5 levels, best first.
+    pub asks: Vec<LevelOut>,
+}
+
+/// Top ask levels per leg.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrderbookOut {
+    pub yes: LegAsksOut,
+    pub no: LegAsksOut,
+}
+
+/// An arbitrage opportunity (spec 2.9, 2.10): buy YES on one venue and NO on the other for less than 1 dollar
+/// after taker fees.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OpportunityOut {
+    /// Canonical event id: `BTC-15M-2026-11-21T19:00Z` for a BTC window, `PAIR-<venue_a ticker>` for a
+    /// matched pair.
+    pub event_id: String,
+    pub event_title: String,
+    /// `up` for BTC up/down windows, `yes` for matched pairs.
+    pub outcome_key: String,
+    pub label: String,
+    /// Snapshot time.
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+    /// `binary`.
+    pub market_type: String,
+    /// `5m`, `15m`, `1h`, `24h` or `1w`; null for matched pairs.
+    #[schema(required = true)]
+    pub interval_code: Option<String>,
+    /// Window settlement time.
+    #[schema(required = true, format = DateTime)]
+    pub resolution_time: Option<String>,
+    #[schema(required = true)]
+    pub venue_a_event_ticker: Option<String>,
+    #[schema(required = true)]
+    pub venue_b_event_slug: Option<String>,
+    pub venue_a: VenueALegOut,
+    pub venue_b: VenueBLegOut,
+    /// Venue on which to buy YES.
+    pub buy_yes_market: String,
+    /// Venue on which to buy NO.
+    pub buy_no_market: String,
+    /// `100 × (1 − yes_ask − no_ask)`; null on locked rows.
+    #[schema(required = true)]
+    pub gross_cents: Option<f64>,
+    /// Taker fees of both legs (spec 2.12); null on locked rows.
+    #[schema(required = true)]
+    pub fee_cents: Option<f64>,
+    /// `gross_cents − fee_cents`; null on locked rows.
+    #[schema(required = true)]
+    pub net_cents: Option<f64>,
+    /// `100 × net / (cost + fees)`; null on locked rows.
+    #[schema(required = true)]
+    pub roi_percent: Option<f64>,
+    /// Contracts executable while each still nets at least `min_net_cents`; null on locked rows.
+    #[schema(required = true)]
+    pub executable_size: Option<f64>,
+    /// Summed net of those contracts, dollars; null on locked rows.
+    #[schema(required = true)]
+    pub max_profit_dollars: Option<f64>,
+    /// Best `net_cents` of the episode (history), the current one otherwise; null on locked rows.
+    #[schema(required = true)]
+    pub peak_net_cents: Option<f64>,
+    pub yes_leg: ExecutionLegOut,
+    pub no_leg: ExecutionLegOut,
+    /// Top ask levels per leg: with `orderbook=true` (current), or when captured (history, unlocked rows).
+    pub orderbook: Option<OrderbookOut>,
+}
+
+/// A row of `/v1/arbitrage/current`: the opportunity plus `opinion`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CurrentOut {
+    #[serde(flatten)]
+    pub opportunity: OpportunityOut,
+    /// Always null.
+    #[schema(required = true, value_type = Option<String>)]
+    pub opinion: Option<()>,
+}
+
+/// A history opportunity: the opportunity plus `locked`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryOpportunityOut {
+    #[serde(flatten)]
+    pub opportunity: OpportunityOut,
+    /// `true` on masked preview rows.
+    pub locked: bool,
+}
+
+/// A recorded episode (spec 2.10).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EpisodeOut {
+    /// First observation.
+    #[schema(format = DateTime)]
+    pub first_seen_at: String,
+    /// Latest observation.
+    #[schema(format = DateTime)]
+    pub last_seen_at: String,
+    /// The latest observation, with the episode's peak.
+    pub opportunity: HistoryOpportunityOut,
+}
+
+/// The history page envelope (spec 2.10).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryPageOut {
+    /// Episodes, newest (`last_seen_at`) first.
+    pub items: Vec<EpisodeOut>,
+    /// Episodes matching the filters, before paging.
+    pub total: i64,
+    pub offset: u32,
+    pub limit: u32,
+    /// Whether another page follows.
+    pub has_more: bool,
+}
+
+/// A price-spread row (spec 2.11).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SpreadOut {
+    /// `YES` or `NO`.
+    pub side: String,
+    /// Display name of venue_a.
+    pub side1: String,
+    /// Display name of venue_b.
+    pub side2: String,
+    /// venue_a ask for the side.
+    pub side1_price: f64,
+    /// venue_b ask for the side.
+    pub side2_price: f64,
+    /// `side1_price − side2_price`.
+    pub diff: f64,
+}
+
+// ------------------------------------------------------------------------------------------------ parameters
+
+/// `crypto` or `sports`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CategoryName {
+    Crypto,
+    Sports,
+}
+
+impl ParamEnum for CategoryName {
+    const VALUES: &'static [(&'static str, Self)] =
+        &[("crypto", CategoryName::Crypto), ("sports", CategoryName::Sports)];
+}
+
+impl From<CategoryName> for Category {
+    fn from(c: CategoryName) -> Self {
+        match c {
+            CategoryName::Crypto => Category::Crypto,
+            CategoryName::Sports => Category::Sports,
+        }
+    }
+}
+
+/// `min_net_cents`: a non-negative decimal number of cents, exact (rounded up to the next 1e-4 cent, which
+/// keeps the inclusive comparison exact).
+fn min_net_cents(q: &QueryMap) -> ApiResult<Option<MicroUsd>> {
+    let Some(v) = q.raw("min_net_cents") else {
+        return Ok(None);
+    };
+    let bad = || {
+        ApiError::invalid(
+            "min_net_cents",
+            "min_net_cents must be a non-negative number of cents (e.g. 0, 1 or 2.5)",
+        )
+    };
+    let plain = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.') && v.matches('.').count() <= 1;
+    if !plain || v.len() > 24 {
+        return Err(bad());
+    }
+    MicroUsd::parse_cents_ceil(v).map(Some).map_err(|_| bad())
+}
+
+/// Parameters of `/v1/arbitrage/current`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CurrentParams {
+    /// Minimum net profit after fees, cents (inclusive).
+    #[param(value_type = Option<f64>, minimum = 0, default = 0)]
+    pub min_net_cents: Option<MicroUsd>,
+    /// Only windows of this interval (matched pairs have none).
+    #[param(inline)]
+    pub interval_code: Option<IntervalCodeName>,
+    /// Attach the top 5 ask levels per leg under `orderbook`.
+    #[param(required = false, default = false)]
+    pub orderbook: bool,
+    /// Pairs are dropped when either book is older than this.
+    #[param(required = false, minimum = 1, maximum = 86400, default = 30)]
+    pub max_staleness_seconds: i64,
+    /// Maximum start/end skew when pairing windows.
+    #[param(required = false, minimum = 0, maximum = 3600, default = 60)]
+    pub window_tolerance_seconds: i64,
+    /// Maximum rows.
+    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    pub limit: u32,
+}
+
+impl FromQuery for CurrentParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(CurrentParams {
+            min_net_cents: min_net_cents(q)?,
+            interval_code: q.one_of("interval_code")?,
+            orderbook: q.boolean("orderbook")?.unwrap_or(false),
+            max_staleness_seconds: q
+                .int("max_staleness_seconds", STALENESS_RANGE)?
+                .unwrap_or(DEFAULT_MAX_STALENESS_SECONDS),
+            window_tolerance_seconds: q
+                .int("window_tolerance_seconds", TOLERANCE_RANGE)?
+                .unwrap_or(DEFAULT_WINDOW_TOLERANCE_SECONDS),
+            limit: q.limit(ARB_LIMIT)?,
+        })
+    }
+}
+
+/// Parameters of `/v1/arbitrage/current/difference`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DifferenceParams {
+    /// Snapshot lookback in minutes: books older than this are ignored.
+    #[param(required = false, minimum = 1, maximum = 525600, default = 10000)]
+    pub minutes: i64,
+    /// Only windows of this interval.
+    #[param(inline)]
+    pub interval_code: Option<IntervalCodeName>,
+    /// Maximum rows.
+    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    pub limit: u32,
+}
+
+impl FromQuery for DifferenceParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(DifferenceParams {
+            minutes: q.int("minutes", MINUTES_RANGE)?.unwrap_or(DEFAULT_MINUTES),
+            interval_code: q.one_of("interval_code")?,
+            limit: q.limit(ARB_LIMIT)?,
+        })
+    }
+}
+
+/// Parameters of `/v1/arbitrage/history`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryParams {
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    pub limit: u32,
+    /// Zero-based offset.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+    /// Only windows of this interval.
+    #[param(inline)]
+    pub interval_code: Option<IntervalCodeName>,
+    /// Only this category.
+    #[param(inline)]
+    pub category: Option<CategoryName>,
+    /// Minimum `net_cents` of the episode's latest observation (inclusive), over the full history.
+    #[param(value_type = Option<f64>, minimum = 0, default = 0)]
+    pub min_net_cents: Option<MicroUsd>,
+    /// ISO 8601; keep episodes last seen at or after this time.
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub from: Option<Timestamp>,
+    /// ISO 8601; keep episodes first seen at or before this time.
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub to: Option<Timestamp>,
+}
+
+impl FromQuery for HistoryParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(HistoryParams {
+            limit: q.limit(ARB_LIMIT)?,
+            offset: q.offset()?,
+            interval_code: q.one_of("interval_code")?,
+            category: q.one_of("category")?,
+            min_net_cents: min_net_cents(q)?,
+            from: q.timestamp("from")?,
+            to: q.timestamp("to")?,
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------------------------ handlers
+
+/// Current arbitrage
+///
+/// Pairs the active windows of both venues on `interval_code` (start and end within
+/// `window_tolerance_seconds`) and the matched binary markets, prices both directions from the latest books
+/// with taker fees (spec 2.12), and returns the pairs whose better direction nets at least `min_net_cents`,
+/// sorted by `net_cents` descending. Any valid key.
+#[utoipa::path(
+    get,
+    path = "/v1/arbitrage/current",
+    tag = "arbitrage",
+    params(CurrentParams),
+    security(("api_key" = [])),
+    responses((status = 200, description = "Opportunities, best first.", body = [CurrentOut]))
+)]
+async fn current(
+    State(state): State<AppState>,
+    _gate: Gate<groups::ArbitrageCurrent>,
+    ValidQuery(p): ValidQuery<CurrentParams>,
+) -> ApiResult<Json<Vec<Value>>> {
+    let catalog = state.arb.catalog(state.store.as_ref()).await?;
+    let params = ScanParams {
+        now: Timestamp::now(),
+        min_net: p.min_net_cents.unwrap_or(MicroUsd::ZERO),
+        interval_code: p.interval_code.map(Into::into),
+        max_staleness_seconds: p.max_staleness_seconds,
+        window_tolerance_seconds: p.window_tolerance_seconds,
+        include_orderbook: p.orderbook,
+    };
+    let mut opps = scan_live(&catalog, &state.live, &params);
+    opps.truncate(p.limit as usize);
+    Ok(Json(opps.iter().map(render::opportunity_current_json).collect()))
+}
+
+/// Price spreads
+///
+/// For each paired window or matched pair, the YES asks and the NO asks of both venues side by side, with
+/// `diff = side1_price − side2_price`, sorted by `|diff|` descending. Spreads compare the same side across
+/// venues; they are not risk-free arbitrage. Trader plan.
+#[utoipa::path(
+    get,
+    path = "/v1/arbitrage/current/difference",
+    tag = "arbitrage",
+    params(DifferenceParams),
+    security(("api_key" = [])),
+    responses((status = 200, description = "Spread rows, widest first.", body = [SpreadOut]))
+)]
+async fn difference(
+    State(state): State<AppState>,
+    _gate: Gate<groups::PriceSpread>,
+    ValidQuery(p): ValidQuery<DifferenceParams>,
+) -> ApiResult<Json<Vec<Value>>> {
+    let catalog = state.arb.catalog(state.store.as_ref()).await?;
+    let params = SpreadParams {
+        now: Timestamp::now(),
+        interval_code: p.interval_code.map(Into::into),
+        max_staleness_seconds: p.minutes * 60,
+        window_tolerance_seconds: DEFAULT_WINDOW_TOLERANCE_SECONDS,
+    };
+    let mut rows = spreads_live(&catalog, &state.live, &params);
+    rows.truncate(p.limit as usize);
+    let (side1, side2) = (&state.config.venue_a_display_name, &state.config.venue_b_display_name);
+    Ok(Json(
+        rows.iter().map(|r| render::spread_row_json(r, side1, side2)).collect(),
+    ))
+}
+
+/// Arbitrage history
+///
+/// Every opportunity the scanner recorded, as episodes (repeated detections within 120 s extend one
+/// episode), newest first, filtered over the full history. Without the Trader plan the feed is a preview:
+/// only the first row of the first page is unlocked; every other row has `locked: true` and no prices or
+/// edges.
+#[utoipa::path(
+    get,
+    path = "/v1/arbitrage/history",
+    tag = "arbitrage",
+    params(HistoryParams),
+    security((), ("api_key" = [])),
+    responses((status = 200, description = "A page of episodes.", body = HistoryPageOut))
+)]
+async fn history(
+    State(state): State<AppState>,
+    gate: Gate<groups::ArbitrageHistory>,
+    ValidQuery(p): ValidQuery<HistoryParams>,
+) -> ApiResult<Json<Value>> {
+    let q = HistoryQuery {
+        interval_code: p.interval_code.map(Into::into),
+        category: p.category.map(Into::into),
+        min_net: p.min_net_cents,
+        from: p.from,
+        to: p.to,
+        limit: p.limit,
+        offset: p.offset,
+    };
+    let page = state.store.episode_history(&q).await?;
+    // The gating table decides the view; the mask reads it as a plan.
+    let plan = (gate.view == View::Full).then_some(Plan::Trader);
+    let items: Vec<Value> = mask_page(&page.items, u64::from(p.offset), plan)
+        .into_iter()
+        .map(render::episode_json)
+        .collect();
+    let has_more = i64::from(p.offset) + (items.len() as i64) < page.total;
+    Ok(Json(serde_json::json!({
+        "items": items,
+        "total": page.total,
+        "offset": p.offset,
+        "limit": p.limit,
+        "has_more": has_more,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_net_cents_is_exact_and_strict() {
+        let parse = |v: &str| min_net_cents(&QueryMap::parse(&format!("min_net_cents={v}")).unwrap());
+        assert_eq!(parse("0").unwrap(), Some(MicroUsd::ZERO));
+        assert_eq!(parse("1.25").unwrap(), Some(MicroUsd(12_500)));
+        assert_eq!(parse("0.00001").unwrap(), Some(MicroUsd(1)));
+        for bad in [
+            "",
+            "-1",
+            "abc",
+            "1e3",
+            "1.2.3",
+            "+1",
+            " 1",
+            "nan",
+            "99999999999999999999",
+        ] {
+            let e = parse(&url::form_urlencoded::byte_serialize(bad.as_bytes()).collect::<String>()).unwrap_err();
+            assert_eq!(e.body().param.as_deref(), Some("min_net_cents"), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Service routes (contracts §10): liveness, readiness, Prometheus metrics, the OpenAPI document and the API
+//! reference page. Not versioned, not rate limited, no key.
+
+use std::time::{Duration, Instant};
+
+use axum::{
+    extract::State,
+    http::{StatusCode, header},
+    response::{Html, IntoResponse, Response},
+};
+use crossbook_core::{Exchange, Timestamp};
+use crossbook_venues::FeedHealth;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{AppState, config::Role, error::JSON_CONTENT_TYPE, json::Json, state::FRESHNESS_LIMIT};
+
+/// How long `/readyz` waits for the store's answer.
+const STORE_PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The service routes.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+        .routes(routes!(openapi_json))
+        .routes(routes!(docs))
+}
+
+/// Liveness: always `ok` while the process serves requests.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HealthOut {
+    #[schema(examples("ok"))]
+    pub status: String,
+}
+
+/// Readiness of the whole service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadyStatus {
+    /// Store reachable and every configured venue fresh.
+    Ready,
+    /// Something below is not.
+    NotReady,
+}
+
+/// Reachability of the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreStatus {
+    Ok,
+    Unavailable,
+}
+
+/// The store part of `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StoreHealthOut {
+    pub status: StoreStatus,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// Round-trip time of the ping, when it answered.
+    #[schema(required = true)]
+    pub latency_ms: Option<u64>,
+}
+
+/// Freshness of one venue's feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VenueStatus {
+    /// This process does not ingest (`--role api`, or a standby waiting for the ingest lock); it does not
+    /// count for readiness.
+    NotConfigured,
+    /// Ingestion started but has not received data yet.
+    Waiting,
+    /// Data newer than `max_age_seconds`.
+    Fresh,
+    /// The latest data is older than `max_age_seconds`.
+    Stale,
+}
+
+/// How a venue's books are fed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedModeOut {
+    /// Not started (or not ingested by this process).
+    Idle,
+    /// Live over the venue's WebSocket.
+    Websocket,
+    /// Polling the REST order books (venue_a without credentials).
+    Polling,
+}
+
+/// One venue in `/readyz`: freshness and the feed's health as ingestion sees it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VenueHealthOut {
+    pub status: VenueStatus,
+    /// When the venue's feed last delivered data.
+    #[schema(required = true, format = DateTime)]
+    pub last_update_at: Option<String>,
+    /// Seconds since `last_update_at`.
+    #[schema(required = true)]
+    pub age_seconds: Option<u64>,
+    /// Age above which the venue is stale.
+    pub max_age_seconds: u64,
+    pub mode: FeedModeOut,
+    /// The socket is open and subscribed (or the last REST poll succeeded).
+    pub connected: bool,
+    /// Live books held in memory and up to date.
+    pub books: u64,
+    /// Books waiting for a fresh snapshot (after a sequence gap or a reconnect).
+    pub stale_books: u64,
+    /// When the last catalog sync finished.
+    #[schema(required = true, format = DateTime)]
+    pub last_catalog_sync_at: Option<String>,
+    /// Reconnects since ingestion started.
+    pub reconnects: u64,
+    /// Malformed messages skipped since ingestion started.
+    pub malformed: u64,
+    /// The last feed error.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+}
+
+/// Which part of the service this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoleOut {
+    All,
+    Api,
+    Ingest,
+}
+
+/// Ingestion in this process: its role and whether it holds the ingest lock (exactly one process does).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IngestOut {
+    pub role: RoleOut,
+    /// This process ingests now (it holds the ingest lock).
+    pub leader: bool,
+}
+
+/// Both venues in `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VenuesOut {
+    pub venue_a: VenueHealthOut,
+    pub venue_b: VenueHealthOut,
+}
+
+/// The body of `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReadyOut {
+    pub status: ReadyStatus,
+    pub store: StoreHealthOut,
+    pub venues: VenuesOut,
+    pub ingest: IngestOut,
+}
+
+/// Liveness
+///
+/// Answers 200 while the process is up. It does not touch the store; use `/readyz` for that.
+#[utoipa::path(get, path = "/healthz", tag = "service", responses((status = 200, description = "The process is up.", body = HealthOut)))]
+async fn healthz() -> Json<HealthOut> {
+    Json(HealthOut {
+        status: "ok".to_string(),
+    })
+}
+
+/// One venue's entry: `health` is `None` when this process does not ingest.
+fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
+    let max_age = FRESHNESS_LIMIT.as_secs();
+    let configured = health.is_some();
+    let h = health.unwrap_or_default();
+    let last = h.last_message_at;
+    let age_ms = last.map(|t| (now.millis() - t.millis()).max(0));
+    let status = match (configured, age_ms) {
+        (false, _) => VenueStatus::NotConfigured,
+        (true, None) => VenueStatus::Waiting,
+        (true, Some(_)) if h.is_fresh(now, FRESHNESS_LIMIT) => VenueStatus::Fresh,
+        (true, Some(_)) => VenueStatus::Stale,
+    };
+    VenueHealthOut {
+        status,
+        last_update_at: last.map(Timestamp::to_iso),
+        age_seconds: age_ms.map(|ms| (ms / 1000) as u64),
+        max_age_seconds: max_age,
+        mode: match h.mode {
+            crossbook_venues::FeedMode::Idle => FeedModeOut::Idle,
+            crossbook_venues::FeedMode::WebSocket => FeedModeOut::Websocket,
+            crossbook_venues::FeedMode::Polling => FeedModeOut::Polling,
+        },
+        connected: h.connected,
+        books: h.books as u64,
+        stale_books: h.stale_books as u64,
+        last_catalog_sync_at: h.last_catalog_sync_at.map(Timestamp::to_iso),
+        reconnects: h.reconnects,
+        malformed: h.malformed,
+        last_error: h.last_error,
+    }
+}
+
+/// Readiness
+///
+/// 200 when the store answers and, if this process ingests, both venues delivered data within the last 60 s;
+/// 503 otherwise. The body breaks the answer down by store and venue either way (feed mode, connection,
+/// books held, reconnects, malformed messages). A process that does not ingest (`--role api`, or a standby
+/// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
+/// not count: its data comes from the store, which the leader keeps up to date.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "service",
+    responses(
+        (status = 200, description = "Ready.", body = ReadyOut),
+        (status = 503, description = "Not ready; the body says why.", body = ReadyOut),
+    )
+)]
+async fn readyz(State(state): State<AppState>) -> Response {
+    let started = Instant::now();
+    let ping = tokio::time::timeout(STORE_PING_TIMEOUT, state.store.ping()).await;
+    let store = match ping {
+        Ok(Ok(())) => StoreHealthOut {
+            status: StoreStatus::Ok,
+            backend: state.store.backend().to_string(),
+            latency_ms: Some(started.elapsed().as_millis() as u64),
+        },
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "readiness: store ping failed");
+            StoreHealthOut {
+                status: StoreStatus::Unavailable,
+                backend: state.store.backend().to_string(),
+                latency_ms: None,
+            }
+        }
+        Err(_) => {
+            tracing::warn!("readiness: store ping timed out");
+            StoreHealthOut {
+                status: StoreStatus::Unavailable,
+                backend: state.store.backend().to_string(),
+                latency_ms: None,
+            }
+        }
+    };
+    let now = Timestamp::now();
+    // Ingestion follows both venues while it runs; a venue without an entry yet is waiting.
+    let leader = state.ingest.is_running();
+    let health = |ex: Exchange| leader.then(|| state.health.get(ex).unwrap_or_default());
+    let venues = VenuesOut {
+        venue_a: venue_health(health(Exchange::VenueA), now),
+        venue_b: venue_health(health(Exchange::VenueB), now),
+    };
+    let venues_ok = [&venues.venue_a, &venues.venue_b]
+        .iter()
+        .all(|v| matches!(v.status, VenueStatus::NotConfigured | VenueStatus::Fresh));
+    let ready = store.status == StoreStatus::Ok && venues_ok;
+    let body = ReadyOut {
+        status: if ready {
+            ReadyStatus::Ready
+        } else {
+            ReadyStatus::NotReady
+        },
+        store,
+        venues,
+        ingest: IngestOut {
+            role: match state.config.role {
+                Role::All => RoleOut::All,
+                Role::Api => RoleOut::Api,
+                Role::Ingest => RoleOut::Ingest,
+            },
+            leader,
+        },
+    };
+    let code = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, Json(body)).into_response()
+}
+
+/// Prometheus metrics
+///
+/// Metrics in the Prometheus text format, among them `http_requests_total` and
+/// `http_request_duration_seconds` labelled by `method`, route template (`route`) and `status`.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "service",
+    responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain"))
+)]
+async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// OpenAPI document
+///
+/// The OpenAPI 3.1 description of every route of this service, generated from the handlers.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "service",
+    responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json"))
+)]
+async fn openapi_json() -> Response {
+    ([(header::CONTENT_TYPE, JSON_CONTENT_TYPE)], crate::api::openapi_json()).into_response()
+}
+
+/// API reference
+///
+/// A self-contained HTML reference of every route, parameter and schema, with a form to try each GET route.
+/// It loads nothing from outside the service, so it works offline.
+#[utoipa::path(
+    get,
+    path = "/docs",
+    tag = "service",
+    responses((status = 200, description = "The API reference page.", body = String, content_type = "text/html"))
+)]
+async fn docs() -> Html<&'static str> {
+    Html(crate::api::docs_html())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn venue_states() {
+        let now = Timestamp::from_millis(100_000);
+        let v = |configured: bool, last: Option<i64>| {
+            let h = configured.then(|| FeedHealth {
+                last_message_at: last.map(Timestamp::from_millis),
+                ..FeedHealth::default()
+            });
+            venue_health(h, now).status
+        };
+        assert_eq!(v(false, Some(99_000)), VenueStatus::NotConfigured);
+        assert_eq!(v(true, None), VenueStatus::Waiting);
+        assert_eq!(v(true, Some(40_000)), VenueStatus::Fresh);
+        assert_eq!(v(true, Some(39_999)), VenueStatus::Stale);
+    }
+}

@@ -1,0 +1,243 @@
+//! Configuration: defaults from `config.default.toml` (compiled in), then an optional TOML file, then
+//! `CROSSBOOK_*` environment variables, then command-line flags.
+//!
+//! Keys are flat so that one name maps to the file key, the variable (`CROSSBOOK_` + upper case) and the flag
+//! (`--` + dashes) without a translation table.
+
+use std::{net::SocketAddr, path::Path, str::FromStr};
+
+use figment::{
+    Figment,
+    providers::{Env, Format, Serialized, Toml},
+};
+use serde::{Deserialize, Serialize};
+
+/// The documented defaults; also the source of truth for them.
+pub const DEFAULTS: &str = include_str!("../config.default.toml");
+
+/// Which parts of the service this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// API, ingestion, scanner and webhooks.
+    All,
+    /// The HTTP API only.
+    Api,
+    /// Ingestion, scanner and webhooks, without the HTTP API routes (service routes stay up).
+    Ingest,
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(Role::All),
+            "api" => Ok(Role::Api),
+            "ingest" => Ok(Role::Ingest),
+            o => Err(format!("unknown role {o:?} (expected all, api or ingest)")),
+        }
+    }
+}
+
+/// Every setting; see `config.default.toml` for what each one means.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub database_url: String,
+    pub role: Role,
+    pub log: String,
+    pub log_format: String,
+
+    pub simulate: bool,
+    pub sim_seed: u64,
+
+    pub rate_limit_anonymous: u32,
+    pub rate_limit_free: u32,
+    pub rate_limit_builder: u32,
+    pub rate_limit_trader: u32,
+    pub key_cache_seconds: u64,
+    pub search_cache_ms: u64,
+
+    pub venue_a_rest_url: String,
+    pub venue_a_ws_url: String,
+    pub venue_a_key_id: String,
+    pub venue_a_private_key_file: String,
+    pub venue_a_series: String,
+
+    pub venue_b_gamma_url: String,
+    pub venue_b_clob_url: String,
+    pub venue_b_data_url: String,
+    pub venue_b_ws_url: String,
+    pub venue_b_series: String,
+
+    pub catalog_sync_seconds: u64,
+    pub snapshot_interval_ms: u64,
+    pub feed_silence_seconds: u64,
+    pub retention_days: u32,
+
+    pub scan_interval_ms: u64,
+    pub webhook_min_net_cents: f64,
+    pub opportunity_cooldown_seconds: u64,
+    pub venue_a_display_name: String,
+    pub venue_b_display_name: String,
+
+    pub whale_platform_threshold_usd: u64,
+    pub whale_public_min_usd: u64,
+    pub whale_default_threshold_usd: u64,
+    pub whale_pool_size: u32,
+    pub whale_preview_events: u32,
+
+    pub allow_private_webhook_targets: bool,
+    pub webhook_concurrency: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Figment::from(Toml::string(DEFAULTS))
+            .extract()
+            .expect("config.default.toml is valid")
+    }
+}
+
+impl Config {
+    /// Loads defaults < `file` < `CROSSBOOK_*` environment < `overrides` (the flags that were given,
+    /// serialised with absent flags skipped). Errors name the key and where its bad value came from.
+    pub fn load<T: Serialize>(file: Option<&Path>, overrides: &T) -> Result<Config, String> {
+        let mut fig = Figment::from(Toml::string(DEFAULTS));
+        if let Some(path) = file {
+            if !path.exists() {
+                return Err(format!("config file {} does not exist", path.display()));
+            }
+            fig = fig.merge(Toml::file(path));
+        }
+        // `CROSSBOOK_TEST_*` variables belong to the test harness, not to the service.
+        fig = fig.merge(Env::prefixed("CROSSBOOK_").filter(|k| !k.as_str().to_ascii_lowercase().starts_with("test_")));
+        fig = fig.merge(Serialized::defaults(overrides));
+        let cfg: Config = fig.extract().map_err(|e| {
+            let mut msg = e.to_string();
+            if let Some(first) = e.into_iter().next() {
+                msg = first.to_string();
+            }
+            format!("invalid configuration: {msg}")
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// A configuration for tests: defaults with the given database, listening anywhere on loopback, no
+    /// rate limits unless the test sets them, and venue URLs on a closed loopback port (never the live
+    /// venues: a test server's ingestion finds nothing there and backs off; `simulate` points it elsewhere).
+    pub fn for_tests(database_url: &str) -> Config {
+        const NOWHERE: &str = "127.0.0.1:1";
+        Config {
+            database_url: database_url.to_string(),
+            listen: "127.0.0.1:0".parse().expect("valid address"),
+            rate_limit_anonymous: 0,
+            rate_limit_free: 0,
+            rate_limit_builder: 0,
+            rate_limit_trader: 0,
+            // Tests change the catalog between requests and expect to see it at once.
+            search_cache_ms: 0,
+            venue_a_rest_url: format!("http://{NOWHERE}/trade-api/v2"),
+            venue_a_ws_url: format!("ws://{NOWHERE}/trade-api/ws/v2"),
+            venue_b_gamma_url: format!("http://{NOWHERE}/gamma"),
+            venue_b_clob_url: format!("http://{NOWHERE}/clob"),
+            venue_b_data_url: format!("http://{NOWHERE}/data"),
+            venue_b_ws_url: format!("ws://{NOWHERE}/ws/market"),
+            ..Config::default()
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !(self.database_url.starts_with("sqlite:")
+            || self.database_url.starts_with("postgres://")
+            || self.database_url.starts_with("postgresql://"))
+        {
+            return Err("invalid configuration: database_url must start with sqlite:// or postgres://".into());
+        }
+        if self.role != Role::All && self.database_url.starts_with("sqlite:") {
+            return Err("invalid configuration: role api/ingest needs a shared PostgreSQL database_url".into());
+        }
+        if self.log_format != "text" && self.log_format != "json" {
+            return Err("invalid configuration: log_format must be text or json".into());
+        }
+        if self.snapshot_interval_ms == 0 || self.scan_interval_ms == 0 {
+            return Err("invalid configuration: snapshot_interval_ms and scan_interval_ms must be positive".into());
+        }
+        if !(self.webhook_min_net_cents.is_finite() && self.webhook_min_net_cents >= 0.0) {
+            return Err("invalid configuration: webhook_min_net_cents must be a non-negative number".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+// `figment::Jail` closures must return `figment::Error`, which is large; not ours to box.
+#[allow(clippy::result_large_err)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Default)]
+    struct Flags {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        listen: Option<String>,
+    }
+
+    #[test]
+    fn defaults_parse_and_match_contracts() {
+        let c = Config::default();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.database_url, "sqlite://./data/crossbook.db");
+        assert_eq!(c.role, Role::All);
+        assert_eq!(
+            (
+                c.rate_limit_anonymous,
+                c.rate_limit_free,
+                c.rate_limit_builder,
+                c.rate_limit_trader
+            ),
+            (60, 120, 600, 3000)
+        );
+    }
+
+    #[test]
+    fn flag_beats_env_beats_file_beats_default() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.toml", "listen = \"127.0.0.1:1001\"\nsim_seed = 7\nrole = \"all\"")?;
+            let c = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap();
+            assert_eq!(c.listen.port(), 1001);
+            assert_eq!(c.sim_seed, 7);
+            jail.set_env("CROSSBOOK_LISTEN", "127.0.0.1:1002");
+            let c = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap();
+            assert_eq!(c.listen.port(), 1002);
+            let c = Config::load(
+                Some(Path::new("c.toml")),
+                &Flags {
+                    listen: Some("127.0.0.1:1003".into()),
+                },
+            )
+            .unwrap();
+            assert_eq!(c.listen.port(), 1003);
+            assert_eq!(c.sim_seed, 7);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CROSSBOOK_RATE_LIMIT_FREE", "lots");
+            let e = Config::load(None, &Flags::default()).unwrap_err();
+            // figment names environment keys in upper case ("RATE_LIMIT_FREE in `CROSSBOOK_` environment variable(s)").
+            assert!(e.to_lowercase().contains("rate_limit_free"), "{e}");
+            Ok(())
+        });
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.toml", "no_such_key = 1")?;
+            let e = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap_err();
+            assert!(e.contains("no_such_key"), "{e}");
+            Ok(())
+        });
+    }
+}

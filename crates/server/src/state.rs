@@ -1,0 +1,97 @@
+//! The shared state of the HTTP server: a small `Clone` struct of handles.
+
+use std::{
+    sync::{Arc, RwLock},
+    time::Duration,
+};
+
+use crossbook_store::Store;
+use crossbook_venues::{Bus, IngestHandle, LiveBooks, VenueHealth};
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use crate::{auth::KeyCache, config::Config, rate_limit::RateLimits};
+
+/// Everything a handler or middleware needs. Cheap to clone (every field is a handle).
+#[derive(Clone)]
+pub struct AppState {
+    /// The configuration the process started with.
+    pub config: Arc<Config>,
+    /// The system of record.
+    pub store: Arc<dyn Store>,
+    /// `X-API-Key` → owner, cached in front of [`crossbook_store::AccountStore::find_key`].
+    pub keys: Arc<KeyCache>,
+    /// Per-plan, per-key (and per-IP for anonymous callers) token buckets.
+    pub limits: Arc<RateLimits>,
+    /// Renders `/metrics`.
+    pub metrics: PrometheusHandle,
+    /// Rendered search answers, valid for `search_cache_ms`.
+    pub search_cache: Arc<crate::api::cache::ResponseCache>,
+    /// The latest book of every followed market (written by ingestion, read by the scanner and
+    /// `/v1/arbitrage/current`). Empty in a `--role api` process.
+    pub live: LiveBooks,
+    /// The in-process bus of domain events (ingestion, scanner and whale tracker publish; webhooks consume).
+    pub bus: Bus,
+    /// Per-venue feed health, written by ingestion, read by `/readyz`.
+    pub health: VenueHealth,
+    /// Running ingestion, used to follow events a watchlist adds. Set while this process is the ingest
+    /// leader; empty in a `--role api` process and in a standby waiting for the ingest lock.
+    pub ingest: Arc<IngestSlot>,
+    /// The arbitrage catalog (listings, overrides, pairs) shared by the scanner and the arbitrage routes.
+    pub arb: Arc<crate::workers::scanner::ArbCache>,
+    /// Webhook delivery (SSRF-guarded client, signing) and the dispatcher's registrations.
+    pub webhooks: Arc<crate::webhooks::Webhooks>,
+}
+
+impl AppState {
+    /// State over an opened (and migrated) store.
+    pub fn new(config: Config, store: Arc<dyn Store>) -> Self {
+        let keys = KeyCache::new(Duration::from_secs(config.key_cache_seconds));
+        let limits = RateLimits::from_config(&config);
+        let search_cache = crate::api::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
+        let webhooks = crate::webhooks::Webhooks::system(&config);
+        AppState {
+            webhooks: Arc::new(webhooks),
+            config: Arc::new(config),
+            store,
+            keys: Arc::new(keys),
+            limits: Arc::new(limits),
+            metrics: crate::metrics::prometheus(),
+            search_cache: Arc::new(search_cache),
+            live: LiveBooks::new(),
+            bus: Bus::default(),
+            health: VenueHealth::new(),
+            ingest: Arc::new(IngestSlot::default()),
+            arb: Arc::new(crate::workers::scanner::ArbCache::default()),
+        }
+    }
+}
+
+/// A venue feed older than this makes `/readyz` answer 503 (contracts §10).
+pub const FRESHNESS_LIMIT: Duration = Duration::from_secs(60);
+
+/// The handle of running ingestion, present while this process ingests (it is the leader). Ingestion can
+/// stop and start again in one process (the ingest lock lost and taken back), hence not a `OnceLock`.
+#[derive(Debug, Default)]
+pub struct IngestSlot(RwLock<Option<IngestHandle>>);
+
+impl IngestSlot {
+    /// The running ingestion, if this process ingests now.
+    pub fn get(&self) -> Option<IngestHandle> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether this process ingests now.
+    pub fn is_running(&self) -> bool {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Records started ingestion.
+    pub fn set(&self, handle: IngestHandle) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+    }
+
+    /// Records that ingestion stopped.
+    pub fn clear(&self) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}

@@ -1,0 +1,753 @@
+//! Historical order-book routes (spec §4.2, §2.5–2.8, contracts §5) through HTTP, on both backends: row shapes
+//! (venue_a derived asks, venue_b rows per token, unified and interval formats), latest and downsampled reads,
+//! cursor walks over a series that grows during the walk, every validation error, unknown markets, keys, and
+//! a retention pass over a real store.
+
+use std::collections::BTreeSet;
+
+use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Price, Timestamp};
+use crossbook_server::workers::retention;
+use crossbook_store::{SnapshotQuery, SnapshotWindow, Store, testing::for_each_backend};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::util::*;
+
+/// Aligned to 5 minutes, so bucket edges fall on whole offsets.
+const BASE: i64 = 1_763_000_100_000;
+const A_PLAIN: &str = "KXHIST-PLAIN";
+const A_BTC: &str = "KXBTC15M-HIST";
+const B_COND: &str = "0xabc0000000000000000000000000000000000000000000000000000000000001";
+const B_SOURCE: &str = "987654";
+const YES_TOKEN: &str = "11111111111111111111";
+const NO_TOKEN: &str = "22222222222222222222";
+
+fn lv(price_micros: i64, size_units: i64) -> Level {
+    Level {
+        price: Price::from_micros(price_micros),
+        size: Amount::from_units(size_units),
+    }
+}
+
+/// A venue_a snapshot at `BASE + offset_ms`: YES bids 0.53/0.52, NO bids 0.45/0.44.
+fn a_snap(market: &str, offset_ms: i64) -> BookSnapshot {
+    BookSnapshot {
+        exchange: Exchange::VenueA,
+        market_id: market.into(),
+        asset_id: None,
+        timestamp: Timestamp::from_millis(BASE + offset_ms),
+        bids: vec![lv(530_000, 100), lv(520_000, 50)],
+        asks: vec![],
+        no_bids: vec![lv(450_000, 70), lv(440_000, 30)],
+    }
+}
+
+/// A venue_b token snapshot; the best bid encodes `bid`.
+fn b_snap(token: &str, offset_ms: i64, bid: i64) -> BookSnapshot {
+    BookSnapshot {
+        exchange: Exchange::VenueB,
+        market_id: B_COND.into(),
+        asset_id: Some(token.into()),
+        timestamp: Timestamp::from_millis(BASE + offset_ms),
+        bids: vec![lv(bid, 10), lv(bid - 10_000, 20)],
+        asks: vec![lv(bid + 20_000, 15)],
+        no_bids: vec![],
+    }
+}
+
+async fn seed_markets(store: &dyn Store) {
+    let now = Timestamp::from_millis(BASE);
+    let plain = Market::new(Exchange::VenueA, A_PLAIN, "KXHIST", "KXHIST", "Plain market?");
+    let mut btc = Market::new(Exchange::VenueA, A_BTC, "KXBTC15M-E", "KXBTC15M", "BTC up?");
+    btc.interval_code = Some(IntervalCode::M15);
+    btc.window_start = Some(Timestamp::from_millis(BASE));
+    btc.window_end = Some(Timestamp::from_millis(BASE + 900_000));
+    let mut b = Market::new(Exchange::VenueB, B_COND, "b-event", "b-series", "B market?");
+    b.source_id = Some(B_SOURCE.into());
+    b.yes_token_id = Some(YES_TOKEN.into());
+    b.no_token_id = Some(NO_TOKEN.into());
+    store.upsert_markets(&[plain, btc, b], now).await.unwrap();
+}
+
+fn offsets(v: &Value) -> Vec<i64> {
+    v["snapshots"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no snapshots: {v}"))
+        .iter()
+        .map(|r| r["timestamp"].as_i64().unwrap() - BASE)
+        .collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// Follows `pagination_key` from `first` to the end; returns every page's body.
+async fn walk(app: &TestApp, key: &str, first: &str, mut between: impl AsyncFnMut()) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut uri = first.to_string();
+    loop {
+        let page = app.get_key(&uri, key).await.ok();
+        let p = &page["pagination"];
+        assert_eq!(
+            p["count"].as_u64().unwrap() as usize,
+            page["snapshots"].as_array().unwrap().len()
+        );
+        assert_eq!(p["has_more"].as_bool().unwrap(), !p["pagination_key"].is_null(), "{p}");
+        let next = p["pagination_key"].as_str().map(str::to_string);
+        pages.push(page);
+        between().await;
+        match next {
+            Some(k) => uri = format!("{first}&pagination_key={k}"),
+            None => return pages,
+        }
+        assert!(pages.len() < 1_000, "the walk never ends");
+    }
+}
+
+#[tokio::test]
+async fn venue_a_rows_derive_asks_and_page_newest_first() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let batch: Vec<BookSnapshot> = (0..30).map(|i| a_snap(A_PLAIN, i * 20_000)).collect();
+        db.store.insert_snapshots(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+
+        let v = app
+            .get_key(&format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(keys(&v), set(&["snapshots", "pagination"]));
+        assert_eq!(
+            v["pagination"],
+            json!({"limit": 100, "count": 30, "has_more": false, "pagination_key": null})
+        );
+        assert_eq!(offsets(&v)[..3], [580_000, 560_000, 540_000]);
+        assert_eq!(
+            v["snapshots"][0],
+            json!({
+                "market_id": A_PLAIN, "timestamp": BASE + 580_000,
+                "yes_bids": [{"price": "0.5300", "size": 100.0}, {"price": "0.5200", "size": 50.0}],
+                "no_bids": [{"price": "0.4500", "size": 70.0}, {"price": "0.4400", "size": 30.0}],
+                "best_yes_bid": 0.53, "best_yes_ask": 0.55, "mid": 0.54, "spread": 0.02
+            })
+        );
+
+        // Pages of 10: exact has_more, null key on the last page, and the same rows without `/v1`.
+        let pages = walk(
+            &app,
+            &k.free,
+            &format!("/historical/venue_a/orderbook?market_id={A_PLAIN}&limit=10"),
+            async || {},
+        )
+        .await;
+        assert_eq!(pages.len(), 3);
+        let all: Vec<i64> = pages.iter().flat_map(offsets).collect();
+        assert_eq!(all, (0..30).rev().map(|i| i * 20_000).collect::<Vec<_>>());
+
+        // A market with no snapshots is an empty page, not a 404.
+        let v = app
+            .get_key(&format!("/v1/historical/venue_a/orderbook?market_id={A_BTC}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            v,
+            json!({"snapshots": [], "pagination": {"limit": 100, "count": 0, "has_more": false, "pagination_key": null}})
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ranges_are_downsampled_to_the_last_snapshot_of_each_bucket() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        // Every 20 s for 10 minutes, then nothing for 5 minutes, then one at 15:30.
+        let mut batch: Vec<BookSnapshot> = (0..30).map(|i| a_snap(A_PLAIN, i * 20_000)).collect();
+        batch.push(a_snap(A_PLAIN, 930_000));
+        db.store.insert_snapshots(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let uri = |extra: &str| {
+            format!(
+                "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={}&end_time={}{extra}",
+                BASE,
+                BASE + 3_600_000
+            )
+        };
+
+        // Default granularity 1m: oldest first, the last snapshot (at :40) of each non-empty minute.
+        let v = app.get_key(&uri(""), &k.free).await.ok();
+        let mut minutes: Vec<i64> = (0..10).map(|m| m * 60_000 + 40_000).collect();
+        minutes.push(930_000);
+        assert_eq!(offsets(&v), minutes);
+        assert_eq!(v["snapshots"][0]["best_yes_ask"], 0.55);
+        let v = app.get_key(&uri("&granularity=5m"), &k.free).await.ok();
+        assert_eq!(offsets(&v), [280_000, 580_000, 930_000]);
+
+        // Paged at 1m and 5m: the same rows, each once.
+        for (g, expected) in [("1m", minutes.clone()), ("5m", vec![280_000, 580_000, 930_000])] {
+            for limit in [1, 4] {
+                let pages = walk(
+                    &app,
+                    &k.free,
+                    &uri(&format!("&granularity={g}&limit={limit}")),
+                    async || {},
+                )
+                .await;
+                assert_eq!(
+                    pages.iter().flat_map(offsets).collect::<Vec<_>>(),
+                    expected,
+                    "{g} {limit}"
+                );
+            }
+        }
+
+        // Inclusive bounds: a range of one millisecond holding a snapshot.
+        let one = format!(
+            "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={0}&end_time={0}",
+            BASE + 60_000
+        );
+        assert_eq!(offsets(&app.get_key(&one, &k.free).await.ok()), [60_000]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cursor_walks_survive_a_series_that_grows_during_the_walk() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let store = db.store.clone();
+        store
+            .insert_snapshots(&(0..=90).map(|s| a_snap(A_PLAIN, s * 1000)).collect::<Vec<_>>())
+            .await
+            .unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+
+        // Newest first, 7 per page, two new snapshots arriving after every page.
+        let mut next = 91;
+        let pages = walk(
+            &app,
+            &k.free,
+            &format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&limit=7"),
+            async || {
+                store
+                    .insert_snapshots(&[a_snap(A_PLAIN, next * 1000), a_snap(A_PLAIN, (next + 1) * 1000)])
+                    .await
+                    .unwrap();
+                next += 2;
+            },
+        )
+        .await;
+        let seen: Vec<i64> = pages.iter().flat_map(offsets).collect();
+        assert_eq!(seen, (0..=90).rev().map(|s| s * 1000).collect::<Vec<_>>());
+
+        // Range at 1m over a market filling its current minute while the walk is on it: no minute twice.
+        let start = BASE + 1_000_000;
+        let at = |s: i64| a_snap(A_PLAIN, 1_000_000 + s * 1000);
+        // The range starts mid-minute (BASE + 1 000 000 is 16:40), so minute boundaries are at 20 s, 80 s, …
+        store
+            .insert_snapshots(&(0..=50).map(at).collect::<Vec<_>>())
+            .await
+            .unwrap();
+        let mut second = 51;
+        let pages = walk(
+            &app,
+            &k.free,
+            &format!(
+                "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={start}&end_time={}&limit=1",
+                start + 600_000
+            ),
+            async || {
+                store
+                    .insert_snapshots(&(second..second + 90).map(at).collect::<Vec<_>>())
+                    .await
+                    .unwrap();
+                second += 90;
+            },
+        )
+        .await;
+        let seen: Vec<i64> = pages.iter().flat_map(offsets).map(|o| o - 1_000_000).collect();
+        let minutes: Vec<i64> = seen.iter().map(|o| (BASE + 1_000_000 + o) / 60_000).collect();
+        let distinct: BTreeSet<i64> = minutes.iter().copied().collect();
+        assert_eq!(distinct.len(), minutes.len(), "a minute repeated: {seen:?}");
+        assert!(minutes.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+        // The series grows faster than the walk moves (90 s per page against one minute), so the walk covers
+        // every minute of the range, contiguously: 16:40–16:59, then ten whole minutes up to 26:40.
+        assert_eq!(minutes.len(), 11, "{seen:?}");
+        assert!(minutes.windows(2).all(|w| w[1] == w[0] + 1), "{seen:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn venue_b_rows_are_per_token_and_interleaved() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let mut batch = Vec::new();
+        for i in 0..5 {
+            batch.push(b_snap(YES_TOKEN, i * 10_000, 500_000 + i * 1000));
+            batch.push(b_snap(NO_TOKEN, i * 10_000, 450_000 - i * 1000));
+        }
+        db.store.insert_snapshots(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+
+        let v = app
+            .get_key(&format!("/v1/historical/venue_b/orderbook?market_id={B_COND}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(v["pagination"]["count"], 10);
+        assert_eq!(
+            v["snapshots"][0],
+            json!({
+                "market_id": B_COND, "asset_id": YES_TOKEN, "outcome": "YES", "timestamp": BASE + 40_000,
+                "bids": [{"price": "0.5040", "size": 10.0}, {"price": "0.4940", "size": 20.0}],
+                "asks": [{"price": "0.5240", "size": 15.0}],
+                "best_bid": 0.504, "best_ask": 0.524, "mid": 0.514, "spread": 0.02
+            })
+        );
+        assert_eq!(v["snapshots"][1]["outcome"], "NO");
+        assert_eq!(v["snapshots"][1]["asset_id"], NO_TOKEN);
+        let order = |pages: &[Value]| -> Vec<(i64, String)> {
+            pages
+                .iter()
+                .flat_map(|p| p["snapshots"].as_array().unwrap().clone())
+                .map(|r| {
+                    (
+                        r["timestamp"].as_i64().unwrap() - BASE,
+                        r["outcome"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        };
+        let expected: Vec<(i64, String)> = (0..5)
+            .rev()
+            .flat_map(|i| [(i * 10_000, "YES".to_string()), (i * 10_000, "NO".to_string())])
+            .collect();
+        assert_eq!(order(std::slice::from_ref(&v)), expected);
+
+        // Pages of 3 cut between the two tokens of one timestamp; the walk is the same sequence. The numeric
+        // source id names the same market.
+        let pages = walk(
+            &app,
+            &k.free,
+            &format!("/v1/historical/venue_b/orderbook?market_id={B_SOURCE}&limit=3"),
+            async || {},
+        )
+        .await;
+        assert_eq!(pages.len(), 4);
+        assert_eq!(order(&pages), expected);
+        assert_eq!(pages[0]["snapshots"][0]["market_id"], B_COND);
+
+        // The same with a range: by bucket, YES before NO.
+        let range = format!(
+            "/v1/historical/venue_b/orderbook?market_id={B_COND}&start_time={BASE}&end_time={}&limit=3",
+            BASE + 3_600_000
+        );
+        let pages = walk(&app, &k.free, &range, async || {}).await;
+        assert_eq!(order(&pages), [(40_000, "YES".to_string()), (40_000, "NO".to_string())]);
+
+        // asset_id narrows to one token; a token of no such market is a 404.
+        let v = app
+            .get_key(
+                &format!("/v1/historical/venue_b/orderbook?market_id={B_COND}&asset_id={NO_TOKEN}&limit=2"),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(offsets(&v), [40_000, 30_000]);
+        assert!(v["snapshots"].as_array().unwrap().iter().all(|r| r["outcome"] == "NO"));
+        app.get_key(
+            &format!("/v1/historical/venue_b/orderbook?market_id={B_COND}&asset_id=333"),
+            &k.free,
+        )
+        .await
+        .error(404, "not_found", None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_unified_route_has_both_formats() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let mut batch = vec![a_snap(A_PLAIN, 0), a_snap(A_BTC, 5_000)];
+        // venue_b: the NO token's book changes at other moments than the YES token's.
+        batch.push(b_snap(YES_TOKEN, 10_000, 500_000));
+        batch.push(b_snap(YES_TOKEN, 20_000, 510_000));
+        batch.push(b_snap(NO_TOKEN, 15_000, 460_000));
+        db.store.insert_snapshots(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let get = async |q: &str| {
+            app.get_key(&format!("/v1/historical/orderbook?{q}"), &k.free)
+                .await
+                .ok()
+        };
+
+        // venue_a without an interval code: `unified` by default, asks derived from the opposite bids.
+        let v = get(&format!("exchange=venue_a&market_id={A_PLAIN}")).await;
+        assert_eq!(
+            keys(&v),
+            set(&["exchange", "market_id", "format", "snapshots", "pagination"])
+        );
+        assert_eq!(
+            (v["exchange"].as_str(), v["format"].as_str()),
+            (Some("venue_a"), Some("unified"))
+        );
+        assert_eq!(
+            v["snapshots"][0],
+            json!({
+                "timestamp": BASE,
+                "yes": {
+                    "bids": [{"price": "0.5300", "size": 100.0}, {"price": "0.5200", "size": 50.0}],
+                    "asks": [{"price": "0.5500", "size": 70.0}, {"price": "0.5600", "size": 30.0}],
+                    "best_bid": 0.53, "best_ask": 0.55
+                },
+                "no": {
+                    "bids": [{"price": "0.4500", "size": 70.0}, {"price": "0.4400", "size": 30.0}],
+                    "asks": [{"price": "0.4700", "size": 100.0}, {"price": "0.4800", "size": 50.0}],
+                    "best_bid": 0.45, "best_ask": 0.47
+                },
+                "mid": 0.54, "spread": 0.02
+            })
+        );
+
+        // An interval market: `interval` by default, with its window and the depth of the top ask levels.
+        let v = get(&format!("exchange=venue_a&market_id={A_BTC}")).await;
+        assert_eq!(v["format"], "interval");
+        assert_eq!(
+            v["snapshots"][0],
+            json!({
+                "timestamp": BASE + 5_000, "interval_code": "15m",
+                "window_start": Timestamp::from_millis(BASE).to_iso(),
+                "window_end": Timestamp::from_millis(BASE + 900_000).to_iso(),
+                "yes_bid": 0.53, "yes_ask": 0.55, "no_bid": 0.45, "no_ask": 0.47, "mid": 0.54, "spread": 0.02,
+                "yes_depth": 100.0, "no_depth": 150.0
+            })
+        );
+        // `format` overrides the default either way.
+        let v = get(&format!("exchange=venue_a&market_id={A_BTC}&format=unified")).await;
+        assert_eq!(v["format"], "unified");
+        assert!(v["snapshots"][0]["yes"].is_object());
+        let v = get(&format!("exchange=venue_a&market_id={A_PLAIN}&format=interval")).await;
+        assert_eq!(v["snapshots"][0]["interval_code"], Value::Null);
+        assert_eq!(v["snapshots"][0]["window_start"], Value::Null);
+
+        // venue_b: rows follow the YES token; the NO side is the NO book as of each row (none before 15 s).
+        let v = get(&format!("exchange=venue_b&market_id={B_SOURCE}")).await;
+        assert_eq!(
+            (v["market_id"].as_str(), v["format"].as_str()),
+            (Some(B_COND), Some("unified"))
+        );
+        assert_eq!(offsets(&v), [20_000, 10_000]);
+        assert_eq!(v["snapshots"][0]["yes"]["best_bid"], 0.51);
+        assert_eq!(v["snapshots"][0]["no"]["best_bid"], 0.46);
+        assert_eq!(v["snapshots"][0]["no"]["best_ask"], 0.48);
+        assert_eq!(
+            v["snapshots"][1]["no"],
+            json!({"bids": [], "asks": [], "best_bid": null, "best_ask": null})
+        );
+        let v = get(&format!("exchange=venue_b&market_id={B_COND}&format=interval&limit=1")).await;
+        assert_eq!(v["snapshots"][0]["no_ask"], 0.48);
+        assert_eq!(v["snapshots"][0]["yes_depth"], 15.0);
+        assert_eq!(v["pagination"]["has_more"], true);
+        let key = v["pagination"]["pagination_key"].as_str().unwrap().to_string();
+        let v = get(&format!(
+            "exchange=venue_b&market_id={B_COND}&format=interval&limit=1&pagination_key={key}"
+        ))
+        .await;
+        assert_eq!(offsets(&v), [10_000]);
+        assert_eq!(v["pagination"]["pagination_key"], Value::Null);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_parameters_name_the_parameter() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        db.store
+            .insert_snapshots(&(0..3).map(|i| a_snap(A_PLAIN, i * 1000)).collect::<Vec<_>>())
+            .await
+            .unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let a = format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}");
+        let b = format!("/v1/historical/venue_b/orderbook?market_id={B_COND}");
+        let u = format!("/v1/historical/orderbook?exchange=venue_a&market_id={A_PLAIN}");
+
+        // (query suffix, status, code, param), on every route.
+        let cases: &[(&str, u16, &str, &str)] = &[
+            ("&start_time=1763000100000", 400, "invalid_parameter", "start_time"),
+            ("&end_time=1763000100000", 400, "invalid_parameter", "end_time"),
+            (
+                "&start_time=1763000200000&end_time=1763000100000",
+                400,
+                "invalid_parameter",
+                "start_time",
+            ),
+            (
+                "&start_time=abc&end_time=1763000100000",
+                400,
+                "invalid_parameter",
+                "start_time",
+            ),
+            (
+                "&start_time=1763000100000&end_time=2026-11-21",
+                400,
+                "invalid_parameter",
+                "end_time",
+            ),
+            (
+                "&start_time=-5&end_time=1763000100000",
+                400,
+                "invalid_parameter",
+                "start_time",
+            ),
+            (
+                "&start_time=&end_time=1763000100000",
+                400,
+                "invalid_parameter",
+                "start_time",
+            ),
+            (
+                "&start_time=1.5&end_time=1763000100000",
+                400,
+                "invalid_parameter",
+                "start_time",
+            ),
+            ("&granularity=10m", 400, "invalid_parameter", "granularity"),
+            ("&granularity=1M", 400, "invalid_parameter", "granularity"),
+            ("&granularity=", 400, "invalid_parameter", "granularity"),
+            ("&limit=0", 400, "invalid_parameter", "limit"),
+            ("&limit=201", 400, "invalid_parameter", "limit"),
+            ("&limit=abc", 400, "invalid_parameter", "limit"),
+            ("&limit=", 400, "invalid_parameter", "limit"),
+            ("&limit=1&limit=2", 400, "invalid_parameter", "limit"),
+            ("&pagination_key=garbage", 400, "invalid_parameter", "pagination_key"),
+            ("&pagination_key=", 400, "invalid_parameter", "pagination_key"),
+            (
+                "&pagination_key=AQEAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                400,
+                "invalid_parameter",
+                "pagination_key",
+            ),
+        ];
+        for base in [&a, &b, &u] {
+            for (suffix, status, code, param) in cases {
+                app.get_key(&format!("{base}{suffix}"), &k.free)
+                    .await
+                    .error(*status, code, Some(param));
+            }
+            // The limits themselves are fine.
+            app.get_key(&format!("{base}&limit=1"), &k.free).await.ok();
+            app.get_key(&format!("{base}&limit=200&granularity=5m"), &k.free)
+                .await
+                .ok();
+        }
+        let d = app
+            .get_key(&format!("{a}&limit=201"), &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("limit"));
+        assert_eq!(d["detail"], "limit must be an integer from 1 to 200");
+
+        // Required parameters.
+        for path in ["/v1/historical/venue_a/orderbook", "/v1/historical/venue_b/orderbook"] {
+            app.get_key(path, &k.free)
+                .await
+                .error(400, "missing_parameter", Some("market_id"));
+            app.get_key(&format!("{path}?market_id="), &k.free).await.error(
+                400,
+                "invalid_parameter",
+                Some("market_id"),
+            );
+        }
+        app.get_key(&format!("/v1/historical/orderbook?market_id={A_PLAIN}"), &k.free)
+            .await
+            .error(400, "missing_parameter", Some("exchange"));
+        app.get_key("/v1/historical/orderbook?exchange=venue_a", &k.free)
+            .await
+            .error(400, "missing_parameter", Some("market_id"));
+        app.get_key(
+            &format!("/v1/historical/orderbook?exchange=venue_c&market_id={A_PLAIN}"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("exchange"));
+        app.get_key(&format!("{u}&format=wide"), &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("format"));
+        app.get_key(&format!("{b}&asset_id="), &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("asset_id"));
+
+        // Unknown markets, including a market of the other venue.
+        app.get_key("/v1/historical/venue_a/orderbook?market_id=NOPE", &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get_key(&format!("/v1/historical/venue_a/orderbook?market_id={B_COND}"), &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get_key(&format!("/historical/venue_b/orderbook?market_id={A_PLAIN}"), &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get_key("/v1/historical/orderbook?exchange=venue_b&market_id=123", &k.free)
+            .await
+            .error(404, "not_found", None);
+
+        // A key from another query: another market, another range, the latest read, another route, another
+        // format; and a key edited by one character.
+        let key = app.get_key(&format!("{a}&limit=1"), &k.free).await.ok()["pagination"]["pagination_key"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        app.get_key(&format!("{a}&limit=1&pagination_key={key}"), &k.free)
+            .await
+            .ok();
+        for other in [
+            format!("/v1/historical/venue_a/orderbook?market_id={A_BTC}"),
+            format!("{a}&start_time={BASE}&end_time={}", BASE + 60_000),
+            u.clone(),
+            format!("{u}&format=interval"),
+        ] {
+            app.get_key(&format!("{other}&pagination_key={key}"), &k.free)
+                .await
+                .error(400, "invalid_parameter", Some("pagination_key"));
+        }
+        let range = format!("{a}&start_time={BASE}&end_time={}&limit=1", BASE + 60_000);
+        let range_key = app.get_key(&range, &k.free).await.ok()["pagination"]["pagination_key"].clone();
+        // One bucket only: no next page.
+        assert_eq!(range_key, Value::Null);
+        let mut edited = key.clone().into_bytes();
+        edited[3] = if edited[3] == b'A' { b'B' } else { b'A' };
+        let edited = String::from_utf8(edited).unwrap();
+        app.get_key(&format!("{a}&limit=1&pagination_key={edited}"), &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("pagination_key"));
+        // The page size may change during a walk.
+        app.get_key(&format!("{a}&limit=5&pagination_key={key}"), &k.free)
+            .await
+            .ok();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_key_is_required() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        for path in [
+            format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}"),
+            format!("/historical/venue_b/orderbook?market_id={B_COND}"),
+            format!("/v1/historical/orderbook?exchange=venue_a&market_id={A_PLAIN}"),
+            // Without a key, even an invalid request is a 401 first.
+            "/v1/historical/venue_a/orderbook?limit=0".to_string(),
+        ] {
+            app.get(&path).await.error(401, "unauthorized", None);
+            app.get_key(&path, UNKNOWN_KEY).await.error(401, "unauthorized", None);
+            app.get_key(&path, "not-a-key").await.error(401, "unauthorized", None);
+        }
+        for key in [&k.free, &k.builder, &k.trader] {
+            app.get_key(&format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}"), key)
+                .await
+                .ok();
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_routes_are_documented() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let doc = app.get("/openapi.json").await.ok();
+        for path in [
+            "/v1/historical/venue_a/orderbook",
+            "/v1/historical/venue_b/orderbook",
+            "/v1/historical/orderbook",
+            "/historical/venue_a/orderbook",
+            "/historical/venue_b/orderbook",
+            "/historical/orderbook",
+        ] {
+            let op = &doc["paths"][path]["get"];
+            assert!(op.is_object(), "{path} missing");
+            assert_eq!(op["tags"][0], "historical");
+            let params: Vec<&str> = op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap())
+                .collect();
+            for p in [
+                "market_id",
+                "start_time",
+                "end_time",
+                "granularity",
+                "limit",
+                "pagination_key",
+            ] {
+                assert!(params.contains(&p), "{path}: {p} not in {params:?}");
+            }
+            assert!(!params.contains(&"common"), "{params:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_retention_pass_removes_expired_snapshots() {
+    for_each_backend(async |db| {
+        let now = Timestamp::now().millis();
+        const DAY: i64 = 86_400_000;
+        let at = |ms: i64| BookSnapshot {
+            timestamp: Timestamp::from_millis(ms),
+            ..a_snap("RET", 0)
+        };
+        let old = [now - 45 * DAY, now - 40 * DAY, now - 32 * DAY];
+        let kept = [now - 29 * DAY, now - DAY, now];
+        db.store
+            .insert_snapshots(&old.iter().chain(&kept).map(|t| at(*t)).collect::<Vec<_>>())
+            .await
+            .unwrap();
+        let mut settings = retention::Settings::from_days(30).unwrap();
+        settings.batch_rows = 1;
+        let report = retention::pass(db.store.as_ref(), &settings, &CancellationToken::new())
+            .await
+            .unwrap();
+        let left: Vec<i64> = db
+            .store
+            .snapshots(&SnapshotQuery {
+                exchange: Exchange::VenueA,
+                market_id: "RET".into(),
+                asset_id: None,
+                window: SnapshotWindow::Latest { before: None },
+                limit: 100,
+            })
+            .await
+            .unwrap()
+            .iter()
+            .map(|s| s.timestamp.millis())
+            .collect();
+        assert_eq!(left, kept.iter().rev().copied().collect::<Vec<_>>());
+        if db.backend() == "sqlite" {
+            assert_eq!(
+                (report.rows, report.steps),
+                (3, 4),
+                "one row per step, then an empty step"
+            );
+        } else {
+            assert_eq!(report.partitions, 3, "one day each");
+        }
+    })
+    .await;
+}

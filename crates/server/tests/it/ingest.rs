@@ -1,0 +1,119 @@
+//! `serve --simulate` end to end: the real server with the simulated venues in-process, ingesting over the
+//! real connectors (venue_a over the signed WebSocket) into a real store, on both backends.
+
+use std::time::Duration;
+
+use crossbook_core::Plan;
+use crossbook_server::config::Config;
+use crossbook_store::testing::for_each_backend;
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Polls `f` every 200 ms until it returns `Some`, failing after `secs` with the last value seen.
+async fn eventually<T>(what: &str, secs: u64, mut f: impl AsyncFnMut() -> Result<T, String>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(last) if tokio::time::Instant::now() >= deadline => {
+                panic!("{what}: not within {secs} s; last seen: {last}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+async fn get_json(url: &str) -> Result<(u16, Value), String> {
+    let r = client().get(url).send().await.map_err(|e| e.to_string())?;
+    let status = r.status().as_u16();
+    let v = r.json::<Value>().await.map_err(|e| e.to_string())?;
+    Ok((status, v))
+}
+
+fn simulate_config(url: &str) -> Config {
+    Config {
+        simulate: true,
+        sim_seed: 11,
+        catalog_sync_seconds: 5,
+        ..Config::for_tests(url)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_simulate_ingests_both_venues_and_creates_demo_keys_once() {
+    for_each_backend(async |db| {
+        assert!(db.store.list_keys().await.unwrap().is_empty());
+        let server = Server::start(simulate_config(&db.url)).await;
+
+        // Ready: store up, this process leads ingestion, both venues fresh over their live feeds.
+        let ready = eventually("/readyz 200 with both venues fresh", 60, async || {
+            let (status, v) = get_json(&server.url("/readyz")).await?;
+            let fresh = v["venues"]["venue_a"]["status"] == "fresh" && v["venues"]["venue_b"]["status"] == "fresh";
+            if status == 200 && fresh {
+                Ok(v)
+            } else {
+                Err(format!("{status} {v}"))
+            }
+        })
+        .await;
+        assert_eq!(ready["ingest"]["leader"], true);
+        assert_eq!(
+            ready["venues"]["venue_a"]["mode"], "websocket",
+            "signed WebSocket, not REST polling: {ready}"
+        );
+        assert_eq!(ready["venues"]["venue_b"]["mode"], "websocket");
+
+        // Search finds the simulated BTC windows of both venues.
+        for exchange in ["venue_a", "venue_b"] {
+            let url = server.url(&format!("/v1/search/markets?q=15m&exchange={exchange}&limit=100"));
+            let markets = eventually(&format!("{exchange} markets in search"), 30, async || {
+                let (status, v) = get_json(&url).await?;
+                match v.as_array() {
+                    Some(a) if status == 200 && !a.is_empty() => Ok(a.clone()),
+                    _ => Err(format!("{status} {v}")),
+                }
+            })
+            .await;
+            assert!(markets.iter().all(|m| m["exchange"] == exchange), "{markets:?}");
+        }
+
+        // One demo key per plan, created because the database had none.
+        let keys = db.store.list_keys().await.unwrap();
+        let mut plans: Vec<Plan> = keys.iter().map(|k| k.plan).collect();
+        plans.sort_by_key(|p| p.to_string());
+        assert_eq!(plans, vec![Plan::Builder, Plan::Free, Plan::Trader]);
+        assert!(keys.iter().all(|k| k.customer_name.starts_with("demo-")));
+        server.stop().await.unwrap();
+
+        // A restart on the same database creates none.
+        let server = Server::start(simulate_config(&db.url)).await;
+        let (status, _) = eventually("healthz after restart", 30, async || {
+            get_json(&server.url("/healthz")).await
+        })
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(db.store.list_keys().await.unwrap().len(), 3);
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn role_api_does_not_ingest_and_creates_no_demo_keys() {
+    for_each_backend(async |db| {
+        if db.backend() != "postgres" {
+            return; // the api role needs PostgreSQL (configuration refuses it on SQLite)
+        }
+        let mut config = simulate_config(&db.url);
+        config.role = crossbook_server::config::Role::Api;
+        let server = Server::start(config).await;
+        let (status, v) = get_json(&server.url("/readyz")).await.unwrap();
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["ingest"], serde_json::json!({"role": "api", "leader": false}));
+        assert_eq!(v["venues"]["venue_a"]["status"], "not_configured");
+        assert!(db.store.list_keys().await.unwrap().is_empty());
+        server.stop().await.unwrap();
+    })
+    .await;
+}

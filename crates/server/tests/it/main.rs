@@ -1,0 +1,13 @@
+//! Integration tests of crossbook-server through HTTP, against a real SQLite file and a real PostgreSQL
+//! database (`crossbook_store::testing`; PostgreSQL when `CROSSBOOK_TEST_DATABASE_URL` is set).
+
+mod arbitrage;
+mod errors;
+mod gating;
+mod historical;
+mod ingest;
+mod search;
+mod service;
+mod util;
+mod webhooks;
+mod whales;

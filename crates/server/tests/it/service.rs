@@ -1,0 +1,377 @@
+//! Service routes (contracts §10), request ids, metrics, the OpenAPI document and the docs page, and `serve`
+//! itself over TCP.
+
+use std::collections::HashSet;
+
+use crossbook_core::{Exchange, Timestamp};
+use crossbook_server::config::{Config, Role};
+use crossbook_store::testing::for_each_backend;
+use crossbook_venues::FeedMode;
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+#[tokio::test]
+async fn health_and_readiness() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        assert_eq!(app.get("/healthz").await.ok(), json!({"status": "ok"}));
+
+        let not_configured = json!({
+            "status": "not_configured", "last_update_at": null, "age_seconds": null, "max_age_seconds": 60,
+            "mode": "idle", "connected": false, "books": 0, "stale_books": 0, "last_catalog_sync_at": null,
+            "reconnects": 0, "malformed": 0, "last_error": null,
+        });
+        let body = app.get("/readyz").await.ok();
+        assert_eq!(body["status"], "ready");
+        assert_eq!(body["store"]["status"], "ok");
+        assert_eq!(body["store"]["backend"], db.backend());
+        assert!(body["store"]["latency_ms"].is_u64(), "{body}");
+        assert_eq!(
+            body["venues"],
+            json!({"venue_a": not_configured, "venue_b": not_configured})
+        );
+        assert_eq!(body["ingest"], json!({"role": "all", "leader": false}));
+
+        // Health recorded while this process does not ingest (a standby) does not count.
+        let health = &app.state.health;
+        health.update(Exchange::VenueA, |h| {
+            h.last_message_at = Some(Timestamp::from_millis(0))
+        });
+        assert_eq!(
+            app.get("/readyz").await.ok()["venues"]["venue_a"]["status"],
+            "not_configured"
+        );
+
+        // Ingestion runs: both venues count; venue_b has no data yet.
+        app.state.ingest.set(crossbook_venues::IngestHandle::default());
+        let now = Timestamp::now();
+        health.update(Exchange::VenueA, |h| {
+            h.last_message_at = Some(now);
+            h.mode = FeedMode::WebSocket;
+            h.connected = true;
+            h.books = 12;
+            h.stale_books = 1;
+            h.reconnects = 2;
+            h.malformed = 3;
+        });
+        let r = app.get("/readyz").await;
+        assert_eq!(r.status.as_u16(), 503);
+        let v = r.json();
+        assert_eq!(v["status"], "not_ready");
+        assert_eq!(v["ingest"]["leader"], true);
+        assert_eq!(v["venues"]["venue_b"]["status"], "waiting");
+        let a = &v["venues"]["venue_a"];
+        assert_eq!(a["status"], "fresh", "{v}");
+        assert_eq!(a["last_update_at"], now.to_iso());
+        assert_eq!(
+            (
+                &a["mode"],
+                &a["connected"],
+                &a["books"],
+                &a["stale_books"],
+                &a["reconnects"],
+                &a["malformed"]
+            ),
+            (
+                &json!("websocket"),
+                &json!(true),
+                &json!(12),
+                &json!(1),
+                &json!(2),
+                &json!(3)
+            )
+        );
+
+        health.update(Exchange::VenueB, |h| h.last_message_at = Some(now));
+        assert_eq!(app.get("/readyz").await.ok()["status"], "ready");
+
+        // venue_b delivered data two minutes ago: stale, not ready.
+        health.update(Exchange::VenueB, |h| {
+            h.last_message_at = Some(Timestamp::from_millis(now.millis() - 120_000));
+            h.last_error = Some("connection reset".into());
+        });
+        let r = app.get("/readyz").await;
+        assert_eq!(r.status.as_u16(), 503);
+        let v = r.json();
+        assert_eq!(v["venues"]["venue_b"]["status"], "stale");
+        assert_eq!(v["venues"]["venue_b"]["last_error"], "connection reset");
+        assert!(v["venues"]["venue_b"]["age_seconds"].as_u64().unwrap() >= 120, "{v}");
+        assert_eq!(v["store"]["status"], "ok");
+
+        // Ingestion stopped (the lock was lost): back to not_configured.
+        app.state.ingest.clear();
+        assert_eq!(
+            app.get("/readyz").await.ok()["venues"]["venue_b"]["status"],
+            "not_configured"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_generated() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        for uri in [
+            "/v1/search/series",
+            "/nope",
+            "/v1/search/series?limit=0",
+            "/healthz",
+            "/metrics",
+            "/docs",
+        ] {
+            let r = app.get_with(uri, &[("x-request-id", "client-chosen-42")]).await;
+            assert_eq!(r.header("x-request-id"), Some("client-chosen-42"), "{uri}");
+            let generated = app
+                .get(uri)
+                .await
+                .header("x-request-id")
+                .map(str::to_string)
+                .unwrap_or_default();
+            assert_eq!(generated.len(), 36, "{uri}: {generated:?}");
+            assert_ne!(
+                app.get(uri).await.header("x-request-id"),
+                Some(generated.as_str()),
+                "{uri}: ids must differ"
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn metrics_are_labelled_by_route_template() {
+    for_each_backend(async |db| {
+        seed_catalog(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        app.get(&format!("/v1/search/events/{E_NBA}/markets")).await.ok();
+        app.get("/v1/search/events/NO-SUCH-EVENT/markets")
+            .await
+            .error(404, "not_found", None);
+        app.get("/definitely/unknown/path-7f3a")
+            .await
+            .error(404, "not_found", None);
+        let r = app.get("/metrics").await;
+        assert_eq!(r.status.as_u16(), 200);
+        assert!(
+            r.header("content-type").unwrap().starts_with("text/plain"),
+            "{:?}",
+            r.header("content-type")
+        );
+        let text = &r.text;
+        let has = |status: &str| {
+            text.lines().any(|l| {
+                l.starts_with("http_requests_total{")
+                    && l.contains("route=\"/v1/search/events/{event_id}/markets\"")
+                    && l.contains(&format!("status=\"{status}\""))
+                    && l.contains("method=\"GET\"")
+            })
+        };
+        assert!(has("200") && has("404"), "{text}");
+        assert!(text.contains("http_request_duration_seconds_bucket{"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("http_requests_total{") && l.contains("route=\"unmatched\"")),
+            "{text}"
+        );
+        // Raw paths never become labels.
+        assert!(
+            !text.contains(E_NBA) && !text.contains("NO-SUCH-EVENT") && !text.contains("path-7f3a"),
+            "{text}"
+        );
+    })
+    .await;
+}
+
+const SEARCH_PATHS: [&str; 7] = [
+    "/v1/search",
+    "/v1/search/series",
+    "/v1/search/events",
+    "/v1/search/markets",
+    "/v1/search/recent/events",
+    "/v1/search/recent/markets",
+    "/v1/search/events/{event_id}/markets",
+];
+const SERVICE_PATHS: [&str; 5] = ["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"];
+
+fn param<'a>(op: &'a Value, name: &str) -> &'a Value {
+    op["parameters"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+        .unwrap_or_else(|| panic!("no parameter {name} in {op}"))
+}
+
+#[tokio::test]
+async fn openapi_documents_every_route() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let r = app.get("/openapi.json").await;
+        assert_eq!(r.header("content-type"), Some("application/json; charset=utf-8"));
+        let doc = r.ok();
+        assert!(
+            doc["openapi"].as_str().unwrap().starts_with("3.1"),
+            "{}",
+            doc["openapi"]
+        );
+        assert!(doc["info"]["title"].is_string() && doc["info"]["version"].is_string());
+
+        let paths = doc["paths"].as_object().unwrap();
+        for p in SEARCH_PATHS {
+            let bare = p.trim_start_matches("/v1");
+            for path in [p, bare] {
+                let op = &paths.get(path).unwrap_or_else(|| panic!("{path} missing"))["get"];
+                assert_eq!(op["tags"], json!(["search"]), "{path}");
+                assert!(
+                    op["summary"].is_string() && op["description"].is_string(),
+                    "{path}: handler docs"
+                );
+                for status in ["200", "400", "429", "500", "503"] {
+                    assert!(op["responses"].get(status).is_some(), "{path}: no {status}");
+                }
+                let limit = &param(op, "limit")["schema"];
+                assert_eq!(limit["minimum"], 1, "{path}");
+                assert!(limit["maximum"] == 50 || limit["maximum"] == 100, "{path}");
+                assert_eq!(
+                    param(op, "status")["schema"]["enum"],
+                    json!(["active", "closed"]),
+                    "{path}"
+                );
+                assert_eq!(param(op, "status")["schema"]["default"], "active", "{path}");
+            }
+            assert_eq!(paths[bare]["get"]["x-alias-of"], p);
+        }
+        for p in SERVICE_PATHS {
+            assert!(paths[p]["get"]["responses"]["200"].is_object(), "{p}");
+        }
+        // Parameters with their rules.
+        let events = &paths["/v1/search/events"]["get"];
+        assert_eq!(
+            param(events, "sort_by")["schema"]["enum"],
+            json!(["relevance", "newest", "markets", "volume", "liquidity"]),
+            "{events}"
+        );
+        assert_eq!(param(events, "min_volume")["schema"]["minimum"], 0);
+        assert_eq!(param(events, "offset")["schema"]["maximum"], 1_000_000);
+        assert!(
+            param(events, "discovered_after")["description"]
+                .as_str()
+                .unwrap()
+                .contains("ISO 8601")
+        );
+        assert_eq!(param(&paths["/v1/search"]["get"], "q")["required"], true);
+        let ev_markets = &paths["/v1/search/events/{event_id}/markets"]["get"];
+        assert_eq!(param(ev_markets, "event_id")["in"], "path");
+        assert!(ev_markets["responses"]["404"].is_object());
+        assert_eq!(
+            param(&paths["/v1/search/series"]["get"], "limit")["schema"]["default"],
+            30
+        );
+
+        // Schemas of every object, with their fields.
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for s in [
+            "SeriesOut",
+            "EventOut",
+            "MarketOut",
+            "RecentEventOut",
+            "RecentMarketOut",
+            "CombinedOut",
+            "ErrorBody",
+            "ErrorCode",
+            "ReadyOut",
+        ] {
+            assert!(schemas.contains_key(s), "schema {s} missing");
+        }
+        assert_eq!(schemas["ExchangeName"]["enum"], json!(["venue_a", "venue_b"]));
+        let market = &schemas["MarketOut"];
+        assert!(
+            market["required"].as_array().unwrap().iter().any(|f| f == "settled_at"),
+            "{market}"
+        );
+        assert!(schemas["ErrorCode"].to_string().contains("entitlement_required"));
+        assert_eq!(doc["components"]["securitySchemes"]["api_key"]["name"], "X-API-Key");
+
+        // Operation ids are unique.
+        let mut seen = HashSet::new();
+        for item in paths.values() {
+            for op in item.as_object().unwrap().values() {
+                if let Some(id) = op.get("operationId").and_then(Value::as_str) {
+                    assert!(seen.insert(id.to_string()), "duplicate operationId {id}");
+                }
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn docs_page_is_self_contained() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let r = app.get("/docs").await;
+        assert_eq!(r.status.as_u16(), 200);
+        assert!(r.header("content-type").unwrap().starts_with("text/html"));
+        let html = &r.text;
+        assert!(
+            !html.contains("http://") && !html.contains("https://"),
+            "external reference in /docs"
+        );
+        assert!(
+            !html.contains("<link") && !html.contains("src="),
+            "external asset in /docs"
+        );
+        for p in SEARCH_PATHS.iter().chain(&SERVICE_PATHS) {
+            assert!(html.contains(&format!("<code>{p}</code>")), "{p} not documented");
+        }
+        for needle in ["Try it", "SeriesOut", "min_volume", "X-API-Key", "entitlement_required"] {
+            assert!(html.contains(needle), "{needle} missing from /docs");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ingest_role_serves_only_the_service_routes() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |c| c.role = Role::Ingest);
+        app.get("/healthz").await.ok();
+        app.get("/v1/search/series").await.error(404, "not_found", None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn serve_runs_over_tcp_and_shuts_down_gracefully() {
+    for_each_backend(async |db| {
+        seed_catalog(&db.store).await;
+        let server = Server::start(Config::for_tests(&db.url)).await;
+        let http = client();
+        let r = http.get(server.url("/healthz")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let r = http
+            .get(server.url("/v1/search/series?q=nba"))
+            .header("x-request-id", "tcp-1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["x-request-id"], "tcp-1");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(ids(&body, "series_id"), ["KXNBA"]);
+        server.stop().await.expect("serve returns Ok after a graceful shutdown");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn serve_reports_an_unreachable_database() {
+    let config = Config::for_tests("postgres://crossbook:secret@127.0.0.1:1/none");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let err = crossbook_server::serve(config, listener, std::future::pending())
+        .await
+        .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("127.0.0.1:1"), "{msg}");
+    assert!(!msg.contains("secret"), "the password leaked: {msg}");
+}

@@ -1,0 +1,115 @@
+//! Storage of crossbook: traits split by concern, one backend per file.
+//!
+//! # Layout
+//! - [`catalog`]: series, events, markets (and venue_b tokens) with `discovered_at`, and catalog search.
+//! - [`accounts`]: customers and API keys (stored hashed).
+//! - [`books`]: order-book snapshots.
+//! - [`trades`]: trades, stored once per venue trade id.
+//! - [`webhooks`]: webhook registrations and their delivery log.
+//! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
+//! - [`lock`]: the ingest leader lock (one ingesting process at a time).
+//! - [`sqlite`] / [`postgres`]: the two backends, each with its own migrations under `migrations/`.
+//! - `common`, `sql`, `codec` (private): what both backends share: statements written once, the search query
+//!   builders, the compact ladder encoding and row decoding.
+//! - `testing` (feature `testing`): the harness that runs one test body against both backends.
+//!
+//! Every backend stores times as `i64` Unix milliseconds and money as `i64` micro-units, so the SQL of the two
+//! backends differs only where the dialects do (upserts, full-text search).
+//!
+//! # Search
+//! Text search is served by indexes on both backends: FTS5 trigram tables on SQLite, `pg_trgm` GIN indexes on
+//! PostgreSQL. Needles shorter than three characters cannot use trigrams and scan instead. On SQLite a common
+//! needle would make "rank every match" slow, so the market search reads relevance tiers one at a time, each
+//! from the index that serves it (see `SqliteStore::search_markets_indexed`).
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+// Lets `testing.rs` name this crate as `crossbook_store::…` both when compiled here and when an integration
+// test includes it directly.
+extern crate self as crossbook_store;
+
+pub mod accounts;
+pub mod arbitrage;
+pub mod books;
+pub mod catalog;
+mod codec;
+mod common;
+mod error;
+pub mod lock;
+pub mod postgres;
+mod sql;
+pub mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod trades;
+pub mod webhooks;
+pub mod whales;
+
+pub use accounts::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
+pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
+pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
+pub use catalog::{
+    CatalogStore, EventQuery, EventSort, EventSummary, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort,
+    SeriesSummary, StoredMarket,
+};
+pub use codec::{decode_ladder, encode_ladder};
+pub use error::{StoreError, StoreResult};
+pub use lock::{LeaderGuard, LeaderLock};
+pub use trades::TradeStore;
+pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};
+pub use whales::{
+    EventActivity, PoolCandidate, TargetStats, WatchEntry, WhaleAggregate, WhalePage, WhaleQuery, WhaleStore,
+    WhaleTarget, WhaleTrade,
+};
+
+/// The whole store: every concern, one backend. Handlers and workers hold an `Arc<dyn Store>`.
+#[async_trait::async_trait]
+pub trait Store:
+    CatalogStore
+    + AccountStore
+    + BookStore
+    + TradeStore
+    + ArbitrageStore
+    + LeaderLock
+    + WhaleStore
+    + WebhookStore
+    + Send
+    + Sync
+    + 'static
+{
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+    /// Cheap round trip to the database (for `/readyz`).
+    async fn ping(&self) -> StoreResult<()>;
+    /// Applies this backend's migrations; safe to run again.
+    async fn migrate(&self) -> StoreResult<()>;
+    /// Closes the pools after pending writes.
+    async fn close(&self);
+}
+
+/// Opens the store named by `url`: `sqlite://path` (file and folder created if absent; `sqlite::memory:` for
+/// a private in-memory database) or `postgres://…`. Does not migrate.
+pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PgStore::open(url).await?))
+    } else {
+        Err(StoreError::Config(format!(
+            "unsupported database URL {} (expected sqlite://… or postgres://…)",
+            redact_url(url)
+        )))
+    }
+}
+
+/// The URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}

@@ -1,0 +1,187 @@
+//! Market search on PostgreSQL for needles of three characters or more, one relevance tier at a time.
+//!
+//! A single statement ("every match, ranked by tier then volume, one page") is right for a rare needle, but a
+//! common one ("bitcoin" over a million markets) makes PostgreSQL fetch and sort every match: hundreds of
+//! milliseconds. This is the plan the SQLite backend follows (`SqliteStore::search_markets_indexed`):
+//!
+//! 1. Count the matches, stopping at `SPARSE_LIMIT + 1` (trigram index). If there are few, the single
+//!    statement is cheap: run it.
+//! 2. Otherwise, for `newest`/`volume`/`liquidity`, walk the index of that order and stop after the page.
+//! 3. For `relevance`, fill the page tier by tier (exact id, headline prefix, headline substring, other field),
+//!    each tier in volume order, each read from the index naming its rows when it names few (the market-id
+//!    index, a byte range on the lower-cased headline, the headline trigram index), else by walking the volume
+//!    index, where dense matches fill a page after a few thousand rows.
+//!
+//! The planner cannot know which case it is in (trigram selectivity estimates are coarse), so the walks run
+//! with bitmap scans disabled for that one transaction: the same role as SQLite's `INDEXED BY`.
+
+use sqlx::Row;
+
+use super::{D, PgStore, query};
+use crate::{
+    MarketQuery, StoreResult,
+    catalog::{MarketSort, StoredMarket},
+    codec,
+    common::{self, Exec},
+    sql::{self, Needle, Sql, Tier},
+};
+
+/// At most this many matches count as "few": ranking them in one statement is cheap.
+const SPARSE_LIMIT: i64 = 2_000;
+
+/// The headline expression exactly as the indexes of migration 0006 are defined.
+const HEAD: &str = "coalesce(m.title, m.question)";
+
+impl PgStore {
+    pub(super) async fn search_markets_tiered(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Vec<StoredMarket>> {
+        let all = self.capped_count(q, |s| sql::market_match(s, D, n)).await?;
+        if all <= SPARSE_LIMIT {
+            return common::search_markets_scan(&self.pool, D, q, Some(n)).await;
+        }
+        let sort = sql::market_sort(q, Some(n));
+        tracing::debug!(needle = %n.raw, all, ?sort, "common needle: reading ordered indexes");
+        if sort != MarketSort::Relevance {
+            return self.walk_rows(&sql::market_search(D, q, Some(n))).await;
+        }
+
+        let mut skip = i64::from(q.offset);
+        let mut out: Vec<StoredMarket> = Vec::new();
+        let mut head: Option<i64> = None;
+        for tier in [Tier::ExactId, Tier::Prefix, Tier::Contains, Tier::Other] {
+            let missing = i64::from(q.limit) - out.len() as i64;
+            if missing <= 0 {
+                break;
+            }
+            let mut s = from_markets(q);
+            // Whether the tier's rows come from an index that names them (else: a walk in volume order).
+            let named = match tier {
+                Tier::ExactId => true,
+                Tier::Prefix => {
+                    let count = self.capped_count(q, |s| prefix_range(s, n)).await?;
+                    if count <= SPARSE_LIMIT {
+                        s.push(" AND ");
+                        prefix_range(&mut s, n);
+                    }
+                    count <= SPARSE_LIMIT
+                }
+                Tier::Contains => {
+                    let count = match head {
+                        Some(c) => c,
+                        None => self.capped_count(q, |s| head_contains(s, n)).await?,
+                    };
+                    head = Some(count);
+                    if count <= SPARSE_LIMIT {
+                        s.push(" AND ");
+                        head_contains(&mut s, n);
+                    }
+                    count <= SPARSE_LIMIT
+                }
+                // Reached only when the better tiers left the page open although the needle is common: the
+                // other fields hold most of the matches, so the walk meets them densely.
+                Tier::Other => false,
+            };
+            s.push(" AND ");
+            sql::market_tier_predicate(&mut s, D, n, tier, false);
+            if skip > 0 {
+                let mut c = Sql::new("SELECT count(*) AS n FROM (SELECT 1");
+                c.push(&s.text[s.text.find(" FROM ").unwrap_or(0)..]);
+                c.args = s.args.clone();
+                c.push(" LIMIT ").int(skip).push(") x");
+                let rows = if named {
+                    self.count(&c).await?
+                } else {
+                    self.walk_count(&c).await?
+                };
+                if rows < skip {
+                    skip -= rows;
+                    continue;
+                }
+            }
+            s.push(" ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT ")
+                .int(missing)
+                .push(" OFFSET ")
+                .int(skip);
+            skip = 0;
+            out.extend(if named {
+                self.pool_rows(&s).await?
+            } else {
+                self.walk_rows(&s).await?
+            });
+        }
+        Ok(out)
+    }
+
+    /// How many active rows match `pred` under the query's filters, counting no further than `SPARSE_LIMIT + 1`.
+    async fn capped_count(&self, q: &MarketQuery, pred: impl FnOnce(&mut Sql)) -> StoreResult<i64> {
+        let mut s = Sql::new("SELECT count(*) AS n FROM (SELECT 1 FROM markets m");
+        sql::market_filters(&mut s, q);
+        s.push(" AND ");
+        pred(&mut s);
+        s.push(" LIMIT ").int(SPARSE_LIMIT + 1).push(") x");
+        self.count(&s).await
+    }
+
+    async fn count(&self, s: &Sql) -> StoreResult<i64> {
+        let rows = self.pool.rows(s).await?;
+        Ok(rows.first().map(|r| r.try_get::<i64, _>("n")).transpose()?.unwrap_or(0))
+    }
+
+    async fn pool_rows(&self, s: &Sql) -> StoreResult<Vec<StoredMarket>> {
+        common::markets_of(&self.pool.rows(s).await?)
+    }
+
+    /// Runs `s` in a read-only transaction where the planner must walk an ordered index instead of collecting
+    /// every trigram match in a bitmap first.
+    async fn walk_rows(&self, s: &Sql) -> StoreResult<Vec<StoredMarket>> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL enable_bitmapscan = off")
+            .execute(&mut *tx)
+            .await?;
+        let rows = query(s).fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+        common::markets_of(&rows)
+    }
+
+    async fn walk_count(&self, s: &Sql) -> StoreResult<i64> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL enable_bitmapscan = off")
+            .execute(&mut *tx)
+            .await?;
+        let rows = query(s).fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(rows.first().map(|r| r.try_get::<i64, _>("n")).transpose()?.unwrap_or(0))
+    }
+}
+
+/// `SELECT <cols> FROM markets m WHERE <filters>`.
+fn from_markets(q: &MarketQuery) -> Sql {
+    let mut s = Sql::new("SELECT ");
+    s.push(codec::MARKET_COLS).push(" FROM markets m");
+    sql::market_filters(&mut s, q);
+    s
+}
+
+/// The headline contains the needle (served by `markets_head_trgm`).
+fn head_contains(s: &mut Sql, n: &Needle) {
+    s.push(HEAD).push(" ILIKE ").text(&n.contains);
+}
+
+/// The headline starts with the needle: a byte range on `lower(headline)` (served by
+/// `markets_head_lower_prefix`) narrowed by the exact case-insensitive test. The range is written with the
+/// pattern operators because a `LIKE $1` with a bound parameter cannot use the index in a generic plan.
+fn prefix_range(s: &mut Sql, n: &Needle) {
+    let lower = format!("lower({HEAD})");
+    s.push("(")
+        .push(&lower)
+        .push(" ~>=~ lower(")
+        .text(&n.raw)
+        .push(") AND ")
+        .push(&lower)
+        .push(" ~<~ (lower(")
+        .text(&n.raw)
+        .push(") || U&'\\+10FFFF') AND ")
+        .push(HEAD)
+        .push(" ILIKE ")
+        .text(&n.prefix)
+        .push(")");
+}

@@ -1,0 +1,298 @@
+//! Outbound webhooks (spec 2.14, 4.5, 6; contracts §8): the registrations, one per type per customer, and the
+//! log of delivery attempts.
+//!
+//! # Registrations
+//! A registration belongs to a customer (not to a key, so rotating a key keeps it) and is identified by
+//! `(customer_id, kind)`. Its signing secret is kept in clear: the dispatcher needs it to sign, and the API
+//! returns it on every read (spec 2.14). Ids are never reused, so a registration deleted and created again
+//! starts with an empty delivery log.
+//!
+//! # Delivery log
+//! The dispatcher writes attempts in batches ([`WebhookStore::record_deliveries`]); each batch also trims the
+//! log of every registration it touched to the newest [`DELIVERY_LOG_KEEP`] attempts. Attempts of a
+//! registration deleted while they were in flight are dropped.
+
+use std::fmt;
+
+use crossbook_core::Timestamp;
+
+use crate::{StoreError, StoreResult, codec::Cols, common::Exec, sql::Sql};
+
+/// Attempts kept per registration (contracts §8: "the last 100 attempts").
+pub const DELIVERY_LOG_KEEP: i64 = 100;
+
+/// The two webhook types of spec 4.5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WebhookKind {
+    Whale,
+    Arbitrage,
+}
+
+impl WebhookKind {
+    pub const ALL: [WebhookKind; 2] = [WebhookKind::Whale, WebhookKind::Arbitrage];
+
+    /// The path segment and stored value: `whale` or `arbitrage`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WebhookKind::Whale => "whale",
+            WebhookKind::Arbitrage => "arbitrage",
+        }
+    }
+
+    /// The kind named `s` exactly (`whale` or `arbitrage`).
+    pub fn parse(s: &str) -> Option<Self> {
+        WebhookKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The event `type` delivered to this kind (spec 6.1).
+    pub const fn event_type(self) -> &'static str {
+        match self {
+            WebhookKind::Whale => "whale.entry",
+            WebhookKind::Arbitrage => "arbitrage.opportunity",
+        }
+    }
+
+    /// The kind that receives events of `event_type` (spec 6.1).
+    pub fn for_event_type(event_type: &str) -> Option<Self> {
+        WebhookKind::ALL.into_iter().find(|k| k.event_type() == event_type)
+    }
+}
+
+impl fmt::Display for WebhookKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stored registration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhook {
+    pub id: i64,
+    pub customer_id: i64,
+    pub kind: WebhookKind,
+    pub url: String,
+    pub secret: String,
+    pub enabled: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// One delivery attempt, as the dispatcher reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    pub webhook_id: i64,
+    /// The `Service-Webhook-Id` of the attempt.
+    pub message_id: String,
+    /// `whale.entry`, `arbitrage.opportunity` or `webhook.test`.
+    pub event_type: String,
+    /// The receiver's HTTP status, when it answered.
+    pub status_code: Option<u16>,
+    pub latency_ms: i64,
+    /// Why the attempt failed (no answer, non-2xx, blocked); `None` on success.
+    pub error: Option<String>,
+    /// The target resolved only to forbidden addresses and was not contacted.
+    pub blocked: bool,
+    pub created_at: Timestamp,
+}
+
+/// A logged attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// Position in the log (increasing).
+    pub seq: i64,
+    pub attempt: NewDelivery,
+}
+
+/// The webhooks concern.
+#[async_trait::async_trait]
+pub trait WebhookStore: Send + Sync {
+    /// Registers `url` for the customer's `kind`, enabled. `Ok(None)` when the customer already has one of
+    /// that kind (409).
+    async fn create_webhook(
+        &self,
+        customer_id: i64,
+        kind: WebhookKind,
+        url: &str,
+        secret: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<Webhook>>;
+
+    /// The customer's registration of `kind`.
+    async fn webhook(&self, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>>;
+
+    /// The customer's registrations, in kind order (whale, arbitrage).
+    async fn customer_webhooks(&self, customer_id: i64) -> StoreResult<Vec<Webhook>>;
+
+    /// Changes the URL (and `enabled` when given); `Ok(None)` when the customer has no registration of `kind`.
+    async fn update_webhook(
+        &self,
+        customer_id: i64,
+        kind: WebhookKind,
+        url: &str,
+        enabled: Option<bool>,
+        at: Timestamp,
+    ) -> StoreResult<Option<Webhook>>;
+
+    /// Deletes the registration and its delivery log; `false` when there was none.
+    async fn delete_webhook(&self, customer_id: i64, kind: WebhookKind) -> StoreResult<bool>;
+
+    /// Every enabled registration, by id (what the dispatcher delivers to).
+    async fn enabled_webhooks(&self) -> StoreResult<Vec<Webhook>>;
+
+    /// Appends attempts to the log (dropping those of deleted registrations) and trims the log of every
+    /// registration in the batch to the newest [`DELIVERY_LOG_KEEP`].
+    async fn record_deliveries(&self, batch: &[NewDelivery]) -> StoreResult<()>;
+
+    /// The newest `limit` attempts of a registration, newest first.
+    async fn deliveries(&self, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>>;
+}
+
+// ------------------------------------------------------------------------------------------------ shared SQL
+
+const WEBHOOK_COLS: &str = "id, customer_id, kind, url, secret, enabled, created_at, updated_at";
+
+fn webhook_row(r: &impl Cols) -> StoreResult<Webhook> {
+    let kind = r.text("kind")?;
+    Ok(Webhook {
+        id: r.int("id")?,
+        customer_id: r.int("customer_id")?,
+        kind: WebhookKind::parse(&kind)
+            .ok_or_else(|| StoreError::Config(format!("unknown webhook kind {kind:?} in the database")))?,
+        url: r.text("url")?,
+        secret: r.text("secret")?,
+        enabled: r.int("enabled")? != 0,
+        created_at: Timestamp::from_millis(r.int("created_at")?),
+        updated_at: Timestamp::from_millis(r.int("updated_at")?),
+    })
+}
+
+fn delivery_row(r: &impl Cols) -> StoreResult<Delivery> {
+    Ok(Delivery {
+        seq: r.int("id")?,
+        attempt: NewDelivery {
+            webhook_id: r.int("webhook_id")?,
+            message_id: r.text("message_id")?,
+            event_type: r.text("event_type")?,
+            status_code: r.opt_int("status_code")?.and_then(|c| u16::try_from(c).ok()),
+            latency_ms: r.int("latency_ms")?,
+            error: r.opt_text("error")?,
+            blocked: r.int("blocked")? != 0,
+            created_at: Timestamp::from_millis(r.int("created_at")?),
+        },
+    })
+}
+
+fn rows_to_webhooks<R: Cols>(rows: Vec<R>) -> StoreResult<Vec<Webhook>> {
+    rows.iter().map(webhook_row).collect()
+}
+
+pub(crate) async fn create_webhook<E: Exec>(
+    ex: &E,
+    customer_id: i64,
+    kind: WebhookKind,
+    url: &str,
+    secret: &str,
+    at: Timestamp,
+) -> StoreResult<Option<Webhook>> {
+    let mut s =
+        Sql::new("INSERT INTO webhooks (customer_id, kind, url, secret, enabled, created_at, updated_at) VALUES (");
+    s.int(customer_id)
+        .push(", ")
+        .text(kind.as_str())
+        .push(", ")
+        .text(url)
+        .push(", ")
+        .text(secret);
+    s.push(", 1, ").int(at.millis()).push(", ").int(at.millis());
+    s.push(&format!(
+        ") ON CONFLICT (customer_id, kind) DO NOTHING RETURNING {WEBHOOK_COLS}"
+    ));
+    Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
+}
+
+pub(crate) async fn webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>> {
+    let mut s = Sql::new(&format!("SELECT {WEBHOOK_COLS} FROM webhooks WHERE customer_id = "));
+    s.int(customer_id).push(" AND kind = ").text(kind.as_str());
+    Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
+}
+
+pub(crate) async fn customer_webhooks<E: Exec>(ex: &E, customer_id: i64) -> StoreResult<Vec<Webhook>> {
+    let mut s = Sql::new(&format!("SELECT {WEBHOOK_COLS} FROM webhooks WHERE customer_id = "));
+    s.int(customer_id);
+    let mut hooks = rows_to_webhooks(ex.rows(&s).await?)?;
+    hooks.sort_by_key(|w| w.kind);
+    Ok(hooks)
+}
+
+pub(crate) async fn update_webhook<E: Exec>(
+    ex: &E,
+    customer_id: i64,
+    kind: WebhookKind,
+    url: &str,
+    enabled: Option<bool>,
+    at: Timestamp,
+) -> StoreResult<Option<Webhook>> {
+    let mut s = Sql::new("UPDATE webhooks SET url = ");
+    s.text(url).push(", updated_at = ").int(at.millis());
+    if let Some(e) = enabled {
+        s.push(", enabled = ").int(i64::from(e));
+    }
+    s.push(" WHERE customer_id = ")
+        .int(customer_id)
+        .push(" AND kind = ")
+        .text(kind.as_str());
+    s.push(&format!(" RETURNING {WEBHOOK_COLS}"));
+    Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
+}
+
+pub(crate) async fn delete_webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<bool> {
+    let mut s = Sql::new("DELETE FROM webhooks WHERE customer_id = ");
+    s.int(customer_id)
+        .push(" AND kind = ")
+        .text(kind.as_str())
+        .push(" RETURNING id");
+    let rows = ex.rows(&s).await?;
+    for r in &rows {
+        let mut d = Sql::new("DELETE FROM webhook_deliveries WHERE webhook_id = ");
+        d.int(r.int("id")?);
+        ex.exec(&d).await?;
+    }
+    Ok(!rows.is_empty())
+}
+
+pub(crate) async fn enabled_webhooks<E: Exec>(ex: &E) -> StoreResult<Vec<Webhook>> {
+    let s = Sql::new(&format!(
+        "SELECT {WEBHOOK_COLS} FROM webhooks WHERE enabled = 1 ORDER BY id"
+    ));
+    rows_to_webhooks(ex.rows(&s).await?)
+}
+
+pub(crate) async fn deliveries<E: Exec>(ex: &E, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
+    let mut s = Sql::new(
+        "SELECT id, webhook_id, message_id, event_type, status_code, latency_ms, error, blocked, created_at \
+         FROM webhook_deliveries WHERE webhook_id = ",
+    );
+    s.int(webhook_id).push(" ORDER BY id DESC LIMIT ").int(i64::from(limit));
+    ex.rows(&s).await?.iter().map(delivery_row).collect()
+}
+
+/// Inserts one attempt unless its registration is gone (`$1` … `$9` in column order).
+pub(crate) const INSERT_DELIVERY: &str = "INSERT INTO webhook_deliveries \
+    (webhook_id, message_id, event_type, status_code, latency_ms, error, blocked, created_at) \
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)";
+
+/// Deletes all but the newest [`DELIVERY_LOG_KEEP`] attempts of registration `$1`.
+pub(crate) fn trim_deliveries_sql() -> String {
+    format!(
+        "DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND id <= \
+         (SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT 1 OFFSET {DELIVERY_LOG_KEEP})"
+    )
+}
+
+/// The distinct registrations of a batch, in first-seen order.
+pub(crate) fn webhooks_in(batch: &[NewDelivery]) -> Vec<i64> {
+    let mut ids: Vec<i64> = batch.iter().map(|d| d.webhook_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}

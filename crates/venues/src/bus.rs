@@ -1,0 +1,105 @@
+//! The in-process bus of domain events (DESIGN §1).
+//!
+//! A `tokio::sync::broadcast` channel: every subscriber sees every event published after it subscribed,
+//! and a subscriber that falls more than the capacity behind gets `RecvError::Lagged` and skips ahead
+//! instead of slowing ingestion down. Publishing never blocks and never fails, with or without subscribers.
+
+use crossbook_core::{Exchange, Timestamp, Trade};
+use tokio::sync::broadcast;
+
+use crate::live::BookKey;
+
+/// Default number of events a subscriber may fall behind before it starts losing them.
+pub const DEFAULT_CAPACITY: usize = 16_384;
+
+/// Something that happened, in venue-neutral terms.
+///
+/// `#[non_exhaustive]`: the scanner and the whale tracker add their own kinds (opportunities, whale
+/// entries) as they are built; subscribers match with a wildcard arm.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DomainEvent {
+    /// A live book changed; the book itself is in [`crate::LiveBooks`].
+    BookUpdated { key: BookKey, timestamp: Timestamp },
+    /// Books that can no longer be trusted until a fresh snapshot arrives (gap, dropped or silent feed).
+    BooksStale { exchange: Exchange, keys: Vec<BookKey> },
+    /// A trade stored for the first time. Published once per trade, never again after a reconnect.
+    TradeIngested(Trade),
+    /// A catalog sync of a venue finished: markets may have opened, closed or settled.
+    CatalogSynced { exchange: Exchange, markets: usize },
+    /// A stored trade at or above the platform whale threshold (`whale.entry`, spec §2.13 / §6.1). The
+    /// payload is the webhook's `data` object, already rendered by the whale tracker, so every consumer
+    /// sends the same bytes.
+    WhaleEntry(std::sync::Arc<serde_json::Value>),
+    /// An opportunity the scanner found above `webhook_min_net_cents` outside its cooldown
+    /// (`arbitrage.opportunity`, spec §2.9 / §6.1); the payload is the webhook's `data` object.
+    ArbitrageOpportunity(std::sync::Arc<serde_json::Value>),
+}
+
+impl DomainEvent {
+    /// The webhook event type this event is delivered as, if any.
+    pub fn webhook_type(&self) -> Option<&'static str> {
+        match self {
+            DomainEvent::WhaleEntry(_) => Some("whale.entry"),
+            DomainEvent::ArbitrageOpportunity(_) => Some("arbitrage.opportunity"),
+            _ => None,
+        }
+    }
+}
+
+/// Handle to the bus; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Bus {
+    tx: broadcast::Sender<DomainEvent>,
+}
+
+impl Default for Bus {
+    fn default() -> Self {
+        Bus::new(DEFAULT_CAPACITY)
+    }
+}
+
+impl Bus {
+    /// A bus whose subscribers may fall `capacity` events behind.
+    pub fn new(capacity: usize) -> Self {
+        let (tx, _) = broadcast::channel(capacity.max(1));
+        Bus { tx }
+    }
+
+    /// Publishes an event to the current subscribers (none is fine).
+    pub fn publish(&self, event: DomainEvent) {
+        // `send` only fails when nobody listens, which is not an error for a bus.
+        let _ = self.tx.send(event);
+    }
+
+    /// A receiver of every event published from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<DomainEvent> {
+        self.tx.subscribe()
+    }
+
+    /// Number of live subscribers.
+    pub fn receiver_count(&self) -> usize {
+        self.tx.receiver_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn subscribers_see_events_published_after_they_subscribed() {
+        let bus = Bus::new(4);
+        bus.publish(DomainEvent::CatalogSynced {
+            exchange: Exchange::VenueA,
+            markets: 0,
+        });
+        let mut rx = bus.subscribe();
+        let ev = DomainEvent::CatalogSynced {
+            exchange: Exchange::VenueB,
+            markets: 3,
+        };
+        bus.publish(ev.clone());
+        assert_eq!(rx.recv().await.ok(), Some(ev));
+    }
+}

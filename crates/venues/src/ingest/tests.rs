@@ -1,0 +1,853 @@
+//! Tests of the ingest workers: the snapshot writer's throttle, the trade writer's publish-once rule, and
+//! the feed loop (watchdog, reconnect, malformed frames, polling fallback, follow requests) driven by a
+//! fake venue against a small local WebSocket server. Waits are on conditions with deadlines.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use crossbook_core::arb::{Episode, Listing, PairOverride};
+use crossbook_core::{
+    Amount, BookSnapshot, Event, Exchange, Level, Market, Outcome, Price, Series, Status, TakerSide, Timestamp, Trade,
+};
+use crossbook_store::{
+    AccountStore, ApiKeyInfo, ArbitrageStore, BookStore, CatalogStore, Delivery, EventActivity, EventQuery,
+    EventSummary, HistoryPage, HistoryQuery, KeyOwner, LeaderGuard, LeaderLock, MarketQuery, NewDelivery, NewKey,
+    PoolCandidate, RecentQuery, SeriesQuery, SeriesSummary, SnapshotQuery, Store, StoreError, StoreResult,
+    StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook, WebhookKind, WebhookStore, WhalePage, WhaleQuery,
+    WhaleStore, WhaleTarget, catalog::StoredMarket,
+};
+use futures_util::{SinkExt, StreamExt};
+use tokio::{net::TcpListener, sync::mpsc};
+use tokio_tungstenite::tungstenite::{Message, handshake::client::Request};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+use super::*;
+use crate::{
+    venue::{CatalogBatch, MarketSet, Venue},
+    venue_b,
+};
+
+// ------------------------------------------------------------------------------------------ test store
+
+/// An in-memory store with the semantics ingestion relies on: `discovered_at` = first `seen_at`, trades
+/// unique per `(exchange, source_trade_id)` with only new ones returned, snapshots appended.
+#[derive(Default)]
+struct MemStore {
+    series: Mutex<BTreeMap<(Exchange, String), (Series, Timestamp)>>,
+    events: Mutex<BTreeMap<(Exchange, String), (Event, Timestamp)>>,
+    markets: Mutex<BTreeMap<(Exchange, String), (Market, Timestamp)>>,
+    trades: Mutex<Vec<Trade>>,
+    snapshots: Mutex<Vec<Vec<BookSnapshot>>>,
+}
+
+fn unsupported<T>() -> StoreResult<T> {
+    Err(StoreError::Config("not supported by the test store".into()))
+}
+
+#[async_trait::async_trait]
+impl CatalogStore for MemStore {
+    async fn upsert_series(&self, items: &[Series], seen_at: Timestamp) -> StoreResult<()> {
+        let mut m = self.series.lock().unwrap();
+        for s in items {
+            let first = m.get(&(s.exchange, s.series_id.clone())).map_or(seen_at, |(_, t)| *t);
+            m.insert((s.exchange, s.series_id.clone()), (s.clone(), first));
+        }
+        Ok(())
+    }
+    async fn upsert_events(&self, items: &[Event], seen_at: Timestamp) -> StoreResult<()> {
+        let mut m = self.events.lock().unwrap();
+        for e in items {
+            let first = m.get(&(e.exchange, e.event_id.clone())).map_or(seen_at, |(_, t)| *t);
+            m.insert((e.exchange, e.event_id.clone()), (e.clone(), first));
+        }
+        Ok(())
+    }
+    async fn upsert_markets(&self, items: &[Market], seen_at: Timestamp) -> StoreResult<()> {
+        let mut m = self.markets.lock().unwrap();
+        for x in items {
+            let first = m.get(&(x.exchange, x.market_id.clone())).map_or(seen_at, |(_, t)| *t);
+            m.insert((x.exchange, x.market_id.clone()), (x.clone(), first));
+        }
+        Ok(())
+    }
+    async fn get_event(&self, _: Exchange, _: &str) -> StoreResult<Option<EventSummary>> {
+        unsupported()
+    }
+    async fn find_event(&self, _: &str) -> StoreResult<Option<EventSummary>> {
+        unsupported()
+    }
+    async fn get_market(&self, exchange: Exchange, id: &str) -> StoreResult<Option<StoredMarket>> {
+        Ok(self
+            .markets
+            .lock()
+            .unwrap()
+            .get(&(exchange, id.to_string()))
+            .map(|(market, discovered_at)| StoredMarket {
+                market: market.clone(),
+                discovered_at: *discovered_at,
+            }))
+    }
+    async fn active_markets(&self) -> StoreResult<Vec<Market>> {
+        unsupported()
+    }
+    async fn search_series(&self, _: &SeriesQuery) -> StoreResult<Vec<SeriesSummary>> {
+        unsupported()
+    }
+    async fn search_events(&self, _: &EventQuery) -> StoreResult<Vec<EventSummary>> {
+        unsupported()
+    }
+    async fn search_markets(&self, _: &MarketQuery) -> StoreResult<Vec<StoredMarket>> {
+        unsupported()
+    }
+    async fn recent_events(&self, _: &RecentQuery) -> StoreResult<Vec<EventSummary>> {
+        unsupported()
+    }
+    async fn recent_markets(&self, _: &RecentQuery) -> StoreResult<Vec<StoredMarket>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountStore for MemStore {
+    async fn create_key(&self, _: &str, _: crossbook_core::Plan) -> StoreResult<NewKey> {
+        unsupported()
+    }
+    async fn list_keys(&self) -> StoreResult<Vec<ApiKeyInfo>> {
+        unsupported()
+    }
+    async fn revoke_key(&self, _: &str) -> StoreResult<u64> {
+        unsupported()
+    }
+    async fn find_key(&self, _: &[u8]) -> StoreResult<Option<KeyOwner>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl BookStore for MemStore {
+    async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()> {
+        self.snapshots.lock().unwrap().push(batch.to_vec());
+        Ok(())
+    }
+    async fn snapshots(&self, _: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
+        unsupported()
+    }
+    async fn delete_snapshots_before(&self, _: Timestamp) -> StoreResult<u64> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl TradeStore for MemStore {
+    async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
+        let mut stored = self.trades.lock().unwrap();
+        let mut new = Vec::new();
+        for t in batch {
+            if !stored
+                .iter()
+                .any(|s| s.exchange == t.exchange && s.source_trade_id == t.source_trade_id)
+            {
+                stored.push(t.clone());
+                new.push(t.clone());
+            }
+        }
+        Ok(new)
+    }
+}
+
+// The concerns ingestion never touches: every call is an error, so a test would notice if it did.
+#[async_trait::async_trait]
+impl ArbitrageStore for MemStore {
+    async fn record_episodes(&self, _: &[Episode]) -> StoreResult<()> {
+        unsupported()
+    }
+    async fn recent_episodes(&self, _: Timestamp) -> StoreResult<Vec<Episode>> {
+        unsupported()
+    }
+    async fn episode_history(&self, _: &HistoryQuery) -> StoreResult<HistoryPage> {
+        unsupported()
+    }
+    async fn add_pair_override(&self, _: &PairOverride, _: Timestamp) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn pair_overrides(&self) -> StoreResult<Vec<StoredOverride>> {
+        unsupported()
+    }
+    async fn remove_pair_override(&self, _: &str) -> StoreResult<u64> {
+        unsupported()
+    }
+    async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl LeaderLock for MemStore {
+    async fn try_leader_lock(&self) -> StoreResult<Option<LeaderGuard>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl WhaleStore for MemStore {
+    async fn add_watch(&self, _: i64, _: Exchange, _: &str, _: Amount, _: Timestamp) -> StoreResult<i64> {
+        unsupported()
+    }
+    async fn get_watch(&self, _: i64, _: i64, _: Timestamp) -> StoreResult<Option<WatchEntry>> {
+        unsupported()
+    }
+    async fn find_watch(&self, _: i64, _: Exchange, _: &str, _: Timestamp) -> StoreResult<Option<WatchEntry>> {
+        unsupported()
+    }
+    async fn list_watch(&self, _: i64, _: Option<Timestamp>) -> StoreResult<Vec<WatchEntry>> {
+        unsupported()
+    }
+    async fn set_watch_threshold(&self, _: i64, _: i64, _: Amount) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn delete_watch(&self, _: i64, _: i64) -> StoreResult<Option<(Exchange, String)>> {
+        unsupported()
+    }
+    async fn delete_watch_by_event(&self, _: i64, _: Exchange, _: &str) -> StoreResult<Option<i64>> {
+        unsupported()
+    }
+    async fn watched_events(&self) -> StoreResult<Vec<(Exchange, String)>> {
+        unsupported()
+    }
+    async fn whale_trades(&self, _: &WhaleQuery) -> StoreResult<WhalePage> {
+        unsupported()
+    }
+    async fn whale_stats(&self, _: &[WhaleTarget], _: Option<Timestamp>) -> StoreResult<Vec<TargetStats>> {
+        unsupported()
+    }
+    async fn event_activity(&self, _: &[WhaleTarget], _: Timestamp) -> StoreResult<Vec<EventActivity>> {
+        unsupported()
+    }
+    async fn pool(&self, _: &str) -> StoreResult<Vec<(Exchange, String)>> {
+        unsupported()
+    }
+    async fn save_pool(&self, _: &str, _: &[(Exchange, String)]) -> StoreResult<Vec<(Exchange, String)>> {
+        unsupported()
+    }
+    async fn pool_candidates(&self, _: u32) -> StoreResult<Vec<PoolCandidate>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl WebhookStore for MemStore {
+    async fn create_webhook(
+        &self,
+        _: i64,
+        _: WebhookKind,
+        _: &str,
+        _: &str,
+        _: Timestamp,
+    ) -> StoreResult<Option<Webhook>> {
+        unsupported()
+    }
+    async fn webhook(&self, _: i64, _: WebhookKind) -> StoreResult<Option<Webhook>> {
+        unsupported()
+    }
+    async fn customer_webhooks(&self, _: i64) -> StoreResult<Vec<Webhook>> {
+        unsupported()
+    }
+    async fn update_webhook(
+        &self,
+        _: i64,
+        _: WebhookKind,
+        _: &str,
+        _: Option<bool>,
+        _: Timestamp,
+    ) -> StoreResult<Option<Webhook>> {
+        unsupported()
+    }
+    async fn delete_webhook(&self, _: i64, _: WebhookKind) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn enabled_webhooks(&self) -> StoreResult<Vec<Webhook>> {
+        unsupported()
+    }
+    async fn record_deliveries(&self, _: &[NewDelivery]) -> StoreResult<()> {
+        unsupported()
+    }
+    async fn deliveries(&self, _: i64, _: u32) -> StoreResult<Vec<Delivery>> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl Store for MemStore {
+    fn backend(&self) -> &'static str {
+        "memory"
+    }
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
+    }
+    async fn migrate(&self) -> StoreResult<()> {
+        Ok(())
+    }
+    async fn close(&self) {}
+}
+
+// ------------------------------------------------------------------------------------------ helpers
+
+/// Polls `cond` every 20 ms until it holds or `secs` pass.
+async fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn book(market: &str, asset: Option<&str>, bid_cents: i64, ts: i64) -> BookSnapshot {
+    BookSnapshot {
+        exchange: if asset.is_some() {
+            Exchange::VenueB
+        } else {
+            Exchange::VenueA
+        },
+        market_id: market.into(),
+        asset_id: asset.map(str::to_string),
+        timestamp: Timestamp::from_millis(ts),
+        bids: vec![Level {
+            price: Price::from_cents(bid_cents),
+            size: Amount::from_units(10),
+        }],
+        asks: vec![],
+        no_bids: vec![],
+    }
+}
+
+fn trade(id: &str) -> Trade {
+    Trade {
+        exchange: Exchange::VenueB,
+        source_trade_id: id.into(),
+        market_id: COND.into(),
+        event_id: "E1".into(),
+        executed_at: Timestamp::now(),
+        taker_side: TakerSide::Buy,
+        outcome: Outcome::Yes,
+        price: Price::from_cents(52),
+        size: Amount::from_units(3),
+    }
+}
+
+// ------------------------------------------------------------------------------------------ writers
+
+#[tokio::test(start_paused = true)]
+async fn snapshot_writer_writes_each_book_at_most_once_per_interval_latest_state() {
+    let store = Arc::new(MemStore::default());
+    let (tx, rx) = mpsc::channel(64);
+    let writer = tokio::spawn(snapshot_writer(store.clone(), rx, Duration::from_millis(1000)));
+    let start = Instant::now();
+    for v in 1..=5 {
+        tx.send(book("M", None, 40 + v, v)).await.unwrap();
+    }
+    tx.send(book("N", None, 30, 1)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    {
+        let batches = store.snapshots.lock().unwrap();
+        assert_eq!(batches.len(), 1, "one batch for both books");
+        let mut got: Vec<(String, i64)> = batches[0]
+            .iter()
+            .map(|b| (b.market_id.clone(), b.timestamp.millis()))
+            .collect();
+        got.sort();
+        assert_eq!(got, vec![("M".into(), 5), ("N".into(), 1)], "latest state of M");
+    }
+    // More changes of M within the second: held back, then written once with the latest state.
+    for v in 6..=9 {
+        tx.send(book("M", None, 40 + v, v)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.snapshots.lock().unwrap().len(), 1);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    {
+        let batches = store.snapshots.lock().unwrap();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1].len(), 1);
+        assert_eq!(batches[1][0].timestamp.millis(), 9);
+    }
+    assert!(start.elapsed() >= Duration::from_millis(1000));
+    // Pending state is flushed when the senders go away (shutdown).
+    tx.send(book("M", None, 60, 10)).await.unwrap();
+    drop(tx);
+    writer.await.unwrap();
+    let batches = store.snapshots.lock().unwrap();
+    assert_eq!(batches.last().unwrap()[0].timestamp.millis(), 10);
+}
+
+#[tokio::test]
+async fn trade_writer_publishes_only_new_trades() {
+    let store = Arc::new(MemStore::default());
+    let bus = Bus::new(64);
+    let mut rx_bus = bus.subscribe();
+    let (tx, rx) = mpsc::channel(8);
+    let writer = tokio::spawn(trade_writer(store.clone(), bus.clone(), rx));
+    tx.send(vec![trade("a"), trade("b"), trade("a")]).await.unwrap();
+    tx.send(vec![trade("b"), trade("c")]).await.unwrap();
+    drop(tx);
+    writer.await.unwrap();
+    let mut published = Vec::new();
+    while let Ok(DomainEvent::TradeIngested(t)) = rx_bus.try_recv() {
+        published.push(t.source_trade_id);
+    }
+    assert_eq!(published, vec!["a", "b", "c"]);
+    assert_eq!(store.trades.lock().unwrap().len(), 3);
+}
+
+// ------------------------------------------------------------------------------------------ fake venue
+
+const COND: &str = "0xcond";
+const UP: &str = "111";
+const DOWN: &str = "222";
+
+fn catalog() -> CatalogBatch {
+    let series = Series::new(Exchange::VenueB, "S1", "BTC Up or Down 15m");
+    let event = Event::new(Exchange::VenueB, "E1", "S1", "Bitcoin Up or Down");
+    let market = Market {
+        yes_token_id: Some(UP.into()),
+        no_token_id: Some(DOWN.into()),
+        ..Market::new(Exchange::VenueB, COND, "E1", "S1", "Bitcoin Up or Down")
+    };
+    CatalogBatch {
+        series: vec![series],
+        events: vec![event],
+        markets: vec![market],
+    }
+}
+
+/// venue_b's protocol session against a local server, with a canned catalog and tape.
+struct FakeVenue {
+    ws_url: Option<String>,
+    tape: Arc<Mutex<Vec<Trade>>>,
+    books: Arc<Mutex<Vec<BookSnapshot>>>,
+}
+
+impl Venue for FakeVenue {
+    const EXCHANGE: Exchange = Exchange::VenueB;
+    type Session = venue_b::ws::Session;
+
+    async fn sync_catalog(&self, _followed: &[String]) -> Result<CatalogBatch, VenueError> {
+        Ok(catalog())
+    }
+
+    async fn fetch_event(&self, event_id: &str) -> Result<Option<CatalogBatch>, VenueError> {
+        if event_id != "E2" {
+            return Ok(None);
+        }
+        let market = Market {
+            yes_token_id: Some("333".into()),
+            no_token_id: Some("444".into()),
+            ..Market::new(Exchange::VenueB, "0xcond2", "E2", "S2", "Lakers vs Celtics")
+        };
+        Ok(Some(CatalogBatch {
+            series: vec![Series::new(Exchange::VenueB, "S2", "NBA")],
+            events: vec![Event::new(Exchange::VenueB, "E2", "S2", "Lakers vs Celtics")],
+            markets: vec![market],
+        }))
+    }
+
+    async fn refresh_markets(&self, _: &[Market]) -> Result<Vec<Market>, VenueError> {
+        Ok(Vec::new())
+    }
+
+    async fn fetch_books(&self, _: &[Market]) -> Result<Vec<BookSnapshot>, VenueError> {
+        Ok(self.books.lock().unwrap().clone())
+    }
+
+    async fn fetch_trades(&self, _: &MarketSet, since: Timestamp) -> Result<Vec<Trade>, VenueError> {
+        Ok(self
+            .tape
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| t.executed_at >= since)
+            .cloned()
+            .collect())
+    }
+
+    fn ws_request(&self) -> Result<Option<Request>, VenueError> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        Ok(match &self.ws_url {
+            Some(u) => Some(u.as_str().into_client_request().map_err(|e| VenueError::WebSocket {
+                exchange: Exchange::VenueB,
+                reason: e.to_string(),
+            })?),
+            None => None,
+        })
+    }
+
+    fn new_session(&self) -> Self::Session {
+        venue_b::ws::Session::new()
+    }
+
+    fn polls_trades_with_ws(&self) -> bool {
+        true
+    }
+}
+
+// ------------------------------------------------------------------------------------------ fake server
+
+/// What the server does with the current connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Answers subscriptions with books and forwards pushes.
+    Normal,
+    /// Pushes nothing, but still answers a (re)subscription: a resubscribe cures it.
+    Muted,
+    /// Answers nothing at all: only a reconnect cures it.
+    Deaf,
+}
+
+/// A market-channel server speaking venue_b's protocol with one book per token (the "truth").
+struct Server {
+    url: String,
+    connections: Arc<AtomicUsize>,
+    /// Subscribe messages received, by connection number.
+    subscribes: Arc<Mutex<Vec<usize>>>,
+    truth: Arc<Mutex<BTreeMap<String, i64>>>,
+    mode: Arc<Mutex<Mode>>,
+    push: mpsc::UnboundedSender<ServerCmd>,
+}
+
+enum ServerCmd {
+    Text(String),
+    Drop,
+}
+
+fn book_frame(asset: &str, bid_cents: i64) -> String {
+    format!(
+        r#"{{"event_type":"book","asset_id":"{asset}","market":"{COND}","timestamp":"{}","bids":[{{"price":"0.{bid_cents:02}","size":"10"}}],"asks":[{{"price":"0.{:02}","size":"5"}}]}}"#,
+        Timestamp::now().millis(),
+        bid_cents + 2
+    )
+}
+
+impl Server {
+    async fn start() -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/ws/market", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let subscribes = Arc::new(Mutex::new(Vec::new()));
+        let truth = Arc::new(Mutex::new(BTreeMap::from([
+            (UP.to_string(), 51),
+            (DOWN.to_string(), 47),
+        ])));
+        let mode = Arc::new(Mutex::new(Mode::Normal));
+        let (push, mut push_rx) = mpsc::unbounded_channel::<ServerCmd>();
+        let (conns, subs, tr, md) = (connections.clone(), subscribes.clone(), truth.clone(), mode.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    return;
+                };
+                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    continue;
+                };
+                let n = conns.fetch_add(1, Ordering::SeqCst);
+                *md.lock().unwrap() = Mode::Normal;
+                loop {
+                    tokio::select! {
+                        msg = ws.next() => match msg {
+                            Some(Ok(Message::Text(t))) => {
+                                let t = t.to_string();
+                                if t == "PING" {
+                                    let _ = ws.send(Message::Text("PONG".into())).await;
+                                    continue;
+                                }
+                                let v: serde_json::Value = serde_json::from_str(&t).unwrap_or_default();
+                                let subscribing = v["type"] == "market" || v["operation"] == "subscribe";
+                                if !subscribing {
+                                    continue;
+                                }
+                                subs.lock().unwrap().push(n);
+                                if *md.lock().unwrap() == Mode::Deaf {
+                                    continue;
+                                }
+                                let frames: Vec<String> = tr
+                                    .lock()
+                                    .unwrap()
+                                    .iter()
+                                    .map(|(a, c)| book_frame(a, *c))
+                                    .collect();
+                                let _ = ws.send(Message::Text(format!("[{}]", frames.join(",")).into())).await;
+                            }
+                            Some(Ok(_)) => {}
+                            _ => break,
+                        },
+                        cmd = push_rx.recv() => match cmd {
+                            Some(ServerCmd::Text(t)) => {
+                                if *md.lock().unwrap() == Mode::Normal {
+                                    let _ = ws.send(Message::Text(t.into())).await;
+                                }
+                            }
+                            Some(ServerCmd::Drop) | None => break,
+                        },
+                    }
+                }
+            }
+        });
+        Server {
+            url,
+            connections,
+            subscribes,
+            truth,
+            mode,
+            push,
+        }
+    }
+
+    fn set_truth(&self, asset: &str, bid_cents: i64) {
+        self.truth.lock().unwrap().insert(asset.into(), bid_cents);
+    }
+
+    fn subscribes_on(&self, conn: usize) -> usize {
+        self.subscribes.lock().unwrap().iter().filter(|c| **c == conn).count()
+    }
+}
+
+fn test_config() -> IngestConfig {
+    IngestConfig {
+        feed_silence_seconds: 1,
+        reconnect_initial_ms: 20,
+        reconnect_max_ms: 200,
+        snapshot_interval_ms: 100,
+        trade_poll_ms: 100,
+        book_poll_ms: 100,
+        ..IngestConfig::default()
+    }
+}
+
+fn best_bid(live: &LiveBooks, asset: &str) -> Option<i64> {
+    live.get(&BookKey::venue_b(COND, asset))
+        .and_then(|b| b.bids.first().map(|l| l.price.micros() / 10_000))
+}
+
+#[tokio::test]
+async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once() {
+    let server = Server::start().await;
+    let store = Arc::new(MemStore::default());
+    let (live, bus, health) = (LiveBooks::new(), Bus::new(1024), VenueHealth::new());
+    let mut bus_rx = bus.subscribe();
+    let tape = Arc::new(Mutex::new(vec![trade("t1")]));
+    let venue = FakeVenue {
+        ws_url: Some(server.url.clone()),
+        tape: tape.clone(),
+        books: Arc::default(),
+    };
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    let handle = Ingest::start_venue(
+        venue,
+        &test_config(),
+        store.clone(),
+        live.clone(),
+        bus.clone(),
+        health.clone(),
+        cancel.clone(),
+        &tracker,
+    );
+
+    // Catalog stored, books equal the server's.
+    wait_until("books from the first connection", 10, || {
+        best_bid(&live, UP) == Some(51) && best_bid(&live, DOWN) == Some(47)
+    })
+    .await;
+    assert!(
+        store
+            .markets
+            .lock()
+            .unwrap()
+            .contains_key(&(Exchange::VenueB, COND.to_string()))
+    );
+    assert!(
+        health
+            .get(Exchange::VenueB)
+            .is_some_and(|h| h.connected && h.mode == FeedMode::WebSocket)
+    );
+
+    // A malformed frame is counted and skipped; the next update still applies.
+    server.push.send(ServerCmd::Text("{garbage".into())).unwrap();
+    server
+        .push
+        .send(ServerCmd::Text(format!(
+            r#"{{"event_type":"price_change","market":"{COND}","timestamp":"1","price_changes":[{{"asset_id":"{UP}","price":"0.53","size":"4","side":"BUY"}}]}}"#
+        )))
+        .unwrap();
+    wait_until("the update after a malformed frame", 10, || {
+        best_bid(&live, UP) == Some(53)
+    })
+    .await;
+    assert_eq!(health.get(Exchange::VenueB).map(|h| h.malformed), Some(1));
+
+    // Silent but open: the watchdog resubscribes on the same socket and the fresh books arrive.
+    *server.mode.lock().unwrap() = Mode::Muted;
+    server.set_truth(UP, 55);
+    wait_until("resubscription after silence", 10, || best_bid(&live, UP) == Some(55)).await;
+    assert!(server.subscribes_on(0) >= 2, "resubscribed on connection 0");
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1, "no reconnect needed");
+
+    // Deaf: the resubscription brings nothing either, so the feed reconnects.
+    *server.mode.lock().unwrap() = Mode::Deaf;
+    server.set_truth(UP, 57);
+    wait_until("reconnect after a deaf resubscription", 15, || {
+        best_bid(&live, UP) == Some(57)
+    })
+    .await;
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+
+    // Dropped socket: reconnect and converge on the new state.
+    server.set_truth(DOWN, 44);
+    server.push.send(ServerCmd::Drop).unwrap();
+    wait_until("reconnect after a drop", 10, || {
+        server.connections.load(Ordering::SeqCst) == 3 && best_bid(&live, DOWN) == Some(44)
+    })
+    .await;
+    assert!(
+        health
+            .get(Exchange::VenueB)
+            .is_some_and(|h| h.reconnects >= 2 && h.connected)
+    );
+
+    // The tape was read many times and across reconnects: t1 is stored and published once.
+    tape.lock().unwrap().push(trade("t2"));
+    wait_until("t2 stored", 10, || store.trades.lock().unwrap().len() == 2).await;
+    let mut published = Vec::new();
+    while let Ok(ev) = bus_rx.try_recv() {
+        if let DomainEvent::TradeIngested(t) = ev {
+            published.push(t.source_trade_id);
+        }
+    }
+    assert_eq!(published, vec!["t1", "t2"]);
+
+    // Snapshots were written, and at most one per book per 100 ms.
+    wait_until("snapshots written", 10, || !store.snapshots.lock().unwrap().is_empty()).await;
+
+    // Following an event adds its markets to the feed.
+    let before = server.subscribes.lock().unwrap().len();
+    let ev = handle.follow_event(Exchange::VenueB, "E2").await.unwrap();
+    assert_eq!(ev.map(|e| e.event_id).as_deref(), Some("E2"));
+    assert!(
+        store
+            .events
+            .lock()
+            .unwrap()
+            .contains_key(&(Exchange::VenueB, "E2".to_string()))
+    );
+    wait_until("subscription of the followed event", 10, || {
+        server.subscribes.lock().unwrap().len() > before
+    })
+    .await;
+    assert!(handle.follow_event(Exchange::VenueB, "nope").await.unwrap().is_none());
+    assert!(matches!(
+        handle.follow_event(Exchange::VenueA, "E2").await,
+        Err(FollowError::NotRunning(Exchange::VenueA))
+    ));
+
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+        .await
+        .expect("every worker stops on cancel");
+}
+
+#[tokio::test]
+async fn without_a_websocket_the_feed_polls_rest_books() {
+    let store = Arc::new(MemStore::default());
+    let (live, bus, health) = (LiveBooks::new(), Bus::default(), VenueHealth::new());
+    let books = Arc::new(Mutex::new(vec![book(COND, Some(UP), 51, 1)]));
+    let venue = FakeVenue {
+        ws_url: None,
+        tape: Arc::default(),
+        books: books.clone(),
+    };
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    Ingest::start_venue(
+        venue,
+        &test_config(),
+        store,
+        live.clone(),
+        bus,
+        health.clone(),
+        cancel.clone(),
+        &tracker,
+    );
+    wait_until("a polled book", 10, || best_bid(&live, UP) == Some(51)).await;
+    *books.lock().unwrap() = vec![book(COND, Some(UP), 49, 2)];
+    wait_until("the next poll", 10, || best_bid(&live, UP) == Some(49)).await;
+    assert!(
+        health
+            .get(Exchange::VenueB)
+            .is_some_and(|h| h.mode == FeedMode::Polling && h.connected)
+    );
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+        .await
+        .expect("stops on cancel");
+}
+
+#[tokio::test]
+async fn bad_credentials_fail_at_start() {
+    let cfg = IngestConfig {
+        venue_a_key_id: "k".into(),
+        venue_a_private_key_file: "/nonexistent/key.pem".into(),
+        venue_b_enabled: false,
+        ..IngestConfig::default()
+    };
+    let tracker = TaskTracker::new();
+    let err = Ingest::start(
+        cfg,
+        Arc::new(MemStore::default()),
+        LiveBooks::new(),
+        Bus::default(),
+        VenueHealth::new(),
+        CancellationToken::new(),
+        &tracker,
+    )
+    .unwrap_err();
+    assert!(matches!(err, VenueError::Credentials { .. }), "{err}");
+    assert!(tracker.is_empty(), "nothing started");
+    let half = IngestConfig {
+        venue_a_key_id: "k".into(),
+        venue_b_enabled: false,
+        ..IngestConfig::default()
+    };
+    assert!(
+        Ingest::start(
+            half,
+            Arc::new(MemStore::default()),
+            LiveBooks::new(),
+            Bus::default(),
+            VenueHealth::new(),
+            CancellationToken::new(),
+            &tracker,
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn config_lists_and_defaults() {
+    assert_eq!(
+        split_list(" KXBTC15M, KXBTCD,,KXBTC "),
+        vec!["KXBTC15M", "KXBTCD", "KXBTC"]
+    );
+    assert!(split_list("").is_empty());
+    let c = IngestConfig::default();
+    assert_eq!(c.venue_a_series, vec!["KXBTC15M", "KXBTCD", "KXBTC"]);
+    assert_eq!(
+        (c.catalog_sync_seconds, c.snapshot_interval_ms, c.feed_silence_seconds),
+        (60, 1000, 30)
+    );
+    assert_eq!(c.venue_a().key_id, None, "empty means no credentials");
+    let _ = Status::Active;
+}

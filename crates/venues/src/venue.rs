@@ -1,0 +1,162 @@
+//! The shape every venue connector has (barter-rs `Connector` style): a [`Venue`] with REST reads of the
+//! catalog, books and trades, a WebSocket request, and a per-connection [`FeedSession`] that turns the
+//! venue's frames into venue-neutral updates.
+//!
+//! The ingest loop in [`crate::ingest`] is written once against these two traits; adding a venue means
+//! implementing them, not touching the loop.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    future::Future,
+    time::Duration,
+};
+
+use crossbook_core::{BookSnapshot, Event, Exchange, Market, Series, Timestamp, Trade};
+use tokio_tungstenite::tungstenite::handshake::client::Request;
+
+use crate::{error::VenueError, live::BookKey};
+
+/// Normalised catalog items from one sync or one event lookup.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CatalogBatch {
+    pub series: Vec<Series>,
+    pub events: Vec<Event>,
+    pub markets: Vec<Market>,
+}
+
+impl CatalogBatch {
+    /// Appends `other`, keeping the first copy of any id seen twice (listings overlap: an event can be both
+    /// in a series listing and followed by id).
+    pub fn merge(&mut self, other: CatalogBatch) {
+        self.series.extend(other.series);
+        self.events.extend(other.events);
+        self.markets.extend(other.markets);
+        self.dedup();
+    }
+
+    /// Keeps the first copy of every series, event and market id.
+    pub fn dedup(&mut self) {
+        let mut seen = HashSet::new();
+        self.series.retain(|s| seen.insert(s.series_id.clone()));
+        seen.clear();
+        self.events.retain(|e| seen.insert(e.event_id.clone()));
+        seen.clear();
+        self.markets.retain(|m| seen.insert(m.market_id.clone()));
+    }
+}
+
+/// The markets a venue's feed follows, by market id. Built by the catalog task, read by the feed and the
+/// trade poller.
+pub type MarketSet = BTreeMap<String, Market>;
+
+/// What a feed frame (or a subscription change) produced, in venue-neutral terms.
+#[derive(Debug, Default)]
+pub struct FeedUpdate {
+    /// Books that changed, as full copies (best first).
+    pub books: Vec<BookSnapshot>,
+    /// Books that can no longer be trusted until the venue sends a fresh snapshot.
+    pub stale: Vec<BookKey>,
+    /// Trades seen on the feed.
+    pub trades: Vec<Trade>,
+    /// Text frames to send to the venue (subscribe, resubscribe).
+    pub send: Vec<String>,
+    /// The feed may have missed trades (a gap on the trade channel, a fill announced without an id):
+    /// fetch them over REST now.
+    pub backfill_trades: bool,
+    /// The venue announced catalog changes (a new or resolved market): sync the catalog now.
+    pub catalog_hint: bool,
+    /// Frames or parts of frames that could not be understood; counted and skipped.
+    pub malformed: Vec<VenueError>,
+    /// Whether the frame carried market data (as opposed to a keepalive or a command reply); the silence
+    /// watchdog counts only these.
+    pub data: bool,
+}
+
+impl FeedUpdate {
+    /// An update that only sends frames.
+    pub fn sending(send: Vec<String>) -> Self {
+        FeedUpdate {
+            send,
+            ..Default::default()
+        }
+    }
+
+    /// Folds `other` into `self`.
+    pub fn absorb(&mut self, other: FeedUpdate) {
+        self.books.extend(other.books);
+        self.stale.extend(other.stale);
+        self.trades.extend(other.trades);
+        self.send.extend(other.send);
+        self.backfill_trades |= other.backfill_trades;
+        self.catalog_hint |= other.catalog_hint;
+        self.malformed.extend(other.malformed);
+        self.data |= other.data;
+    }
+}
+
+/// The protocol state of one WebSocket connection: subscriptions, sequence numbers and the local books
+/// that deltas apply to. A new connection gets a new session (subscription ids do not survive reconnects).
+pub trait FeedSession: Send + 'static {
+    /// Brings the subscriptions in line with `markets`: subscribes new markets, drops gone ones.
+    fn sync_markets(&mut self, markets: &MarketSet) -> FeedUpdate;
+    /// Throws away every local book and subscribes again from scratch (the watchdog's remedy for a silent
+    /// feed, and the answer to terminal subscription errors).
+    fn resubscribe(&mut self) -> FeedUpdate;
+    /// Handles one text frame received at `now`.
+    fn on_text(&mut self, text: &str, now: Timestamp) -> FeedUpdate;
+    /// Called on every watchdog tick: the place to ask again for snapshots that never came.
+    fn on_tick(&mut self, _now: Timestamp) -> FeedUpdate {
+        FeedUpdate::default()
+    }
+    /// A text keepalive to send periodically (venue_b's `PING`); `None` when the venue pings us.
+    fn keepalive(&self) -> Option<String> {
+        None
+    }
+}
+
+/// One venue's connector.
+pub trait Venue: Send + Sync + 'static {
+    /// Which venue this is.
+    const EXCHANGE: Exchange;
+    /// The per-connection protocol state.
+    type Session: FeedSession;
+
+    /// Reads the configured part of the catalog, plus the events in `followed` (ids added at run time).
+    fn sync_catalog(&self, followed: &[String]) -> impl Future<Output = Result<CatalogBatch, VenueError>> + Send;
+
+    /// One event with its series and markets; `None` when the venue does not know it.
+    fn fetch_event(&self, event_id: &str) -> impl Future<Output = Result<Option<CatalogBatch>, VenueError>> + Send;
+
+    /// The current state of followed markets that dropped out of the listings (closed, settled), so that
+    /// their status and settlement time follow the venue. Markets the venue no longer knows are left out.
+    fn refresh_markets(&self, markets: &[Market]) -> impl Future<Output = Result<Vec<Market>, VenueError>> + Send;
+
+    /// Full books of `markets` over REST (polling fallback and resync).
+    fn fetch_books(&self, markets: &[Market]) -> impl Future<Output = Result<Vec<BookSnapshot>, VenueError>> + Send;
+
+    /// Trades of the followed markets executed at or after `since`, in any order. Venues resend trades;
+    /// the store keeps one copy of each.
+    fn fetch_trades(
+        &self,
+        markets: &MarketSet,
+        since: Timestamp,
+    ) -> impl Future<Output = Result<Vec<Trade>, VenueError>> + Send;
+
+    /// The WebSocket upgrade request (signed when the venue needs it), or `None` when the feed must poll
+    /// REST instead (venue_a without credentials).
+    fn ws_request(&self) -> Result<Option<Request>, VenueError>;
+
+    /// A fresh protocol state for a new connection.
+    fn new_session(&self) -> Self::Session;
+
+    /// How often [`FeedSession::keepalive`] is sent.
+    fn keepalive_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Whether trades are polled over REST even while the WebSocket is up (venue_b: its socket reports fills
+    /// without a trade id or trader, so the public tape is the source of record).
+    fn polls_trades_with_ws(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,560 @@
+//! End to end: the real connectors against the simulated venues (`crossbook-sim`, speaking both wire
+//! protocols on loopback) with a real SQLite store.
+//!
+//! Every wait is on a condition with a deadline; nothing sleeps a fixed time and hopes.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade};
+use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
+use crossbook_store::{MarketQuery, MarketSort, Store, testing::TestDb};
+use crossbook_venues::{
+    BookKey, Bus, DomainEvent, FeedMode, Ingest, IngestConfig, IngestHandle, LiveBooks, VenueHealth,
+};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+const A: Exchange = Exchange::VenueA;
+const B: Exchange = Exchange::VenueB;
+
+/// Every `TradeIngested` seen on the bus: how many times, by venue and venue trade id.
+type Published = Arc<Mutex<HashMap<(Exchange, String), (usize, Trade)>>>;
+
+/// Everything a test holds on to.
+struct Harness {
+    sim: SimHandle,
+    db: TestDb,
+    live: LiveBooks,
+    health: VenueHealth,
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    #[allow(dead_code)]
+    handle: IngestHandle,
+    /// Every `TradeIngested` seen on the bus, by venue trade id.
+    published: Published,
+    stale_events: Arc<Mutex<Vec<Exchange>>>,
+}
+
+fn config(sim: &SimHandle, credentials: bool) -> IngestConfig {
+    let u = sim.urls();
+    IngestConfig {
+        venue_a_rest_url: u.venue_a_rest_url.clone(),
+        venue_a_ws_url: u.venue_a_ws_url.clone(),
+        venue_a_key_id: if credentials {
+            u.venue_a_key_id.clone()
+        } else {
+            String::new()
+        },
+        venue_a_private_key_file: if credentials {
+            u.venue_a_private_key_file.display().to_string()
+        } else {
+            String::new()
+        },
+        // Everything the venues list: BTC windows, games, one-venue markets.
+        venue_a_series: Vec::new(),
+        venue_b_gamma_url: u.venue_b_gamma_url.clone(),
+        venue_b_clob_url: u.venue_b_clob_url.clone(),
+        venue_b_data_url: u.venue_b_data_url.clone(),
+        venue_b_ws_url: u.venue_b_ws_url.clone(),
+        venue_b_series: Vec::new(),
+        catalog_sync_seconds: 5,
+        snapshot_interval_ms: 200,
+        feed_silence_seconds: 2,
+        venue_a_requests_per_second: 200,
+        venue_b_requests_per_second: 200,
+        trade_poll_ms: 500,
+        book_poll_ms: 500,
+        reconnect_initial_ms: 50,
+        reconnect_max_ms: 500,
+        ..IngestConfig::default()
+    }
+}
+
+async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harness {
+    tracing_subscriber_init();
+    let sim = Simulator::start(SimConfig::new(seed, crossbook_sim::SimClock::default()))
+        .await
+        .expect("simulator starts");
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.expect("migrate");
+    let (live, bus, health) = (LiveBooks::new(), Bus::new(65_536), VenueHealth::new());
+    let published: Published = Arc::default();
+    let stale_events: Arc<Mutex<Vec<Exchange>>> = Arc::default();
+    let mut rx = bus.subscribe();
+    let (p, s) = (published.clone(), stale_events.clone());
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(DomainEvent::TradeIngested(t)) => {
+                    let mut map = p.lock().unwrap();
+                    let entry = map.entry((t.exchange, t.source_trade_id.clone())).or_insert((0, t));
+                    entry.0 += 1;
+                }
+                Ok(DomainEvent::BooksStale { exchange, .. }) => s.lock().unwrap().push(exchange),
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    panic!("the test's bus subscriber lagged by {n}")
+                }
+                Err(_) => return,
+            }
+        }
+    });
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    let handle = Ingest::start(
+        cfg(&sim),
+        db.store.clone(),
+        live.clone(),
+        bus,
+        health.clone(),
+        cancel.clone(),
+        &tracker,
+    )
+    .expect("ingestion starts");
+    Harness {
+        sim,
+        db,
+        live,
+        health,
+        cancel,
+        tracker,
+        handle,
+        published,
+        stale_events,
+    }
+}
+
+/// Logs to the test output when `RUST_LOG` is set (e.g. `RUST_LOG=crossbook_venues=debug`).
+fn tracing_subscriber_init() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+impl Harness {
+    async fn stop(self) {
+        self.cancel.cancel();
+        self.tracker.close();
+        tokio::time::timeout(Duration::from_secs(15), self.tracker.wait())
+            .await
+            .expect("ingestion stops on cancel");
+        self.sim.shutdown().await;
+        self.db.cleanup().await;
+    }
+
+    /// An open BTC window market of `code` on `ex` that ingestion follows.
+    fn open_window(&self, ex: Exchange, code: IntervalCode) -> Option<SimMarket> {
+        self.sim
+            .markets(ex)
+            .into_iter()
+            .filter(|m| m.interval == Some(code) && m.phase == Phase::Open)
+            // Far enough from its close not to roll over during the test.
+            .filter(|m| m.close_time.millis() - self.sim.now().millis() > 20_000)
+            .find(|m| self.live.get(&key_of(m, 0)).is_some())
+    }
+
+    /// Whether every book of `m` in memory equals the simulator's book now.
+    fn converged(&self, m: &SimMarket) -> bool {
+        let ids: Vec<(usize, String)> = match &m.tokens {
+            Some(tokens) => tokens.iter().cloned().enumerate().collect(),
+            None => vec![(0, m.market_id.clone())],
+        };
+        ids.iter().all(|(i, id)| {
+            let ours = self.live.get(&key_of(m, *i));
+            let theirs = self.sim.book(m.exchange, id);
+            matches!((ours, theirs), (Some(a), Some(b)) if same_ladders(&a, &b))
+        })
+    }
+
+    async fn wait_converged(&self, m: &SimMarket, what: &str) {
+        wait_until(what, 20, || self.converged(m)).await;
+    }
+
+    fn published_counts(&self) -> Vec<usize> {
+        self.published.lock().unwrap().values().map(|(n, _)| *n).collect()
+    }
+
+    fn published_of(&self, ex: Exchange) -> usize {
+        self.published.lock().unwrap().keys().filter(|(e, _)| *e == ex).count()
+    }
+}
+
+fn key_of(m: &SimMarket, token: usize) -> BookKey {
+    match &m.tokens {
+        Some(t) => BookKey::venue_b(&m.market_id, &t[token]),
+        None => BookKey::venue_a(&m.market_id),
+    }
+}
+
+fn same_ladders(a: &BookSnapshot, b: &BookSnapshot) -> bool {
+    a.bids == b.bids && a.asks == b.asks && a.no_bids == b.no_bids
+}
+
+async fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {secs} s waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn query(exchange: Exchange, q: &str) -> MarketQuery {
+    MarketQuery {
+        q: Some(q.to_string()),
+        series_id: None,
+        event_id: None,
+        exchange: Some(exchange),
+        category: None,
+        status: Status::Active,
+        min_volume: None,
+        min_liquidity: None,
+        discovered_after: None,
+        settled_after: None,
+        settled_before: None,
+        sort: MarketSort::Relevance,
+        limit: 100,
+        offset: 0,
+    }
+}
+
+async fn search(store: &dyn Store, exchange: Exchange, q: &str) -> usize {
+    store
+        .search_markets(&query(exchange, q))
+        .await
+        .map(|v| v.len())
+        .unwrap_or(0)
+}
+
+async fn wait_for_catalog(h: &Harness) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let a = search(h.db.store.as_ref(), A, "15m").await;
+        let b = search(h.db.store.as_ref(), B, "15m").await;
+        if a > 0 && b > 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "catalog of both venues in the store ({a}, {b})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_books_and_trades_of_both_venues() {
+    let h = start(7, |sim| config(sim, true)).await;
+    wait_for_catalog(&h).await;
+
+    // Catalog: searchable, with the windows normalised.
+    let store = h.db.store.clone();
+    let found = store.search_markets(&query(A, "15m")).await.unwrap();
+    assert!(found.iter().all(|m| m.market.interval_code == Some(IntervalCode::M15)));
+    assert!(found.iter().any(|m| m.market.series_id == "KXBTC15M"));
+    let found = store.search_markets(&query(B, "15m")).await.unwrap();
+    // BTC windows carry their interval and window; the ETH 15m windows listed on venue_b only match the
+    // text and get no interval code (pairing them with venue_a's BTC windows would be wrong).
+    let btc: Vec<_> = found
+        .iter()
+        .filter(|m| m.market.interval_code == Some(IntervalCode::M15))
+        .collect();
+    assert!(!btc.is_empty());
+    for m in &btc {
+        let m = &m.market;
+        let (start, end) = (m.window_start.expect("window start"), m.window_end.expect("window end"));
+        assert_eq!(end.millis() - start.millis(), 900_000);
+        assert!(
+            m.yes_token_id.as_deref().is_some_and(|t| t.len() > 70),
+            "78-digit token ids kept"
+        );
+        assert_eq!(m.category.as_deref(), Some("crypto"));
+    }
+
+    // Live books equal the simulator's, for a window of each venue.
+    let mut a = None;
+    wait_until("an open venue_a 15m window with a live book", 20, || {
+        a = h.open_window(A, IntervalCode::M15);
+        a.is_some()
+    })
+    .await;
+    let mut b = None;
+    wait_until("an open venue_b 15m window with live books", 20, || {
+        b = h.open_window(B, IntervalCode::M15);
+        b.is_some()
+    })
+    .await;
+    let (a, b) = (a.unwrap(), b.unwrap());
+    h.wait_converged(&a, "venue_a book equal to the simulator's").await;
+    h.wait_converged(&b, "venue_b books equal to the simulator's").await;
+    for ex in [A, B] {
+        let health = h.health.get(ex).expect("health entry");
+        assert!(
+            health.connected && health.mode == FeedMode::WebSocket,
+            "{ex}: {health:?}"
+        );
+        assert!(health.last_catalog_sync_at.is_some());
+    }
+
+    // Trades of both venues are stored and published once each.
+    wait_until("trades of both venues", 30, || {
+        h.published_of(A) > 0 && h.published_of(B) > 0
+    })
+    .await;
+    assert!(h.published_counts().iter().all(|n| *n == 1));
+    let sample: Vec<Trade> = h.published.lock().unwrap().values().map(|(_, t)| t.clone()).collect();
+    let again = store.insert_trades(&sample).await.unwrap();
+    assert!(again.is_empty(), "every published trade is in the store already");
+
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
+    let h = start(11, |sim| config(sim, true)).await;
+    wait_for_catalog(&h).await;
+    let mut a = None;
+    let mut b = None;
+    wait_until("open 15m windows with live books", 30, || {
+        a = h.open_window(A, IntervalCode::M15);
+        b = h.open_window(B, IntervalCode::M15);
+        a.is_some() && b.is_some()
+    })
+    .await;
+    let (a, b) = (a.unwrap(), b.unwrap());
+    h.wait_converged(&a, "venue_a before faults").await;
+    h.wait_converged(&b, "venue_b before faults").await;
+    let faults = h.sim.faults();
+
+    // 1. A sequence gap on venue_a: books marked stale, resnapshotted, equal again.
+    let stale_before = h.stale_events.lock().unwrap().iter().filter(|e| **e == A).count();
+    faults.skip_next_seq();
+    wait_until("the gap noticed", 20, || {
+        h.stale_events.lock().unwrap().iter().filter(|e| **e == A).count() > stale_before
+    })
+    .await;
+    h.wait_converged(&a, "venue_a after a sequence gap").await;
+
+    // 2. Malformed frames on both venues: counted, skipped, and the feeds go on.
+    faults.malform_next(A);
+    faults.malform_next(B);
+    wait_until("malformed frames counted", 20, || {
+        [A, B]
+            .iter()
+            .all(|ex| h.health.get(*ex).is_some_and(|x| x.malformed >= 1))
+    })
+    .await;
+    let after_malformed = Timestamp::now();
+    wait_until("messages after the malformed ones", 20, || {
+        [A, B].iter().all(|ex| {
+            h.health
+                .get(*ex)
+                .and_then(|x| x.last_message_at)
+                .is_some_and(|t| t > after_malformed)
+        })
+    })
+    .await;
+    h.wait_converged(&a, "venue_a after a malformed frame").await;
+    h.wait_converged(&b, "venue_b after a malformed frame").await;
+
+    // 3. Dropped sockets: both venues reconnect and converge.
+    let (acc_a, acc_b) = (faults.sessions_accepted(A), faults.sessions_accepted(B));
+    faults.drop_sockets();
+    wait_until("reconnects after the drop", 20, || {
+        faults.sessions_accepted(A) > acc_a && faults.sessions_accepted(B) > acc_b
+    })
+    .await;
+    h.wait_converged(&a, "venue_a after a dropped socket").await;
+    h.wait_converged(&b, "venue_b after a dropped socket").await;
+
+    // 4. A silent feed (socket open, nothing sent): the watchdog resubscribes, then reconnects; once the
+    //    venue talks again the books converge.
+    let (acc_a, acc_b) = (faults.sessions_accepted(A), faults.sessions_accepted(B));
+    faults.set_silent(A, true);
+    faults.set_silent(B, true);
+    wait_until("the watchdog reconnecting silent feeds", 30, || {
+        faults.sessions_accepted(A) > acc_a && faults.sessions_accepted(B) > acc_b
+    })
+    .await;
+    faults.set_silent(A, false);
+    faults.set_silent(B, false);
+    h.wait_converged(&a, "venue_a after a silent feed").await;
+    h.wait_converged(&b, "venue_b after a silent feed").await;
+    for ex in [A, B] {
+        let health = h.health.get(ex).expect("health entry");
+        assert!(health.reconnects >= 2, "{ex}: {health:?}");
+        assert!(health.connected);
+    }
+
+    // Trades: across every reconnect and REST backfill, none was published twice.
+    wait_until("trades of both venues", 30, || {
+        h.published_of(A) > 0 && h.published_of(B) > 0
+    })
+    .await;
+    let counts = h.published_counts();
+    assert!(
+        counts.iter().all(|n| *n == 1),
+        "a trade was published twice: {counts:?}"
+    );
+
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venue_a_without_credentials_polls_rest_books() {
+    let h = start(5, |sim| IngestConfig {
+        venue_b_enabled: false,
+        ..config(sim, false)
+    })
+    .await;
+    let mut a = None;
+    wait_until("a polled venue_a window", 30, || {
+        a = h.open_window(A, IntervalCode::M15);
+        a.is_some()
+    })
+    .await;
+    let a = a.unwrap();
+    h.wait_converged(&a, "a polled book equal to the simulator's").await;
+    let health = h.health.get(A).expect("health entry");
+    assert_eq!(health.mode, FeedMode::Polling);
+    assert!(h.health.get(B).is_none(), "venue_b disabled");
+    wait_until("polled trades", 30, || h.published_of(A) > 0).await;
+    assert!(h.published_counts().iter().all(|n| *n == 1));
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_calls_back_off_on_429_and_5xx() {
+    use crossbook_venues::{
+        Venue,
+        venue_a::{VenueA, VenueAConfig},
+    };
+    let sim = Simulator::start(SimConfig::new(3, crossbook_sim::SimClock::default()))
+        .await
+        .expect("simulator starts");
+    let venue = VenueA::new(&VenueAConfig {
+        rest_url: sim.urls().venue_a_rest_url.clone(),
+        ws_url: sim.urls().venue_a_ws_url.clone(),
+        key_id: None,
+        private_key_file: None,
+        series: vec!["KXBTC15M".into()],
+        requests_per_second: 100,
+    })
+    .expect("connector");
+    let event = sim
+        .events(A)
+        .into_iter()
+        .find(|e| e.series_id == "KXBTC15M")
+        .expect("a KXBTC15M event")
+        .event_id;
+    let faults = sim.faults();
+
+    // Two rate-limit answers, then success: the call goes through after backing off.
+    faults.fail_rest(A, 429, 2);
+    let started = tokio::time::Instant::now();
+    let batch = venue.fetch_event(&event).await.expect("retried through the 429s");
+    assert!(batch.is_some_and(|b| b.events.iter().any(|e| e.event_id == event)));
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "two backoff waits of at least 125 ms each"
+    );
+
+    // A server error that does not clear: a bounded number of attempts, then the error.
+    faults.fail_rest(A, 503, 100);
+    let err = venue.fetch_event(&event).await.expect_err("gives up");
+    assert!(
+        matches!(err, crossbook_venues::VenueError::Http { status: 503, .. }),
+        "{err}"
+    );
+    faults.clear();
+
+    // An unknown event is not an error.
+    assert!(venue.fetch_event("KXBTC15M-NOPE").await.unwrap().is_none());
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venue_b_rest_catalog_books_and_tape() {
+    use crossbook_venues::{
+        Venue,
+        venue_b::{VenueB, VenueBConfig},
+    };
+    let sim = Simulator::start(SimConfig::new(9, crossbook_sim::SimClock::default()))
+        .await
+        .expect("simulator starts");
+    let u = sim.urls().clone();
+    let venue = VenueB::new(&VenueBConfig {
+        gamma_url: u.venue_b_gamma_url,
+        clob_url: u.venue_b_clob_url,
+        data_url: u.venue_b_data_url,
+        ws_url: u.venue_b_ws_url,
+        series: vec!["btc-up-or-down-15m".into(), "btc-up-or-down-hourly".into()],
+        requests_per_second: 100,
+    })
+    .expect("connector");
+    // Catalog by series slug: only BTC windows, each with its interval and two tokens.
+    let batch = venue.sync_catalog(&[]).await.expect("catalog");
+    assert!(!batch.markets.is_empty());
+    for m in &batch.markets {
+        assert!(
+            matches!(m.interval_code, Some(IntervalCode::M15 | IntervalCode::H1)),
+            "{m:?}"
+        );
+        assert!(m.yes_token_id.is_some() && m.no_token_id.is_some());
+    }
+    // Books over POST /books equal the simulator's (taken at nearly the same moment: retry until a
+    // tick does not fall in between).
+    let open: Vec<_> = batch
+        .markets
+        .iter()
+        .filter(|m| m.status == Status::Active)
+        .cloned()
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let books = venue.fetch_books(&open[..1]).await.expect("books");
+        assert_eq!(books.len(), 2, "one book per token");
+        let equal = books.iter().all(|b| {
+            let id = b.asset_id.clone().unwrap_or_default();
+            sim.book(B, &id).is_some_and(|s| same_ladders(b, &s))
+        });
+        if equal {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "REST books never matched the simulator's"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    // The tape: trades of followed markets with stable ids (reading twice gives the same ids).
+    let set: crossbook_venues::MarketSet = batch.markets.iter().map(|m| (m.market_id.clone(), m.clone())).collect();
+    let since = Timestamp::from_millis(Timestamp::now().millis() - 3_600_000);
+    let mut first = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while first.is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no venue_b trades on the tape");
+        first = venue.fetch_trades(&set, since).await.expect("tape");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let again = venue.fetch_trades(&set, since).await.expect("tape");
+    let ids: std::collections::HashSet<_> = again.iter().map(|t| t.source_trade_id.clone()).collect();
+    assert!(
+        first.iter().all(|t| ids.contains(&t.source_trade_id)),
+        "stable trade ids"
+    );
+    // Followed by id and by slug.
+    let event_id = batch.events[0].event_id.clone();
+    let slug = batch.events[0].slug.clone().expect("slug");
+    assert!(venue.fetch_event(&event_id).await.unwrap().is_some());
+    assert!(venue.fetch_event(&slug).await.unwrap().is_some());
+    assert!(venue.fetch_event("no-such-event").await.unwrap().is_none());
+    sim.shutdown().await;
+}
