@@ -55,6 +55,9 @@ pub struct ArbitrageArgs {
     /// Keep serving after the timing run so `wrk` can load the same server; prints the wrk command.
     #[arg(long)]
     serve_after: bool,
+    /// The server's `arbitrage_cache_ms` (0 scans on every request).
+    #[arg(long, default_value_t = 200)]
+    arbitrage_cache_ms: u64,
 }
 
 const INTERVALS: [IntervalCode; 5] = [
@@ -158,10 +161,17 @@ fn summary(label: &str, mut ms: Vec<f64>) {
 }
 
 /// An app state over `database_url` with `catalog` installed for a day and `books` in the live map.
-async fn state_with(database_url: &str, catalog: ArbCatalog, books: Vec<BookSnapshot>) -> anyhow::Result<AppState> {
+async fn state_with(
+    database_url: &str,
+    cache_ms: u64,
+    catalog: ArbCatalog,
+    books: Vec<BookSnapshot>,
+) -> anyhow::Result<AppState> {
     let store = crossbook_store::open(database_url).await?;
     store.migrate().await?;
-    let mut state = AppState::new(Config::for_tests(database_url), store);
+    let mut config = Config::for_tests(database_url);
+    config.arbitrage_cache_ms = cache_ms;
+    let mut state = AppState::new(config, store);
     state.arb = Arc::new(ArbCache::new(std::time::Duration::from_secs(86_400)));
     state.arb.set(catalog);
     let live = LiveBooks::new();
@@ -190,7 +200,7 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         args.windows,
         books.len()
     );
-    let state = state_with(&args.database_url, catalog, books).await?;
+    let state = state_with(&args.database_url, 0, catalog, books).await?;
     let catalog = state.arb.catalog(state.store.as_ref()).await?;
     let params = ScanParams {
         include_orderbook: true,
@@ -237,7 +247,13 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
     // ---------------------------------------------------------------- (b) /v1/arbitrage/current over HTTP
     let now = Timestamp::now();
     let (listings, books) = fixture(args.serve_windows, args.cross_every.max(1), now);
-    let state = state_with(&args.database_url, ArbCatalog::new(listings, vec![]), books).await?;
+    let state = state_with(
+        &args.database_url,
+        args.arbitrage_cache_ms,
+        ArbCatalog::new(listings, vec![]),
+        books,
+    )
+    .await?;
     // Books keep their time stamp: serve with a staleness that covers the run.
     let key = state.store.create_key("bench-arb", Plan::Trader).await?.key;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

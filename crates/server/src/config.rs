@@ -58,6 +58,7 @@ pub struct Config {
     pub rate_limit_trader: u32,
     pub key_cache_seconds: u64,
     pub search_cache_ms: u64,
+    pub arbitrage_cache_ms: u64,
 
     pub venue_a_rest_url: String,
     pub venue_a_ws_url: String,
@@ -139,6 +140,7 @@ impl Config {
             rate_limit_trader: 0,
             // Tests change the catalog between requests and expect to see it at once.
             search_cache_ms: 0,
+            arbitrage_cache_ms: 0,
             venue_a_rest_url: format!("http://{NOWHERE}/trade-api/v2"),
             venue_a_ws_url: format!("ws://{NOWHERE}/trade-api/ws/v2"),
             venue_b_gamma_url: format!("http://{NOWHERE}/gamma"),

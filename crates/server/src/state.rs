@@ -26,6 +26,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// Rendered search answers, valid for `search_cache_ms`.
     pub search_cache: Arc<crate::api::cache::ResponseCache>,
+    /// Rendered `/v1/arbitrage/current` answers, valid for `arbitrage_cache_ms`.
+    pub arbitrage_cache: Arc<crate::api::cache::ResponseCache>,
     /// The latest book of every followed market (written by ingestion, read by the scanner and
     /// `/v1/arbitrage/current`). Empty in a `--role api` process.
     pub live: LiveBooks,
@@ -48,6 +50,7 @@ impl AppState {
         let keys = KeyCache::new(Duration::from_secs(config.key_cache_seconds));
         let limits = RateLimits::from_config(&config);
         let search_cache = crate::api::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
+        let arbitrage_cache = crate::api::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
         AppState {
             webhooks: Arc::new(webhooks),
@@ -57,6 +60,7 @@ impl AppState {
             limits: Arc::new(limits),
             metrics: crate::metrics::prometheus(),
             search_cache: Arc::new(search_cache),
+            arbitrage_cache: Arc::new(arbitrage_cache),
             live: LiveBooks::new(),
             bus: Bus::default(),
             health: VenueHealth::new(),

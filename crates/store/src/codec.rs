@@ -2,10 +2,18 @@
 //!
 //! # Ladder blob
 //!
-//! A book ladder is stored as bytes, not JSON: one version byte (`1`), the level count, then for each level
-//! the price and the size in micro-units, every integer a zigzag LEB128 varint. A typical level (price below
-//! one dollar, size below a few thousand contracts) takes 7 bytes instead of ~30 in JSON, and a snapshot is
-//! written every second for every book, so this is most of the database.
+//! A book ladder is stored as bytes, not JSON, and a snapshot is written every second for every book, so this
+//! is most of the database. Every integer is a zigzag LEB128 varint.
+//!
+//! - Version 2 (written): `2`, the level count, then (when there are levels) two scale digits `kp` and `ks`,
+//!   the largest powers of ten (at most 10⁶) dividing every price and every size in micro-units, then for each
+//!   level the price in units of `10^kp` micro-dollars as a difference from the previous level's, and the size
+//!   in units of `10^ks`. Venue prices sit on a cent or tenth-of-a-cent grid and ladders are sorted, so a level
+//!   costs two or three bytes: a 10-level ladder is about 30 bytes.
+//! - Version 1 (still read): `1`, the level count, then each level's price and size in micro-units (7 bytes
+//!   for a typical level).
+//!
+//! Differences use wrapping arithmetic, so any `i64` round-trips exactly.
 
 use std::str::FromStr;
 
@@ -18,6 +26,7 @@ use sqlx::{ColumnIndex, Decode, Row, Type};
 use crate::{StoreError, StoreResult, accounts::ApiKeyInfo, catalog::StoredMarket};
 
 const LADDER_V1: u8 = 1;
+const LADDER_V2: u8 = 2;
 
 fn put_varint(out: &mut Vec<u8>, v: i64) {
     // Zigzag so that small negative numbers (never expected, but representable) stay short.
@@ -51,24 +60,43 @@ fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<i64> {
     Some(((z >> 1) as i64) ^ -((z & 1) as i64))
 }
 
-/// Encodes a ladder as a compact blob (see the module docs).
+/// The largest `k` ≤ 6 such that `10^k` divides every value.
+fn common_scale(values: impl Iterator<Item = i64> + Clone) -> u32 {
+    (1..=6u32)
+        .rev()
+        .find(|&k| values.clone().all(|v| v % 10i64.pow(k) == 0))
+        .unwrap_or(0)
+}
+
+/// Encodes a ladder as a compact blob (version 2, see the module docs).
 pub fn encode_ladder(levels: &[Level]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 + levels.len() * 8);
-    out.push(LADDER_V1);
+    let mut out = Vec::with_capacity(4 + levels.len() * 3);
+    out.push(LADDER_V2);
     put_varint(&mut out, levels.len() as i64);
+    if levels.is_empty() {
+        return out;
+    }
+    let kp = common_scale(levels.iter().map(|l| l.price.micros()));
+    let ks = common_scale(levels.iter().map(|l| l.size.micros()));
+    out.push(kp as u8);
+    out.push(ks as u8);
+    let (dp, ds) = (10i64.pow(kp), 10i64.pow(ks));
+    let mut prev = 0i64;
     for l in levels {
-        put_varint(&mut out, l.price.micros());
-        put_varint(&mut out, l.size.micros());
+        let p = l.price.micros() / dp;
+        put_varint(&mut out, p.wrapping_sub(prev));
+        prev = p;
+        put_varint(&mut out, l.size.micros() / ds);
     }
     out
 }
 
-/// Decodes a blob written by [`encode_ladder`]. Fails on an unknown version or truncated data rather than
-/// returning a partial ladder.
+/// Decodes a blob written by [`encode_ladder`] (either version). Fails on an unknown version or truncated
+/// data rather than returning a partial ladder.
 pub fn decode_ladder(bytes: &[u8]) -> StoreResult<Vec<Level>> {
     let bad = |why: &str| decode_error(format!("ladder blob: {why}"));
     let (&version, _) = bytes.split_first().ok_or_else(|| bad("empty"))?;
-    if version != LADDER_V1 {
+    if version != LADDER_V1 && version != LADDER_V2 {
         return Err(bad(&format!("unknown version {version}")));
     }
     let mut pos = 1;
@@ -79,9 +107,25 @@ pub fn decode_ladder(bytes: &[u8]) -> StoreResult<Vec<Level>> {
         return Err(bad("impossible level count"));
     }
     let mut levels = Vec::with_capacity(n as usize);
+    let (mut dp, mut ds) = (1i64, 1i64);
+    if version == LADDER_V2 && n > 0 {
+        let scale = |pos: usize| match bytes.get(pos) {
+            Some(&k) if k <= 6 => Ok(10i64.pow(u32::from(k))),
+            Some(_) => Err(bad("impossible scale")),
+            None => Err(bad("truncated scale")),
+        };
+        (dp, ds) = (scale(pos)?, scale(pos + 1)?);
+        pos += 2;
+    }
+    let mut prev = 0i64;
     for _ in 0..n {
-        let price = get_varint(bytes, &mut pos).ok_or_else(|| bad("truncated price"))?;
-        let size = get_varint(bytes, &mut pos).ok_or_else(|| bad("truncated size"))?;
+        let mut price = get_varint(bytes, &mut pos).ok_or_else(|| bad("truncated price"))?;
+        let mut size = get_varint(bytes, &mut pos).ok_or_else(|| bad("truncated size"))?;
+        if version == LADDER_V2 {
+            prev = prev.wrapping_add(price);
+            price = prev.checked_mul(dp).ok_or_else(|| bad("price out of range"))?;
+            size = size.checked_mul(ds).ok_or_else(|| bad("size out of range"))?;
+        }
         levels.push(Level {
             price: Price::from_micros(price),
             size: Amount::from_micros(size),
@@ -305,15 +349,43 @@ mod tests {
         let ladder = vec![lv(530_000, 120_000_000), lv(520_000, 5_500_000), lv(1, 0)];
         let blob = encode_ladder(&ladder);
         assert_eq!(decode_ladder(&blob).unwrap(), ladder);
-        // version + count + 3 levels; far below the ~90 bytes of the JSON form.
+        // version + count + scales + 3 levels; far below the ~90 bytes of the JSON form.
         assert!(blob.len() <= 20, "{} bytes", blob.len());
         assert_eq!(decode_ladder(&encode_ladder(&[])).unwrap(), vec![]);
+        assert_eq!(encode_ladder(&[]), [LADDER_V2, 0]);
+    }
+
+    #[test]
+    fn a_ten_level_cent_ladder_takes_about_three_bytes_a_level() {
+        // Cents from 0.55 down, whole contracts up to a few thousand: the common venue_a / venue_b shape.
+        let ladder: Vec<Level> = (0..10)
+            .map(|i| lv(550_000 - i * 10_000, (100 + i * 350) * 1_000_000))
+            .collect();
+        let blob = encode_ladder(&ladder);
+        assert_eq!(decode_ladder(&blob).unwrap(), ladder);
+        assert!(blob.len() <= 4 + 10 * 3, "{} bytes", blob.len());
+    }
+
+    #[test]
+    fn version_1_blobs_are_still_read() {
+        // 1 level: 0.53 dollar (530000 → zigzag 1060000), 120 contracts (120000000 → zigzag 240000000).
+        let mut v1 = vec![LADDER_V1];
+        put_varint(&mut v1, 1);
+        put_varint(&mut v1, 530_000);
+        put_varint(&mut v1, 120_000_000);
+        assert_eq!(decode_ladder(&v1).unwrap(), vec![lv(530_000, 120_000_000)]);
     }
 
     #[test]
     fn corrupt_blobs_are_errors_not_partial_ladders() {
         let blob = encode_ladder(&[lv(530_000, 120_000_000)]);
-        for bad in [&[][..], &[9, 0][..], &blob[..blob.len() - 1], &[1, 0x7f][..]] {
+        for bad in [
+            &[][..],
+            &[9, 0][..],
+            &blob[..blob.len() - 1],
+            &[1, 0x7f][..],
+            &[2, 2, 7, 0, 2, 2, 2, 2][..],
+        ] {
             assert!(decode_ladder(bad).is_err(), "{bad:?}");
         }
         let mut trailing = blob.clone();

@@ -223,7 +223,7 @@ pub(crate) async fn revoke_key<E: Exec>(ex: &E, prefix: &str) -> StoreResult<u64
     ex.exec(&q).await
 }
 
-pub(crate) async fn snapshots<E: Exec>(ex: &E, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
+pub(crate) async fn snapshots<E: Exec>(ex: &E, d: Dialect, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
     let asset = codec::asset_key(q.asset_id.as_deref());
     let book = |sql: &mut Sql, alias: &str| {
         sql.push(alias)
@@ -303,16 +303,37 @@ pub(crate) async fn snapshots<E: Exec>(ex: &E, q: &SnapshotQuery) -> StoreResult
                 return Ok(Vec::new());
             }
             times.sort_unstable();
-            sql = Sql::new("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
-            book(&mut sql, "");
-            sql.push(" AND ts IN (");
-            for (i, t) in times.iter().enumerate() {
-                if i > 0 {
-                    sql.push(", ");
+            match d {
+                // SQLite seeks the primary key once per value of an IN list.
+                Dialect::Sqlite => {
+                    sql = Sql::new("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
+                    book(&mut sql, "");
+                    sql.push(" AND ts IN (");
+                    for (i, t) in times.iter().enumerate() {
+                        if i > 0 {
+                            sql.push(", ");
+                        }
+                        sql.int(*t);
+                    }
+                    sql.push(") ORDER BY ts");
                 }
-                sql.int(*t);
+                // PostgreSQL, with the book's statistics as they usually are (a partition filled within the
+                // day), reads the whole book and filters it by the IN list (~250 ms for a day of 1-second
+                // snapshots), and hash-joins a VALUES list the same way. One point lookup per row, joined by
+                // UNION ALL, is a primary-key seek each whatever the statistics (~3 ms for 200 rows).
+                Dialect::Postgres => {
+                    sql = Sql::new("SELECT * FROM (");
+                    for (i, t) in times.iter().enumerate() {
+                        if i > 0 {
+                            sql.push(" UNION ALL ");
+                        }
+                        sql.push("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
+                        book(&mut sql, "");
+                        sql.push(" AND ts = ").int(*t);
+                    }
+                    sql.push(") x ORDER BY ts");
+                }
             }
-            sql.push(") ORDER BY ts");
         }
     }
     ex.rows(&sql)

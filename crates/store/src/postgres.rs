@@ -337,7 +337,7 @@ impl BookStore for PgStore {
     }
 
     async fn snapshots(&self, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
-        common::snapshots(&self.pool, q).await
+        common::snapshots(&self.pool, D, q).await
     }
 
     async fn delete_snapshots_before(&self, cutoff: Timestamp) -> StoreResult<u64> {

@@ -65,6 +65,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "arbitrage", include_str!("../migrations/sqlite/0003_arbitrage.sql")),
     (4, "whales", include_str!("../migrations/sqlite/0004_whales.sql")),
     (5, "webhooks", include_str!("../migrations/sqlite/0005_webhooks.sql")),
+    (
+        6,
+        "snapshots_without_ts_index",
+        include_str!("../migrations/sqlite/0006_snapshots_without_ts_index.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {
@@ -437,9 +442,25 @@ const INSERT_TRADE: &str = "INSERT INTO trades (exchange, source_trade_id, marke
      outcome, price, size, notional) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
      ON CONFLICT (exchange, source_trade_id) DO NOTHING";
 
-const UPSERT_SNAPSHOT: &str = "INSERT INTO book_snapshots (exchange, market_id, asset_id, ts, bids, asks, no_bids) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (exchange, market_id, asset_id, ts) DO UPDATE SET \
-     bids = excluded.bids, asks = excluded.asks, no_bids = excluded.no_bids";
+/// Snapshot rows per `INSERT` (7 parameters each, far below SQLite's 32,766-parameter limit).
+const SNAPSHOT_ROWS_PER_STATEMENT: usize = 256;
+
+/// The snapshot upsert for `rows` rows.
+fn upsert_snapshots_sql(rows: usize) -> String {
+    let mut sql =
+        String::from("INSERT INTO book_snapshots (exchange, market_id, asset_id, ts, bids, asks, no_bids) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str("(?,?,?,?,?,?,?)");
+    }
+    sql.push_str(
+        " ON CONFLICT (exchange, market_id, asset_id, ts) DO UPDATE SET \
+         bids = excluded.bids, asks = excluded.asks, no_bids = excluded.no_bids",
+    );
+    sql
+}
 
 #[async_trait::async_trait]
 impl CatalogStore for SqliteStore {
@@ -618,24 +639,42 @@ impl AccountStore for SqliteStore {
 #[async_trait::async_trait]
 impl BookStore for SqliteStore {
     async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        // Rows go in in key order, many per statement: each statement is one round trip to sqlx's SQLite
+        // thread, and ordered inserts touch each B-tree page once. A key repeated in the batch keeps its last
+        // state (the upsert applies rows in order).
+        let mut rows: Vec<&BookSnapshot> = batch.iter().collect();
+        rows.sort_by(|a, b| {
+            (a.exchange.as_str(), &a.market_id, &a.asset_id, a.timestamp).cmp(&(
+                b.exchange.as_str(),
+                &b.market_id,
+                &b.asset_id,
+                b.timestamp,
+            ))
+        });
         let mut tx = self.begin().await?;
-        for s in batch {
-            sqlx::query(UPSERT_SNAPSHOT)
-                .bind(s.exchange.as_str())
-                .bind(&s.market_id)
-                .bind(codec::asset_key(s.asset_id.as_deref()))
-                .bind(s.timestamp.millis())
-                .bind(codec::encode_ladder(&s.bids))
-                .bind(codec::encode_ladder(&s.asks))
-                .bind(codec::encode_ladder(&s.no_bids))
-                .execute(&mut *tx)
-                .await?;
+        for chunk in rows.chunks(SNAPSHOT_ROWS_PER_STATEMENT) {
+            let text = upsert_snapshots_sql(chunk.len());
+            let mut q = sqlx::query(AssertSqlSafe(text));
+            for s in chunk {
+                q = q
+                    .bind(s.exchange.as_str())
+                    .bind(s.market_id.clone())
+                    .bind(codec::asset_key(s.asset_id.as_deref()).to_string())
+                    .bind(s.timestamp.millis())
+                    .bind(codec::encode_ladder(&s.bids))
+                    .bind(codec::encode_ladder(&s.asks))
+                    .bind(codec::encode_ladder(&s.no_bids));
+            }
+            q.execute(&mut *tx).await?;
         }
         Ok(tx.commit().await?)
     }
 
     async fn snapshots(&self, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
-        common::snapshots(&self.read, q).await
+        common::snapshots(&self.read, D, q).await
     }
 
     async fn delete_snapshots_before(&self, cutoff: Timestamp) -> StoreResult<u64> {
@@ -653,7 +692,7 @@ impl BookStore for SqliteStore {
     }
 
     async fn prune_snapshots(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<crate::Pruned> {
-        history::prune(&self.write, cutoff, max_rows).await
+        history::prune(&self.read, &self.write, cutoff, max_rows).await
     }
 }
 

@@ -13,6 +13,11 @@ use std::{
 
 use crossbook_core::{BookSnapshot, Exchange, Timestamp};
 
+/// The live books by key. The scanner looks up three books per pair on every pass, and venue_b keys are
+/// long (a 66-character condition id and a 78-digit token id), so the hasher is foldhash rather than SipHash:
+/// the keys come from our catalog, not from callers, so hash flooding is not a concern here.
+pub type BookMap = HashMap<BookKey, LiveBook, foldhash::fast::RandomState>;
+
 /// Identity of one book: a venue_a market (one book with YES and NO bids) or a venue_b token (one book
 /// per outcome).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,7 +75,7 @@ pub struct LiveBook {
 /// readers (scanner, API) proceed in parallel while the single writer waits briefly.
 #[derive(Debug, Clone, Default)]
 pub struct LiveBooks {
-    inner: Arc<RwLock<HashMap<BookKey, LiveBook>>>,
+    inner: Arc<RwLock<BookMap>>,
 }
 
 impl LiveBooks {
@@ -80,11 +85,11 @@ impl LiveBooks {
 
     // A panic while holding the lock cannot leave a half-written entry behind (inserts and removals are
     // single map operations), so a poisoned lock is still safe to use.
-    fn read(&self) -> RwLockReadGuard<'_, HashMap<BookKey, LiveBook>> {
+    fn read(&self) -> RwLockReadGuard<'_, BookMap> {
         self.inner.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, HashMap<BookKey, LiveBook>> {
+    fn write(&self) -> RwLockWriteGuard<'_, BookMap> {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -152,7 +157,7 @@ impl LiveBooks {
     /// Runs `f` over every book held (fresh and stale, see [`LiveBook::stale`]) under the read lock, without
     /// copying them: the scanner reads thousands of books per pass. Keep `f` short and synchronous; the
     /// ingestion writer waits for it.
-    pub fn with_books<R>(&self, f: impl FnOnce(&HashMap<BookKey, LiveBook>) -> R) -> R {
+    pub fn with_books<R>(&self, f: impl FnOnce(&BookMap) -> R) -> R {
         f(&self.read())
     }
 

@@ -26,7 +26,10 @@
 //!   venue_a market is in at most one pair); `outcome_key` = `yes` (the pair's YES side as the venue_a market
 //!   states it).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, HashMap, HashSet},
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -260,16 +263,17 @@ pub struct MarketPair<'a> {
     pub venue_a: &'a Listing,
     /// The venue_b side.
     pub venue_b: &'a Listing,
-    /// Why they are paired.
-    pub kind: PairKind,
+    /// Why they are paired. Borrowed when the pair comes from a cached pairing (the scanner re-reads the same
+    /// pairs every pass and should not copy them).
+    pub kind: Cow<'a, PairKind>,
     /// Canonical event id (see the module docs).
-    pub event_id: String,
+    pub event_id: Cow<'a, str>,
 }
 
 impl MarketPair<'_> {
     /// `up` for windows, `yes` for matched pairs.
     pub fn outcome_key(&self) -> &'static str {
-        match self.kind {
+        match *self.kind {
             PairKind::Window { .. } => "up",
             PairKind::Matched { .. } => "yes",
         }
@@ -277,7 +281,7 @@ impl MarketPair<'_> {
 
     /// The interval of a window pair.
     pub fn interval_code(&self) -> Option<IntervalCode> {
-        match self.kind {
+        match *self.kind {
             PairKind::Window { interval_code, .. } => Some(interval_code),
             PairKind::Matched { .. } => None,
         }
@@ -286,7 +290,7 @@ impl MarketPair<'_> {
     /// Category for the history's `category` filter: `crypto` for windows; for matched pairs the venue_a
     /// market's category, else venue_b's, else `other`.
     pub fn category(&self) -> Category {
-        match self.kind {
+        match *self.kind {
             PairKind::Window { .. } => Category::Crypto,
             PairKind::Matched { .. } => [&self.venue_a.market.category, &self.venue_b.market.category]
                 .into_iter()
@@ -305,7 +309,7 @@ impl MarketPair<'_> {
     /// passed (venue_a closes trading at its window end). Matched pairs never expire here; their markets leave
     /// the catalog when the venues close them.
     pub fn is_expired(&self, now: Timestamp) -> bool {
-        match self.kind {
+        match *self.kind {
             PairKind::Window { .. } => {
                 let ends = [self.venue_a.market.window_end, self.venue_b.market.window_end];
                 ends.into_iter().flatten().min().is_some_and(|end| now >= end)
@@ -317,7 +321,7 @@ impl MarketPair<'_> {
     /// Human-readable title: for windows `Bitcoin Up or Down 15m - 2026-11-21 19:00-19:15 UTC` (venue_a's
     /// window); for matched pairs the venue_a event title, else venue_b's, else the venue_a question.
     pub fn event_title(&self) -> String {
-        match &self.kind {
+        match &*self.kind {
             PairKind::Window { asset, interval_code } => {
                 let name = if asset == "BTC" { "Bitcoin" } else { asset.as_str() };
                 format!("{name} Up or Down {interval_code} - {}", self.window_span())
@@ -333,7 +337,7 @@ impl MarketPair<'_> {
     /// Short display label: `BTC 15m Up 19:00-19:15 UTC` for windows; the venue_a market title (else its
     /// question) for matched pairs.
     pub fn label(&self) -> String {
-        match &self.kind {
+        match &*self.kind {
             PairKind::Window { asset, interval_code } => {
                 format!("{asset} {interval_code} Up {}", self.window_span_short())
             }
@@ -476,11 +480,11 @@ pub fn pair_markets<'a>(
             pairs.push(MarketPair {
                 venue_a: a,
                 venue_b: b,
-                kind: PairKind::Window {
+                kind: Cow::Owned(PairKind::Window {
                     asset: asset.to_string(),
                     interval_code,
-                },
-                event_id: window_event_id(asset, interval_code, start),
+                }),
+                event_id: Cow::Owned(window_event_id(asset, interval_code, start)),
             });
         }
     }
@@ -512,8 +516,8 @@ fn matched<'a>(a: &'a Listing, b: &'a Listing, by: MatchSource) -> MarketPair<'a
     MarketPair {
         venue_a: a,
         venue_b: b,
-        kind: PairKind::Matched { by },
-        event_id: format!("PAIR-{}", a.market.market_id),
+        kind: Cow::Owned(PairKind::Matched { by }),
+        event_id: Cow::Owned(format!("PAIR-{}", a.market.market_id)),
     }
 }
 
@@ -772,7 +776,7 @@ pub(crate) mod tests {
         assert_eq!(p[0].venue_b.market.market_id, "0xlakers");
         assert_eq!(p[0].event_id, "PAIR-KXNBAGAME-26NOV21LALBOS-LAL");
         assert_eq!(p[0].outcome_key(), "yes");
-        assert_eq!(p[0].kind, PairKind::Matched { by: MatchSource::Auto });
+        assert_eq!(*p[0].kind, PairKind::Matched { by: MatchSource::Auto });
         assert_eq!(p[0].category(), Category::Sports);
         assert_eq!(p[0].interval_code(), None);
         assert_eq!(p[0].label(), "Lakers at Celtics Winner?");
@@ -809,11 +813,11 @@ pub(crate) mod tests {
         let p = pair_markets(&l, &o, 60);
         assert_eq!(p.len(), 1);
         assert_eq!(
-            (p[0].venue_b.market.market_id.as_str(), p[0].event_id.as_str()),
+            (p[0].venue_b.market.market_id.as_str(), p[0].event_id.as_ref()),
             ("B2", "PAIR-A1")
         );
         assert_eq!(
-            p[0].kind,
+            *p[0].kind,
             PairKind::Matched {
                 by: MatchSource::Override
             }

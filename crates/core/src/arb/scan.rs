@@ -219,7 +219,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
     });
 
     Some(Opportunity {
-        event_id: pair.event_id.clone(),
+        event_id: pair.event_id.to_string(),
         event_title: pair.event_title(),
         outcome_key: pair.outcome_key().to_string(),
         label: pair.label(),

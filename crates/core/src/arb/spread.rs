@@ -78,7 +78,7 @@ pub fn spreads_for_pairs<B: BookSource + ?Sized>(
         for side in [Outcome::Yes, Outcome::No] {
             if let (Some(s1), Some(s2)) = (a.best(side), b.best(side)) {
                 rows.push(SpreadRow {
-                    event_id: p.event_id.clone(),
+                    event_id: p.event_id.to_string(),
                     interval_code: p.interval_code(),
                     side,
                     side1_price: s1,

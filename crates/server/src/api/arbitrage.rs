@@ -7,7 +7,7 @@
 //! ([`mask_page`]). The objects are rendered by the core ([`render`]), the only place exact values become
 //! JSON numbers; the `*Out` types below document them in the OpenAPI document.
 
-use axum::extract::State;
+use axum::{extract::State, response::Response};
 use crossbook_core::{
     Category, Plan, Timestamp,
     arb::{MicroUsd, ScanParams, SpreadParams, mask_page, render},
@@ -409,19 +409,30 @@ async fn current(
     State(state): State<AppState>,
     _gate: Gate<groups::ArbitrageCurrent>,
     ValidQuery(p): ValidQuery<CurrentParams>,
-) -> ApiResult<Json<Vec<Value>>> {
-    let catalog = state.arb.catalog(state.store.as_ref()).await?;
-    let params = ScanParams {
-        now: Timestamp::now(),
-        min_net: p.min_net_cents.unwrap_or(MicroUsd::ZERO),
-        interval_code: p.interval_code.map(Into::into),
-        max_staleness_seconds: p.max_staleness_seconds,
-        window_tolerance_seconds: p.window_tolerance_seconds,
-        include_orderbook: p.orderbook,
-    };
-    let mut opps = scan_live(&catalog, &state.live, &params);
-    opps.truncate(p.limit as usize);
-    Ok(Json(opps.iter().map(render::opportunity_current_json).collect()))
+) -> ApiResult<Response> {
+    // The answer is the same for every caller allowed here, so identical queries share one scan for
+    // `arbitrage_cache_ms` (one scan per query and period under load, instead of one per request).
+    let key = format!("current {p:?}");
+    state
+        .arbitrage_cache
+        .json(key, async {
+            let catalog = state.arb.catalog(state.store.as_ref()).await?;
+            let params = ScanParams {
+                now: Timestamp::now(),
+                min_net: p.min_net_cents.unwrap_or(MicroUsd::ZERO),
+                interval_code: p.interval_code.map(Into::into),
+                max_staleness_seconds: p.max_staleness_seconds,
+                window_tolerance_seconds: p.window_tolerance_seconds,
+                include_orderbook: p.orderbook,
+            };
+            let mut opps = scan_live(&catalog, &state.live, &params);
+            opps.truncate(p.limit as usize);
+            Ok(opps
+                .iter()
+                .map(render::opportunity_current_json)
+                .collect::<Vec<Value>>())
+        })
+        .await
 }
 
 /// Price spreads

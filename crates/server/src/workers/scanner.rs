@@ -28,6 +28,7 @@
 //! extends the episodes in progress instead of opening duplicates.
 
 use std::{
+    borrow::Cow,
     collections::HashMap,
     sync::{Arc, RwLock},
     time::{Duration, Instant},
@@ -41,7 +42,7 @@ use crossbook_core::{
     },
 };
 use crossbook_store::{Store, StoreResult};
-use crossbook_venues::{BookKey, DomainEvent, LiveBook, LiveBooks};
+use crossbook_venues::{BookKey, BookMap, DomainEvent, LiveBooks};
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -77,7 +78,7 @@ pub struct ArbCatalog {
     default_pairs: Vec<PairIdx>,
     /// The [`LiveBooks`] key of every book the pairs read, by what [`BookSource::book`] is asked for
     /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing.
-    book_keys: [HashMap<String, BookKey>; 2],
+    book_keys: [KeyMap; 2],
     loaded: Instant,
 }
 
@@ -93,11 +94,11 @@ impl ArbCatalog {
             .map(|p| PairIdx {
                 a: index_of(p.venue_a),
                 b: index_of(p.venue_b),
-                kind: p.kind,
-                event_id: p.event_id,
+                kind: p.kind.into_owned(),
+                event_id: p.event_id.into_owned(),
             })
             .collect();
-        let mut book_keys: [HashMap<String, BookKey>; 2] = Default::default();
+        let mut book_keys: [KeyMap; 2] = Default::default();
         for l in &listings {
             let m = &l.market;
             match m.exchange {
@@ -130,8 +131,8 @@ impl ArbCatalog {
             .map(|p| MarketPair {
                 venue_a: &self.listings[p.a],
                 venue_b: &self.listings[p.b],
-                kind: p.kind.clone(),
-                event_id: p.event_id.clone(),
+                kind: Cow::Borrowed(&p.kind),
+                event_id: Cow::Borrowed(&p.event_id),
             })
             .collect()
     }
@@ -141,6 +142,9 @@ impl ArbCatalog {
         self.default_pairs.len()
     }
 }
+
+/// Ticker or token id → live-book key (foldhash, as [`BookMap`]: the scan looks up every pair's books).
+type KeyMap = HashMap<String, BookKey, foldhash::fast::RandomState>;
 
 /// The cached [`ArbCatalog`], shared by the scanner and the routes.
 #[derive(Debug)]
@@ -204,8 +208,8 @@ impl ArbCache {
 
 /// The live books as a [`BookSource`]: stale books count as missing.
 struct LiveSource<'m> {
-    map: &'m HashMap<BookKey, LiveBook>,
-    book_keys: &'m [HashMap<String, BookKey>; 2],
+    map: &'m BookMap,
+    book_keys: &'m [KeyMap; 2],
 }
 
 impl BookSource for LiveSource<'_> {
