@@ -195,11 +195,68 @@ pub fn evaluate(venue_a: &AskLadders, venue_b: &AskLadders, direction: Direction
 /// Net edge alone decides because ROI is a function of it: the capital `yes + no + fee` equals
 /// `1 − gross + fee = 1 − net`, so `roi = net / (1 − net)` grows with `net`.
 pub fn best_direction(venue_a: &AskLadders, venue_b: &AskLadders) -> Option<(Direction, Edge)> {
+    best_direction_top(TopAsks {
+        venue_a_yes: venue_a.best(Outcome::Yes),
+        venue_a_no: venue_a.best(Outcome::No),
+        venue_b_yes: venue_b.best(Outcome::Yes),
+        venue_b_no: venue_b.best(Outcome::No),
+    })
+}
+
+/// The best ask of each outcome on each venue: all [`best_direction`] needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopAsks {
+    pub venue_a_yes: Option<Price>,
+    pub venue_a_no: Option<Price>,
+    pub venue_b_yes: Option<Price>,
+    pub venue_b_no: Option<Price>,
+}
+
+impl TopAsks {
+    /// The best asks of a venue_a book and a venue_b token pair, read straight from the books: the same
+    /// prices [`AskLadders::from_venue_a`] / [`AskLadders::from_venue_b`] would put first, without building
+    /// (allocating, cleaning and sorting) the ladders. The scanner prices every pair at the top of book
+    /// first and builds ladders only for the few that clear the threshold.
+    pub fn of_books(venue_a: &BookSnapshot, venue_b_yes: &BookSnapshot, venue_b_no: &BookSnapshot) -> TopAsks {
+        let flip = |l: &Level| Level {
+            price: l.price.complement(),
+            size: l.size,
+        };
+        TopAsks {
+            venue_a_yes: best_clean(venue_a.no_bids.iter().map(flip)),
+            venue_a_no: best_clean(venue_a.bids.iter().map(flip)),
+            venue_b_yes: best_clean(venue_b_yes.asks.iter().copied()),
+            venue_b_no: best_clean(venue_b_no.asks.iter().copied()),
+        }
+    }
+
+    fn best(&self, venue: Exchange, outcome: Outcome) -> Option<Price> {
+        match (venue, outcome) {
+            (Exchange::VenueA, Outcome::Yes) => self.venue_a_yes,
+            (Exchange::VenueA, Outcome::No) => self.venue_a_no,
+            (Exchange::VenueB, Outcome::Yes) => self.venue_b_yes,
+            (Exchange::VenueB, Outcome::No) => self.venue_b_no,
+        }
+    }
+}
+
+/// The lowest price among the levels [`clean`] keeps.
+fn best_clean(levels: impl Iterator<Item = Level>) -> Option<Price> {
+    levels
+        .filter(|l| l.price.micros() > 0 && l.price.micros() < SCALE && l.size.micros() > 0)
+        .map(|l| l.price)
+        .min()
+}
+
+/// [`best_direction`] from the best asks alone.
+pub fn best_direction_top(top: TopAsks) -> Option<(Direction, Edge)> {
     let mut best: Option<(Direction, Edge)> = None;
     for d in Direction::ALL {
-        let Some(e) = evaluate(venue_a, venue_b, d) else {
+        let (yes_venue, no_venue) = (d.buy_yes_market(), d.buy_no_market());
+        let (Some(yes), Some(no)) = (top.best(yes_venue, Outcome::Yes), top.best(no_venue, Outcome::No)) else {
             continue;
         };
+        let e = price_pair(yes_venue, yes, no_venue, no);
         let better = match &best {
             None => true,
             Some((_, b)) => e.net > b.net,
@@ -338,7 +395,41 @@ pub(crate) mod tests {
             .prop_map(|(y, n)| AskLadders::new(y, n))
     }
 
+    /// Any ladder, including the levels the constructors drop (price 0 or ≥ 1, size 0) and any order.
+    fn raw_levels() -> impl Strategy<Value = Vec<Level>> {
+        proptest::collection::vec((0i64..=1_000_100, 0i64..5), 0..6).prop_map(|v| {
+            v.into_iter()
+                .map(|(p, s)| Level {
+                    price: Price(p),
+                    size: Amount::from_units(s),
+                })
+                .collect()
+        })
+    }
+
+    fn book(bids: Vec<Level>, asks: Vec<Level>, no_bids: Vec<Level>) -> BookSnapshot {
+        BookSnapshot {
+            exchange: Exchange::VenueA,
+            market_id: "M".into(),
+            asset_id: None,
+            timestamp: Timestamp::from_millis(0),
+            bids,
+            asks,
+            no_bids,
+        }
+    }
+
     proptest! {
+        #[test]
+        fn top_of_book_pricing_equals_the_ladders(
+            a_bids in raw_levels(), a_no_bids in raw_levels(), b_yes in raw_levels(), b_no in raw_levels()
+        ) {
+            let va = book(a_bids, vec![], a_no_bids);
+            let (by, bn) = (book(vec![], b_yes, vec![]), book(vec![], b_no, vec![]));
+            let ladders = best_direction(&AskLadders::from_venue_a(&va), &AskLadders::from_venue_b(&by, &bn));
+            prop_assert_eq!(best_direction_top(TopAsks::of_books(&va, &by, &bn)), ladders);
+        }
+
         #[test]
         fn net_is_gross_minus_fee(y in 1i64..1_000_000, n in 1i64..1_000_000, ya in any::<bool>(), na in any::<bool>()) {
             let ex = |a: bool| if a { Exchange::VenueA } else { Exchange::VenueB };

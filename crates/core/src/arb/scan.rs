@@ -31,7 +31,7 @@ use super::{
         VenueBLeg,
     },
     pairing::{Listing, MarketPair, PairOverride, pair_markets},
-    pricing::{AskLadders, best_direction},
+    pricing::{AskLadders, TopAsks, best_direction, best_direction_top},
     units::MicroUsd,
 };
 
@@ -167,6 +167,14 @@ impl<'b> PairBooks<'b> {
 /// Prices one pair with its books; `None` when no direction reaches the threshold.
 fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams) -> Option<Opportunity> {
     let threshold = params.min_net.max(MicroUsd::ZERO);
+    // Top of book first, without building ladders: most pairs cost more than 1 dollar after fees and stop
+    // here. The same prices and tie rule as `best_direction` over the ladders, so the outcome is identical.
+    if let (Some(va), Some(by), Some(bn)) = (books.venue_a, books.venue_b_yes, books.venue_b_no) {
+        let (_, edge) = best_direction_top(TopAsks::of_books(va, by, bn))?;
+        if edge.net < threshold || edge.gross <= MicroUsd::ZERO {
+            return None;
+        }
+    }
     let a = books.venue_a_ladders();
     let b = books.venue_b_ladders();
     let (direction, edge) = best_direction(&a, &b)?;
