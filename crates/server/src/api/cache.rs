@@ -1,4 +1,5 @@
-//! A short-lived cache of rendered JSON responses for the public read routes (search).
+//! A short-lived cache of rendered JSON responses for hot read routes (search; `/v1/arbitrage/current`, with
+//! its own shorter TTL `arbitrage_cache_ms`, because the books move continuously).
 //!
 //! Search answers depend only on the query and the catalog, and the catalog changes at most once per catalog
 //! sync (every minute by default). Serving the same query from memory for `search_cache_ms` (1 s by default)
