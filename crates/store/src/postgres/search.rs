@@ -5,7 +5,9 @@
 //! milliseconds. This is the plan the SQLite backend follows (`SqliteStore::search_markets_indexed`):
 //!
 //! 1. Count the matches, stopping at `SPARSE_LIMIT + 1` (trigram index). If there are few, the single
-//!    statement is cheap: run it.
+//!    statement is cheap: run it. For relevance, a probe of the first rows in volume order comes first
+//!    ([`PgStore::dense`]): a needle with a page of matches there skips the count, which for a common needle
+//!    costs more than the whole walk.
 //! 2. Otherwise, for `newest`/`volume`/`liquidity`, walk the index of that order and stop after the page.
 //! 3. For `relevance`, fill the page tier by tier (exact id, headline prefix, headline substring, other field),
 //!    each tier in volume order, each read from the index naming its rows when it names few (the market-id
@@ -29,24 +31,42 @@ use crate::{
 /// At most this many matches count as "few": ranking them in one statement is cheap.
 const SPARSE_LIMIT: i64 = 2_000;
 
+/// At most this many rows in a tier are read from the index naming them and sorted; beyond it the tier is
+/// walked in volume order.
+const NAMED_LIMIT: i64 = 25_000;
+
+/// Rows at the top of the volume order that [`PgStore::dense`] looks at.
+const PROBE_ROWS: i64 = 4_000;
+/// Matches among those rows that make a needle common (1 in 40: a walk in volume order fills a page of 100
+/// within a few thousand rows), without counting it.
+const PROBE_DENSE: i64 = 100;
+
 /// The headline expression exactly as the indexes of migration 0006 are defined.
 const HEAD: &str = "coalesce(m.title, m.question)";
 
 impl PgStore {
     pub(super) async fn search_markets_tiered(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Vec<StoredMarket>> {
-        let all = self.capped_count(q, |s| sql::market_match(s, D, n)).await?;
-        if all <= SPARSE_LIMIT {
-            return common::search_markets_scan(&self.pool, D, q, Some(n)).await;
-        }
+        // Counting the matches of a common needle through the trigram index costs tens of milliseconds (the
+        // whole bitmap is built before the LIMIT applies), so for relevance (whose walks are in volume order)
+        // a cheap look at the top of the volume order comes first: a needle with at least a page of matches
+        // there is common, and its walks stop within those rows. Only the others are counted.
         let sort = sql::market_sort(q, Some(n));
-        tracing::debug!(needle = %n.raw, all, ?sort, "common needle: reading ordered indexes");
+        let dense = sort == MarketSort::Relevance && self.dense(q, |s| sql::market_match(s, D, n)).await?;
+        if !dense {
+            let all = self
+                .capped_count(q, SPARSE_LIMIT, |s| sql::market_match(s, D, n))
+                .await?;
+            if all <= SPARSE_LIMIT {
+                return common::search_markets_scan(&self.pool, D, q, Some(n)).await;
+            }
+        }
+        tracing::debug!(needle = %n.raw, ?sort, "common needle: reading ordered indexes");
         if sort != MarketSort::Relevance {
             return self.walk_rows(&sql::market_search(D, q, Some(n))).await;
         }
 
         let mut skip = i64::from(q.offset);
         let mut out: Vec<StoredMarket> = Vec::new();
-        let mut head: Option<i64> = None;
         for tier in [Tier::ExactId, Tier::Prefix, Tier::Contains, Tier::Other] {
             let missing = i64::from(q.limit) - out.len() as i64;
             if missing <= 0 {
@@ -56,29 +76,32 @@ impl PgStore {
             // Whether the tier's rows come from an index that names them (else: a walk in volume order).
             let named = match tier {
                 Tier::ExactId => true,
+                // A tier is walked in volume order when its rows are dense at the top of that order (the walk
+                // then meets a page of them within the probed rows) or too many to sort; otherwise it is read
+                // from the index naming its rows and sorted, which costs what the tier holds however low its
+                // volumes. A needle can be common and still sit in low-volume markets (a team name among
+                // sports markets): walking for it would read most of the catalog.
                 Tier::Prefix => {
-                    let count = self.capped_count(q, |s| prefix_range(s, n)).await?;
-                    if count <= SPARSE_LIMIT {
+                    let named = !self.dense(q, |s| prefix_range(s, n)).await?
+                        && self.capped_count(q, NAMED_LIMIT, |s| prefix_range(s, n)).await? <= NAMED_LIMIT;
+                    if named {
                         s.push(" AND ");
                         prefix_range(&mut s, n);
                     }
-                    count <= SPARSE_LIMIT
+                    named
                 }
                 Tier::Contains => {
-                    let count = match head {
-                        Some(c) => c,
-                        None => self.capped_count(q, |s| head_contains(s, n)).await?,
-                    };
-                    head = Some(count);
-                    if count <= SPARSE_LIMIT {
+                    let named = !self.dense(q, |s| head_contains(s, n)).await?
+                        && self.capped_count(q, NAMED_LIMIT, |s| head_contains(s, n)).await? <= NAMED_LIMIT;
+                    if named {
                         s.push(" AND ");
                         head_contains(&mut s, n);
                     }
-                    count <= SPARSE_LIMIT
+                    named
                 }
-                // Reached only when the better tiers left the page open although the needle is common: the
-                // other fields hold most of the matches, so the walk meets them densely.
-                Tier::Other => false,
+                // The tier's predicate includes the match over every field, which the markets trigram index
+                // serves.
+                Tier::Other => !dense,
             };
             s.push(" AND ");
             sql::market_tier_predicate(&mut s, D, n, tier, false);
@@ -111,13 +134,27 @@ impl PgStore {
         Ok(out)
     }
 
-    /// How many active rows match `pred` under the query's filters, counting no further than `SPARSE_LIMIT + 1`.
-    async fn capped_count(&self, q: &MarketQuery, pred: impl FnOnce(&mut Sql)) -> StoreResult<i64> {
+    /// Whether `pred` holds for at least [`PROBE_DENSE`] of the first [`PROBE_ROWS`] rows in volume order
+    /// under the query's filters: a few milliseconds however common the needle. Only chooses a plan; a
+    /// `false` is followed by an exact (capped) count.
+    async fn dense(&self, q: &MarketQuery, pred: impl FnOnce(&mut Sql)) -> StoreResult<bool> {
+        let mut s = Sql::new("SELECT count(*) AS n FROM (SELECT ");
+        pred(&mut s);
+        s.push(" AS hit FROM markets m");
+        sql::market_filters(&mut s, q);
+        s.push(" ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT ")
+            .int(PROBE_ROWS)
+            .push(") x WHERE hit");
+        Ok(self.walk_count(&s).await? >= PROBE_DENSE)
+    }
+
+    /// How many active rows match `pred` under the query's filters, counting no further than `cap + 1`.
+    async fn capped_count(&self, q: &MarketQuery, cap: i64, pred: impl FnOnce(&mut Sql)) -> StoreResult<i64> {
         let mut s = Sql::new("SELECT count(*) AS n FROM (SELECT 1 FROM markets m");
         sql::market_filters(&mut s, q);
         s.push(" AND ");
         pred(&mut s);
-        s.push(" LIMIT ").int(SPARSE_LIMIT + 1).push(") x");
+        s.push(" LIMIT ").int(cap + 1).push(") x");
         self.count(&s).await
     }
 
