@@ -445,6 +445,10 @@ const INSERT_TRADE: &str = "INSERT INTO trades (exchange, source_trade_id, marke
 /// Snapshot rows per `INSERT` (7 parameters each, far below SQLite's 32,766-parameter limit).
 const SNAPSHOT_ROWS_PER_STATEMENT: usize = 256;
 
+/// The upsert of a full chunk of [`SNAPSHOT_ROWS_PER_STATEMENT`] rows.
+static FULL_SNAPSHOT_UPSERT: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| upsert_snapshots_sql(SNAPSHOT_ROWS_PER_STATEMENT));
+
 /// The snapshot upsert for `rows` rows.
 fn upsert_snapshots_sql(rows: usize) -> String {
     let mut sql =
@@ -656,13 +660,18 @@ impl BookStore for SqliteStore {
         });
         let mut tx = self.begin().await?;
         for chunk in rows.chunks(SNAPSHOT_ROWS_PER_STATEMENT) {
-            let text = upsert_snapshots_sql(chunk.len());
+            // Every chunk but the last has the full size: its statement text is built once per process.
+            let text = if chunk.len() == SNAPSHOT_ROWS_PER_STATEMENT {
+                FULL_SNAPSHOT_UPSERT.clone()
+            } else {
+                upsert_snapshots_sql(chunk.len())
+            };
             let mut q = sqlx::query(AssertSqlSafe(text));
             for s in chunk {
                 q = q
                     .bind(s.exchange.as_str())
-                    .bind(s.market_id.clone())
-                    .bind(codec::asset_key(s.asset_id.as_deref()).to_string())
+                    .bind(s.market_id.as_str())
+                    .bind(codec::asset_key(s.asset_id.as_deref()))
                     .bind(s.timestamp.millis())
                     .bind(codec::encode_ladder(&s.bids))
                     .bind(codec::encode_ladder(&s.asks))

@@ -207,3 +207,30 @@ pub async fn for_each_backend(mut body: impl AsyncFnMut(&TestDb)) {
         db.cleanup().await;
     }
 }
+
+/// How often [`eventually`] looks again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Polls `check` until it returns `Ok`, failing the test after `timeout` with the last `Err` it returned (what
+/// was seen instead). The one way tests wait for something that happens in the background: on a condition
+/// with a deadline, never a fixed sleep. Under a paused Tokio clock the deadline is in virtual time.
+pub async fn eventually_seen<T>(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        match check().await {
+            Ok(v) => return v,
+            Err(seen) if tokio::time::Instant::now() >= deadline => {
+                panic!("{what}: not within {timeout:?}; last seen: {seen}")
+            }
+            Err(_) => tokio::time::sleep(POLL).await,
+        }
+    }
+}
+
+/// [`eventually_seen`] for a check with nothing to report while it waits.
+pub async fn eventually<T>(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    eventually_seen(what, timeout, async || {
+        check().await.ok_or_else(|| "nothing yet".to_string())
+    })
+    .await
+}

@@ -42,17 +42,12 @@ async fn one_holder_at_a_time_and_released_on_drop() {
         let second = other.try_leader_lock().await.unwrap().expect("free after release");
         // Dropping (a process dying) releases it too.
         drop(second);
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        let third = loop {
-            if let Some(g) = db.store.try_leader_lock().await.unwrap() {
-                break g;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the dropped guard never released the lock"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        let third = testing::eventually(
+            "the dropped guard releasing the lock",
+            Duration::from_secs(10),
+            async || db.store.try_leader_lock().await.unwrap(),
+        )
+        .await;
         third.release().await;
         other.close().await;
     })

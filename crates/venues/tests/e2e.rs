@@ -11,7 +11,10 @@ use std::{
 
 use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade};
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
-use crossbook_store::{MarketQuery, MarketSort, Store, testing::TestDb};
+use crossbook_store::{
+    MarketQuery, MarketSort, Store,
+    testing::{self, TestDb},
+};
 use crossbook_venues::{
     BookKey, Bus, DomainEvent, FeedMode, Ingest, IngestConfig, IngestHandle, LiveBooks, VenueHealth,
 };
@@ -196,14 +199,7 @@ fn same_ladders(a: &BookSnapshot, b: &BookSnapshot) -> bool {
 }
 
 async fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {secs} s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    testing::eventually(what, Duration::from_secs(secs), async || cond().then_some(())).await
 }
 
 fn query(exchange: Exchange, q: &str) -> MarketQuery {
@@ -234,19 +230,20 @@ async fn search(store: &dyn Store, exchange: Exchange, q: &str) -> usize {
 }
 
 async fn wait_for_catalog(h: &Harness) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let a = search(h.db.store.as_ref(), A, "15m").await;
-        let b = search(h.db.store.as_ref(), B, "15m").await;
-        if a > 0 && b > 0 {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "catalog of both venues in the store ({a}, {b})"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    testing::eventually_seen(
+        "catalog of both venues in the store",
+        Duration::from_secs(30),
+        async || {
+            let a = search(h.db.store.as_ref(), A, "15m").await;
+            let b = search(h.db.store.as_ref(), B, "15m").await;
+            if a > 0 && b > 0 {
+                Ok(())
+            } else {
+                Err(format!("({a}, {b})"))
+            }
+        },
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,33 +514,30 @@ async fn venue_b_rest_catalog_books_and_tape() {
         .filter(|m| m.status == Status::Active)
         .cloned()
         .collect();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let books = venue.fetch_books(&open[..1]).await.expect("books");
-        assert_eq!(books.len(), 2, "one book per token");
-        let equal = books.iter().all(|b| {
-            let id = b.asset_id.clone().unwrap_or_default();
-            sim.book(B, &id).is_some_and(|s| same_ladders(b, &s))
-        });
-        if equal {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "REST books never matched the simulator's"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    testing::eventually(
+        "REST books matching the simulator's",
+        Duration::from_secs(20),
+        async || {
+            let books = venue.fetch_books(&open[..1]).await.expect("books");
+            assert_eq!(books.len(), 2, "one book per token");
+            books
+                .iter()
+                .all(|b| {
+                    let id = b.asset_id.clone().unwrap_or_default();
+                    sim.book(B, &id).is_some_and(|s| same_ladders(b, &s))
+                })
+                .then_some(())
+        },
+    )
+    .await;
     // The tape: trades of followed markets with stable ids (reading twice gives the same ids).
     let set: crossbook_venues::MarketSet = batch.markets.iter().map(|m| (m.market_id.clone(), m.clone())).collect();
     let since = Timestamp::from_millis(Timestamp::now().millis() - 3_600_000);
-    let mut first = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while first.is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "no venue_b trades on the tape");
-        first = venue.fetch_trades(&set, since).await.expect("tape");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let first = testing::eventually("venue_b trades on the tape", Duration::from_secs(30), async || {
+        let trades = venue.fetch_trades(&set, since).await.expect("tape");
+        (!trades.is_empty()).then_some(trades)
+    })
+    .await;
     let again = venue.fetch_trades(&set, since).await.expect("tape");
     let ids: std::collections::HashSet<_> = again.iter().map(|t| t.source_trade_id.clone()).collect();
     assert!(

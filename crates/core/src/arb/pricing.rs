@@ -40,10 +40,6 @@ impl AskLadders {
     /// `1 − p` for `s` (a YES buyer is matched with a NO buyer and the pair pays 1), and a YES bid at `p` is a
     /// NO ask at `1 − p`.
     pub fn from_venue_a(book: &BookSnapshot) -> Self {
-        let flip = |l: &Level| Level {
-            price: l.price.complement(),
-            size: l.size,
-        };
         AskLadders {
             yes: clean(book.no_bids.iter().map(flip)),
             no: clean(book.bids.iter().map(flip)),
@@ -80,6 +76,14 @@ impl AskLadders {
     /// The best (lowest) ask of one outcome.
     pub fn best(&self, outcome: Outcome) -> Option<Price> {
         self.side(outcome).first().map(|l| l.price)
+    }
+}
+
+/// A venue_a bid at `p` for `s` contracts as the opposite outcome's ask at `1 − p` for `s`.
+fn flip(l: &Level) -> Level {
+    Level {
+        price: l.price.complement(),
+        size: l.size,
     }
 }
 
@@ -218,10 +222,6 @@ impl TopAsks {
     /// (allocating, cleaning and sorting) the ladders. The scanner prices every pair at the top of book
     /// first and builds ladders only for the few that clear the threshold.
     pub fn of_books(venue_a: &BookSnapshot, venue_b_yes: &BookSnapshot, venue_b_no: &BookSnapshot) -> TopAsks {
-        let flip = |l: &Level| Level {
-            price: l.price.complement(),
-            size: l.size,
-        };
         TopAsks {
             venue_a_yes: best_clean(venue_a.no_bids.iter().map(flip)),
             venue_a_no: best_clean(venue_a.bids.iter().map(flip)),

@@ -15,7 +15,10 @@ use crossbook_core::{
     arb::{Episode, PairOverride},
 };
 use crossbook_server::workers::scanner::{Scanner, Settings};
-use crossbook_store::{Store, testing::for_each_backend};
+use crossbook_store::{
+    Store,
+    testing::{self, for_each_backend},
+};
 use crossbook_venues::DomainEvent;
 use serde_json::Value;
 
@@ -749,17 +752,12 @@ async fn scanner_runs_every_interval_until_cancelled() {
     };
     let first = db.store.episode_history(&q).await.unwrap();
     assert_eq!(first.total, 3);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let h = testing::eventually("a later pass", Duration::from_secs(30), async || {
         let h = db.store.episode_history(&q).await.unwrap();
-        if h.items[0].last_seen_at > first.items[0].last_seen_at {
-            assert_eq!(h.total, 3);
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "no later pass");
-        tokio::task::yield_now().await;
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (h.items[0].last_seen_at > first.items[0].last_seen_at).then_some(h)
+    })
+    .await;
+    assert_eq!(h.total, 3);
     // No second publication within the cooldown.
     assert!(drain(&mut rx).is_empty());
     cancel.cancel();
@@ -878,44 +876,27 @@ async fn a_simulated_opportunity_appears_in_current_then_in_history() {
         };
 
         // Force a cross on the current 15m window: YES cheap on venue_a.
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        let (ticker, condition) = loop {
-            if let Some(ids) = sim.force_cross(IntervalCode::M15, Exchange::VenueA, Duration::from_secs(600)) {
-                break ids;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no open 15m window pair on the simulator"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+        let (ticker, condition) = testing::eventually(
+            "an open 15m window pair on the simulator",
+            Duration::from_secs(60),
+            async || sim.force_cross(IntervalCode::M15, Exchange::VenueA, Duration::from_secs(600)),
+        )
+        .await;
 
         // It appears in current (from the live books)...
-        let mut last = String::new();
-        let found = loop {
-            match get("/v1/arbitrage/current?interval_code=15m&orderbook=true").await {
-                Ok(v) => {
-                    let hit = v.as_array().and_then(|a| {
-                        a.iter()
-                            .find(|o| {
-                                o["venue_a"]["market_ticker"] == ticker.as_str()
-                                    && o["venue_b"]["condition_id"] == condition.as_str()
-                            })
-                            .cloned()
-                    });
-                    if let Some(o) = hit {
-                        break o;
-                    }
-                    last = v.to_string();
-                }
-                Err(e) => last = e,
-            }
-            assert!(
-                std::time::Instant::now() < deadline + Duration::from_secs(60),
-                "not in current: {last}"
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        };
+        let found = testing::eventually_seen("the opportunity in current", Duration::from_secs(120), async || {
+            let v = get("/v1/arbitrage/current?interval_code=15m&orderbook=true").await?;
+            let hit = v.as_array().and_then(|a| {
+                a.iter()
+                    .find(|o| {
+                        o["venue_a"]["market_ticker"] == ticker.as_str()
+                            && o["venue_b"]["condition_id"] == condition.as_str()
+                    })
+                    .cloned()
+            });
+            hit.ok_or_else(|| v.to_string())
+        })
+        .await;
         assert_eq!(found["buy_yes_market"], "venue_a", "{found}");
         assert_eq!(found["buy_no_market"], "venue_b");
         assert!(found["net_cents"].as_f64().unwrap() >= 1.0, "{found}");
@@ -928,24 +909,16 @@ async fn a_simulated_opportunity_appears_in_current_then_in_history() {
         assert!(event_id.starts_with("BTC-15M-"), "{event_id}");
 
         // ... and then in the history the scanner records.
-        let episode = loop {
-            if let Ok(v) = get("/v1/arbitrage/history?interval_code=15m&category=crypto").await {
-                let hit = v["items"].as_array().and_then(|a| {
-                    a.iter()
-                        .find(|e| e["opportunity"]["event_id"] == event_id.as_str())
-                        .cloned()
-                });
-                if let Some(e) = hit {
-                    break e;
-                }
-                last = v.to_string();
-            }
-            assert!(
-                std::time::Instant::now() < deadline + Duration::from_secs(90),
-                "not in history: {last}"
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        };
+        let episode = testing::eventually_seen("the episode in history", Duration::from_secs(90), async || {
+            let v = get("/v1/arbitrage/history?interval_code=15m&category=crypto").await?;
+            let hit = v["items"].as_array().and_then(|a| {
+                a.iter()
+                    .find(|e| e["opportunity"]["event_id"] == event_id.as_str())
+                    .cloned()
+            });
+            hit.ok_or_else(|| v.to_string())
+        })
+        .await;
         let o = &episode["opportunity"];
         assert_eq!(o["locked"], false);
         assert_eq!(o["buy_yes_market"], "venue_a");

@@ -10,18 +10,9 @@ use serde_json::Value;
 
 use crate::util::*;
 
-/// Polls `f` every 200 ms until it returns `Some`, failing after `secs` with the last value seen.
-async fn eventually<T>(what: &str, secs: u64, mut f: impl AsyncFnMut() -> Result<T, String>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        match f().await {
-            Ok(v) => return v,
-            Err(last) if tokio::time::Instant::now() >= deadline => {
-                panic!("{what}: not within {secs} s; last seen: {last}")
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
+/// Polls `f` until it returns `Ok`, failing after `secs` with the last value seen.
+async fn eventually<T>(what: &str, secs: u64, f: impl AsyncFnMut() -> Result<T, String>) -> T {
+    crossbook_store::testing::eventually_seen(what, Duration::from_secs(secs), f).await
 }
 
 async fn get_json(url: &str) -> Result<(u16, Value), String> {

@@ -30,7 +30,10 @@ use crossbook_server::{
     webhooks::{Webhooks, ssrf::StaticResolver},
     workers::webhooks::{Settings, spawn_with},
 };
-use crossbook_store::{WebhookKind, testing::for_each_backend};
+use crossbook_store::{
+    WebhookKind,
+    testing::{self, for_each_backend},
+};
 use crossbook_venues::DomainEvent;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::{Value, json};
@@ -122,35 +125,25 @@ impl Hooks {
     }
 }
 
-/// Polls `check` every 10 ms until it answers, for at most 15 s.
+/// Polls `check` until it answers, for at most 15 s.
 async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    testing::eventually(what, Duration::from_secs(15), async || check()).await
 }
 
 /// The attempts logged for the caller's `kind` (through the deliveries route), once there are `n`.
 async fn wait_log(h: &Hooks, kind: &str, key: &str, n: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
+    testing::eventually_seen(&format!("{n} logged attempts"), Duration::from_secs(15), async || {
         let r = h
             .call(Method::GET, &format!("/v1/webhooks/{kind}/deliveries"), Some(key), None)
             .await;
         let log = r.ok()["data"].as_array().cloned().unwrap_or_default();
         if log.len() >= n {
-            return log;
+            Ok(log)
+        } else {
+            Err(format!("{log:?}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {n} logged attempts: {log:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 /// Asserts an enveloped error of a webhook route and returns it.
