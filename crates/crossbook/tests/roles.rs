@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crossbook_store::testing::postgres_database;
+use crossbook_store::testing::{self, postgres_database};
 use serde_json::Value;
 
 /// A running `crossbook` process; killed on drop.
@@ -47,27 +47,22 @@ impl Proc {
     }
 
     /// The address it listens on, from its `listening` log line.
-    fn addr(&mut self, deadline: Duration) -> String {
-        let until = Instant::now() + deadline;
-        loop {
+    async fn addr(&mut self, deadline: Duration) -> String {
+        let what = format!("{} listening", self.name);
+        testing::eventually_seen(&what, deadline, async || {
             let found = self.stderr.lock().unwrap().iter().find_map(|l| {
                 let v: Value = serde_json::from_str(l).ok()?;
                 (v["fields"]["message"] == "listening").then(|| v["fields"]["addr"].as_str().map(str::to_string))?
             });
             if let Some(a) = found {
-                return a;
+                return Ok(a);
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("{} exited with {status}:\n{}", self.name, self.log());
             }
-            assert!(
-                Instant::now() < until,
-                "{} did not listen in time:\n{}",
-                self.name,
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            Err(format!("\n{}", self.log()))
+        })
+        .await
     }
 
     fn log(&self) -> String {
@@ -110,17 +105,18 @@ async fn leader(http: &reqwest::Client, addr: &str) -> Option<bool> {
     readyz(http, addr).await.and_then(|v| v["ingest"]["leader"].as_bool())
 }
 
-/// Waits for `cond` (polled every 100 ms) up to `secs`.
+/// Waits for `cond` up to `secs`, failing with the processes' logs; returns how long it took.
 async fn until(what: &str, secs: u64, procs: &[&Proc], mut cond: impl AsyncFnMut() -> bool) -> Duration {
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(secs) {
+    testing::eventually_seen(what, Duration::from_secs(secs), async || {
         if cond().await {
-            return start.elapsed();
+            return Ok(());
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let logs: Vec<String> = procs.iter().map(|p| format!("== {}\n{}", p.name, p.log())).collect();
-    panic!("{what}: not within {secs} s\n{}", logs.join("\n"));
+        let logs: Vec<String> = procs.iter().map(|p| format!("== {}\n{}", p.name, p.log())).collect();
+        Err(format!("\n{}", logs.join("\n")))
+    })
+    .await;
+    start.elapsed()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,20 +129,21 @@ async fn exactly_one_process_ingests_and_the_other_takes_over() {
     let http = reqwest::Client::new();
 
     let mut first = Proc::serve("first", &db.url);
-    let first_addr = first.addr(Duration::from_secs(60));
+    let first_addr = first.addr(Duration::from_secs(60)).await;
     until("the first process leads", 30, &[&first], async || {
         leader(&http, &first_addr).await == Some(true)
     })
     .await;
 
     let mut second = Proc::serve("second", &db.url);
-    let second_addr = second.addr(Duration::from_secs(60));
+    let second_addr = second.addr(Duration::from_secs(60)).await;
     // The second one serves, but waits for the lock: it is not the leader, and does not become one while the
     // first lives (several of its retries pass).
     until("the second process answers", 30, &[&second], async || {
         leader(&http, &second_addr).await == Some(false)
     })
     .await;
+    // Not a wait but an observation: for 5 s, re-read both processes and see the roles never change.
     let watch = Instant::now();
     while watch.elapsed() < Duration::from_secs(5) {
         assert_eq!(leader(&http, &first_addr).await, Some(true), "{}", first.log());
