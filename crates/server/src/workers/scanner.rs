@@ -30,7 +30,7 @@
 use std::{
     borrow::Cow,
     collections::HashMap,
-    sync::{Arc, RwLock},
+    sync::{Arc, Mutex, RwLock},
     time::{Duration, Instant},
 };
 
@@ -70,12 +70,36 @@ struct PairIdx {
     event_id: String,
 }
 
+/// Pairings at non-default tolerances one catalog keeps.
+const MAX_OTHER_PAIRINGS: usize = 8;
+
+/// [`pair_markets`] as indexes into `listings`.
+fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_tolerance_seconds: i64) -> Vec<PairIdx> {
+    let index_of = |l: &Listing| {
+        // Every pair borrows from `listings`: its position is the element offset of the reference.
+        (l as *const Listing as usize - listings.as_ptr() as usize) / std::mem::size_of::<Listing>()
+    };
+    pair_markets(listings, overrides, window_tolerance_seconds)
+        .into_iter()
+        .map(|p| PairIdx {
+            a: index_of(p.venue_a),
+            b: index_of(p.venue_b),
+            kind: p.kind.into_owned(),
+            event_id: p.event_id.into_owned(),
+        })
+        .collect()
+}
+
 /// The scanner's view of the catalog: listings, overrides, and the pairs at the default tolerance.
 #[derive(Debug)]
 pub struct ArbCatalog {
     pub listings: Vec<Listing>,
     pub overrides: Vec<PairOverride>,
     default_pairs: Vec<PairIdx>,
+    /// Pairings at other tolerances, kept for the catalog's life (a pairing of 10,000 windows costs ~100 ms,
+    /// and a caller repeating `window_tolerance_seconds` should pay it once). At most
+    /// [`MAX_OTHER_PAIRINGS`] are kept.
+    other_pairs: Mutex<HashMap<i64, Arc<Vec<PairIdx>>>>,
     /// The [`LiveBooks`] key of every book the pairs read, by what [`BookSource::book`] is asked for
     /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing.
     book_keys: [KeyMap; 2],
@@ -85,19 +109,7 @@ pub struct ArbCatalog {
 impl ArbCatalog {
     /// Builds the catalog and pairs it once at the default tolerance.
     pub fn new(listings: Vec<Listing>, overrides: Vec<PairOverride>) -> Self {
-        let index_of = |l: &Listing| {
-            // Every pair borrows from `listings`: its position is the element offset of the reference.
-            (l as *const Listing as usize - listings.as_ptr() as usize) / std::mem::size_of::<Listing>()
-        };
-        let default_pairs = pair_markets(&listings, &overrides, DEFAULT_WINDOW_TOLERANCE_SECONDS)
-            .into_iter()
-            .map(|p| PairIdx {
-                a: index_of(p.venue_a),
-                b: index_of(p.venue_b),
-                kind: p.kind.into_owned(),
-                event_id: p.event_id.into_owned(),
-            })
-            .collect();
+        let default_pairs = pair_indexes(&listings, &overrides, DEFAULT_WINDOW_TOLERANCE_SECONDS);
         let mut book_keys: [KeyMap; 2] = Default::default();
         for l in &listings {
             let m = &l.market;
@@ -116,18 +128,47 @@ impl ArbCatalog {
             listings,
             overrides,
             default_pairs,
+            other_pairs: Mutex::default(),
             book_keys,
             loaded: Instant::now(),
         }
     }
 
-    /// The pairs at `window_tolerance_seconds`: the cached ones at the default, else paired again.
+    /// The pairs at `window_tolerance_seconds`, each tolerance paired once per catalog.
     pub fn pairs(&self, window_tolerance_seconds: i64) -> Vec<MarketPair<'_>> {
-        if window_tolerance_seconds != DEFAULT_WINDOW_TOLERANCE_SECONDS {
-            return pair_markets(&self.listings, &self.overrides, window_tolerance_seconds);
+        if window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS {
+            return self.borrow_pairs(&self.default_pairs);
         }
-        self.default_pairs
-            .iter()
+        let cached = self
+            .other_pairs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&window_tolerance_seconds)
+            .cloned();
+        let idx = cached.unwrap_or_else(|| {
+            // Paired outside the lock: concurrent first callers may both pair, which is harmless.
+            let idx = Arc::new(pair_indexes(&self.listings, &self.overrides, window_tolerance_seconds));
+            let mut other = self.other_pairs.lock().unwrap_or_else(|e| e.into_inner());
+            if other.len() >= MAX_OTHER_PAIRINGS {
+                other.clear();
+            }
+            other.insert(window_tolerance_seconds, idx.clone());
+            idx
+        });
+        // The map may drop this pairing while the caller scans, so its names are copied; the listings are
+        // borrowed as usual.
+        idx.iter()
+            .map(|p| MarketPair {
+                venue_a: &self.listings[p.a],
+                venue_b: &self.listings[p.b],
+                kind: Cow::Owned(p.kind.clone()),
+                event_id: Cow::Owned(p.event_id.clone()),
+            })
+            .collect()
+    }
+
+    fn borrow_pairs<'s>(&'s self, idx: &'s [PairIdx]) -> Vec<MarketPair<'s>> {
+        idx.iter()
             .map(|p| MarketPair {
                 venue_a: &self.listings[p.a],
                 venue_b: &self.listings[p.b],
