@@ -365,9 +365,31 @@ fn init_logging(config: &Config, serving: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     if config.log_format == "json" {
-        builder.json().init();
+        builder.json().with_ansi(false).init();
     } else {
-        builder.init();
+        use std::io::IsTerminal as _;
+        builder
+            .with_ansi(colour(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR")))
+            .init();
+    }
+}
+
+/// Colour codes only on a terminal (a file, a pipe, systemd or Docker get plain text), and never when
+/// `NO_COLOR` is set to anything non-empty (no-color.org).
+fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())), "an empty NO_COLOR does not count");
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
     }
 }
 

@@ -4,7 +4,7 @@
 //! Handlers only validate parameters, call [`CatalogStore`](crossbook_store::CatalogStore) and turn its rows
 //! into the `*Out` objects of spec §2.1–2.3. Matching and ordering live in the store.
 
-use crossbook_core::{Amount, Timestamp};
+use crossbook_core::{Amount, Price, Timestamp};
 use crossbook_store::{
     EventQuery, EventSort, EventSummary, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort, SeriesSummary,
     catalog::StoredMarket,
@@ -17,7 +17,7 @@ use crate::{
     AppState,
     api::{
         also_unversioned,
-        common::{ExchangeName, StatusName, dollars, iso, iso_opt, price4},
+        common::{ExchangeName, StatusName, dollars, iso, iso_opt},
     },
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
@@ -165,15 +165,17 @@ pub struct MarketOut {
     pub volume: f64,
     /// Liquidity.
     pub liquidity: f64,
-    /// Last YES price, four-decimal string (`"0.5300"`); null before the first trade.
-    #[schema(required = true, examples("0.5300"))]
-    pub last_yes_price: Option<String>,
-    /// Last NO price, four-decimal string; null before the first trade.
-    #[schema(required = true, examples("0.4700"))]
-    pub last_no_price: Option<String>,
+    /// Last YES price as the venue reports it, four-decimal string (`"0.5300"`); before the first trade the
+    /// venue's own value (`"0.0000"` on both venues), never null.
+    #[schema(examples("0.5300"))]
+    pub last_yes_price: String,
+    /// Last NO price, four-decimal string: `1 − last_yes_price` unless the venue gives its own; never null.
+    #[schema(examples("0.4700"))]
+    pub last_no_price: String,
     /// Parent event source ID.
     pub event_id: String,
-    /// Settlement time when closed, else null.
+    /// Settlement time when closed (the venue's settlement time, or its close time until it settles), else
+    /// null.
     #[schema(required = true, format = DateTime)]
     pub settled_at: Option<String>,
 }
@@ -181,6 +183,9 @@ pub struct MarketOut {
 impl From<StoredMarket> for MarketOut {
     fn from(s: StoredMarket) -> Self {
         let m = s.market;
+        // A venue that sent no last price at all (rows stored before the venue's "0.0000" was kept, too)
+        // reads as never traded: the venue's own value for that case.
+        let last_yes = m.last_yes_price.unwrap_or(Price::ZERO);
         MarketOut {
             market_id: m.market_id,
             exchange: m.exchange.into(),
@@ -191,8 +196,8 @@ impl From<StoredMarket> for MarketOut {
             status: m.status.into(),
             volume: dollars(m.volume),
             liquidity: dollars(m.liquidity),
-            last_yes_price: price4(m.last_yes_price),
-            last_no_price: price4(m.last_no_price),
+            last_yes_price: last_yes.to_string4(),
+            last_no_price: m.last_no_price.unwrap_or(last_yes.complement()).to_string4(),
             event_id: m.event_id,
             settled_at: iso_opt(m.settled_at),
         }

@@ -920,3 +920,75 @@ async fn odd_text_never_fails() {
     })
     .await;
 }
+
+/// Markets as the venues send them, through the real normalisers: a market that never traded has the venue's
+/// own last price (never null) on every route that returns markets, and a closed market that has not settled
+/// yet has its close time as `settled_at`, so the settlement filters find it.
+#[tokio::test]
+async fn venue_markets_have_last_prices_and_closed_ones_a_settlement_time() {
+    use crossbook_core::{Category, Timestamp};
+    use crossbook_venues::{venue_a, venue_b};
+
+    for_each_backend(async |db| {
+        let now = Timestamp::parse_iso("2026-11-21T19:20:00Z").unwrap();
+        // venue_a: a 5-minute window past its close, "closed" but not settled, that never traded.
+        let a: venue_a::model::MarketOne = serde_json::from_value(json!({"market": {
+            "ticker": "KXBTC5M-26NOV211415-15", "event_ticker": "KXBTC5M-26NOV211415",
+            "title": "BTC price up in next 5 mins?", "status": "closed",
+            "open_time": "2026-11-21T19:10:00Z", "close_time": "2026-11-21T19:15:00Z",
+            "last_price_dollars": "0.0000", "volume_fp": "0.00", "settlement_ts": null
+        }}))
+        .unwrap();
+        let ma = venue_a::normalise::market(&a.market, "KXBTC5M", Category::Crypto, now).unwrap();
+        let ea = venue_a::normalise::event(
+            &serde_json::from_value(json!({"event_ticker": "KXBTC5M-26NOV211415", "series_ticker": "KXBTC5M",
+                "title": "BTC price up in next 5 mins?"}))
+            .unwrap(),
+            std::slice::from_ref(&ma),
+            Category::Crypto,
+        );
+        // venue_b: an open market with lastTradePrice 0 before its first trade.
+        let (e, m): (venue_b::model::GammaEvent, venue_b::model::GammaMarket) = (
+            serde_json::from_value(json!({"id": "77", "slug": "btc-updown-5m-1763752200", "title": "Bitcoin Up or Down 5m"}))
+                .unwrap(),
+            serde_json::from_value(json!({"conditionId": "0xfeed", "question": "Bitcoin Up or Down 5m",
+                "outcomes": "[\"Up\", \"Down\"]", "clobTokenIds": "[\"1\", \"2\"]", "lastTradePrice": 0}))
+            .unwrap(),
+        );
+        let mb = venue_b::normalise::market(&e, &m, "btc-up-or-down-5m", Category::Crypto).unwrap();
+        let eb = venue_b::normalise::event(&e, std::slice::from_ref(&mb), "btc-up-or-down-5m", Category::Crypto).unwrap();
+        db.store.upsert_events(&[ea, eb], now).await.unwrap();
+        db.store.upsert_markets(&[ma, mb], now).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+
+        let routes = [
+            "/v1/search/markets?q=bitcoin&limit=100".to_string(),
+            "/v1/search/markets?q=btc&status=closed&limit=100".to_string(),
+            "/v1/search/recent/markets?limit=100".to_string(),
+            "/v1/search/events/KXBTC5M-26NOV211415/markets?status=closed".to_string(),
+            "/v1/search/events/77/markets".to_string(),
+        ];
+        let mut seen = BTreeSet::new();
+        for route in &routes {
+            let v = app.get(route).await.ok();
+            for m in v.as_array().unwrap_or_else(|| panic!("{route}: {v}")) {
+                let id = m["market_id"].as_str().unwrap().to_string();
+                assert_eq!(
+                    (m["last_yes_price"].as_str(), m["last_no_price"].as_str()),
+                    (Some("0.0000"), Some("1.0000")),
+                    "{route}: {m}"
+                );
+                seen.insert(id);
+            }
+        }
+        assert_eq!(seen, set(&["KXBTC5M-26NOV211415-15", "0xfeed"]));
+
+        let closed = app
+            .get("/v1/search/markets?q=btc&exchange=venue_a&status=closed&settled_after=2026-11-21T19:15:00Z&settled_before=2026-11-21T19:15:00Z")
+            .await
+            .ok();
+        assert_eq!(ids(&closed, "market_id"), ["KXBTC5M-26NOV211415-15"]);
+        assert_eq!(closed[0]["settled_at"], "2026-11-21T19:15:00.000Z");
+    })
+    .await;
+}

@@ -11,10 +11,10 @@
 use axum::http::HeaderMap;
 use base64::{Engine, engine::general_purpose::STANDARD};
 use rsa::{
-    RsaPrivateKey, RsaPublicKey,
+    PrivateKey, PublicKey,
     pkcs8::{DecodePrivateKey, DecodePublicKey},
-    pss::{BlindedSigningKey, Signature, VerifyingKey},
-    signature::{RandomizedSigner, SignatureEncoding, Verifier as _},
+    pss::{Signature, SigningKey, VerifyingKey},
+    signature::{SignatureEncoding, Signer as _, Verifier as _},
 };
 use sha2::Sha256;
 
@@ -37,7 +37,7 @@ pub(crate) struct Verifier {
 impl Verifier {
     /// The verifier of the compiled-in demo key.
     pub fn demo() -> anyhow::Result<Self> {
-        let public = RsaPublicKey::from_public_key_pem(DEMO_PUBLIC_KEY_PEM)?;
+        let public = PublicKey::from_public_key_pem(DEMO_PUBLIC_KEY_PEM)?;
         Ok(Verifier {
             key_id: DEMO_KEY_ID.to_string(),
             key: VerifyingKey::new(public),
@@ -68,10 +68,10 @@ impl Verifier {
 /// Signs `timestamp_ms + method + path` with a PKCS#8 PEM private key, as a venue_a client does. Provided
 /// for tests and demos; the connector has its own implementation.
 pub fn sign(private_key_pem: &str, timestamp_ms: i64, method: &str, path: &str) -> anyhow::Result<String> {
-    let key = RsaPrivateKey::from_pkcs8_pem(private_key_pem)?;
-    let signer = BlindedSigningKey::<Sha256>::new(key);
+    let key = PrivateKey::from_pkcs8_pem(private_key_pem)?;
+    let signer = SigningKey::<Sha256>::new(key);
     let message = format!("{timestamp_ms}{method}{path}");
-    let sig = signer.sign_with_rng(&mut rsa::rand_core::OsRng, message.as_bytes());
+    let sig = signer.sign(message.as_bytes());
     Ok(STANDARD.encode(sig.to_bytes()))
 }
 

@@ -187,9 +187,7 @@ fn market_inner(m: &model::Market, series_ticker: &str, category: Category, now:
                 .ok_or_else(|| format!("last_price: not integer cents: {c}"))?,
         )),
         (None, None) => None,
-    }
-    // "0.0000" on a market that never traded is not a price.
-    .filter(|p| !(p.micros() == 0 && volume.micros() == 0));
+    };
     let liquidity = match (&m.liquidity_dollars, &m.liquidity) {
         (Some(v), _) => amount_field("liquidity_dollars", v)?,
         (None, Some(c)) => Amount::from_micros(
@@ -200,10 +198,12 @@ fn market_inner(m: &model::Market, series_ticker: &str, category: Category, now:
         (None, None) => Amount::ZERO,
     };
     let status = status(&m.status, m.close_time, now);
-    let settled_at = if is_settled(&m.status) {
-        m.settlement_ts.or(m.expected_expiration_time).or(m.close_time)
-    } else {
-        m.settlement_ts
+    // A closed market always has a settlement time: the venue's own once it settled, else when it closed
+    // (the API promises `settled_at` on every closed market, and its settled_after/before filters rely on it).
+    let settled_at = match status {
+        Status::Closed if is_settled(&m.status) => m.settlement_ts.or(m.expected_expiration_time).or(m.close_time),
+        Status::Closed => m.settlement_ts.or(m.close_time).or(m.expected_expiration_time),
+        Status::Active => m.settlement_ts,
     };
     Ok(Market {
         title,
@@ -601,12 +601,24 @@ mod tests {
             volume_fp: Some(Num("0.00".into())),
             ..sample_market()
         };
-        assert_eq!(
-            market(&never_traded, "KXBTC15M", Category::Crypto, now)
-                .unwrap()
-                .last_yes_price,
-            None
-        );
+        // The venue's own "0.0000" before the first trade is kept: the API gives a price, never null.
+        let m = market(&never_traded, "KXBTC15M", Category::Crypto, now).unwrap();
+        assert_eq!(m.last_yes_price, Some(Price::ZERO));
+        assert_eq!(m.last_no_price, Some(Price::ONE));
+
+        // Closed but not yet settled: the settlement time is the close time.
+        let closed = model::Market {
+            status: "closed".into(),
+            settlement_ts: None,
+            ..sample_market()
+        };
+        let m = market(&closed, "KXBTC15M", Category::Crypto, now).unwrap();
+        assert_eq!(m.status, Status::Closed);
+        assert_eq!(m.settled_at, closed.close_time);
+        assert!(m.settled_at.is_some());
+        // Past its close under a status we do not know: closed, and so settled at the close.
+        let m = market(&unknown_status_past_close, "KXBTC15M", Category::Crypto, now).unwrap();
+        assert_eq!(m.settled_at, unknown_status_past_close.close_time);
 
         let bad = model::Market {
             last_price_dollars: Some(Num("0.47x".into())),

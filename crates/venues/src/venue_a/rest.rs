@@ -6,12 +6,11 @@ use std::{path::Path, time::SystemTime};
 use base64::Engine as _;
 use crossbook_core::Exchange;
 use rsa::{
-    RsaPrivateKey,
+    PrivateKey,
     pkcs1::DecodeRsaPrivateKey,
     pkcs8::DecodePrivateKey,
-    pss::BlindedSigningKey,
-    rand_core::OsRng,
-    signature::{RandomizedSigner, SignatureEncoding},
+    pss::SigningKey,
+    signature::{SignatureEncoding, Signer},
 };
 use sha2::Sha256;
 
@@ -25,7 +24,8 @@ const EX: Exchange = Exchange::VenueA;
 /// length) of `timestamp + METHOD + path`, the path without query string or host.
 pub struct KalshiSigner {
     key_id: String,
-    key: BlindedSigningKey<Sha256>,
+    // Blinded, with a salt from the operating system's generator on every signature.
+    key: SigningKey<Sha256>,
 }
 
 impl std::fmt::Debug for KalshiSigner {
@@ -41,15 +41,15 @@ impl KalshiSigner {
     /// A signer from a PEM private key (PKCS#8 `BEGIN PRIVATE KEY` or PKCS#1 `BEGIN RSA PRIVATE KEY`, the
     /// form the venue hands out).
     pub fn from_pem(key_id: &str, pem: &str) -> Result<Self, VenueError> {
-        let key = RsaPrivateKey::from_pkcs8_pem(pem)
-            .or_else(|_| RsaPrivateKey::from_pkcs1_pem(pem))
+        let key = PrivateKey::from_pkcs8_pem(pem)
+            .or_else(|_| PrivateKey::from_pkcs1_pem(pem))
             .map_err(|e| VenueError::Credentials {
                 exchange: EX,
                 reason: format!("private key is not an RSA PEM key: {e}"),
             })?;
         Ok(KalshiSigner {
             key_id: key_id.to_string(),
-            key: BlindedSigningKey::new(key),
+            key: SigningKey::new(key),
         })
     }
 
@@ -64,7 +64,7 @@ impl KalshiSigner {
 
     /// The signature of `message`, base64.
     pub fn sign(&self, message: &str) -> String {
-        let sig = self.key.sign_with_rng(&mut OsRng, message.as_bytes());
+        let sig = self.key.sign(message.as_bytes());
         base64::engine::general_purpose::STANDARD.encode(sig.to_bytes())
     }
 
@@ -259,7 +259,7 @@ impl RestRequest for ListTrades {
 #[cfg(test)]
 mod tests {
     use rsa::{
-        RsaPublicKey,
+        PublicKey,
         pkcs8::DecodePublicKey,
         pss::{Signature, VerifyingKey},
         signature::Verifier,
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(headers[0], ("KALSHI-ACCESS-KEY", "demo-key".to_string()));
         assert_eq!(headers[1], ("KALSHI-ACCESS-TIMESTAMP", "1778584051412".to_string()));
         let sig = base64::engine::general_purpose::STANDARD.decode(&headers[2].1).unwrap();
-        let public = RsaPublicKey::from_public_key_pem(PUBLIC).unwrap();
+        let public = PublicKey::from_public_key_pem(PUBLIC).unwrap();
         let verifier = VerifyingKey::<Sha256>::new(public);
         let sig = Signature::try_from(sig.as_slice()).unwrap();
         verifier.verify(b"1778584051412GET/trade-api/ws/v2", &sig).unwrap();
