@@ -43,7 +43,11 @@ fn first_log_lines(n: usize, env: &[(&str, &str)]) -> Vec<String> {
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(lines.len() >= n, "only {} log lines within 30 s: {lines:?}", lines.len());
+    assert!(
+        lines.len() >= n,
+        "only {} log lines within 30 s: {lines:?}",
+        lines.len()
+    );
     lines
 }
 

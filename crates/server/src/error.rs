@@ -7,7 +7,10 @@
 //! ```
 //!
 //! `param` is present when one parameter is at fault, `required_plan` on 403. Webhook routes wrap the same body
-//! in the envelope of spec 2.14 by returning [`Enveloped`] instead of [`ApiError`] (`?` converts).
+//! in the envelope of spec 2.14 by returning [`Enveloped`] instead of [`ApiError`] (`?` converts); errors made
+//! before a webhook handler runs (body limit, method router, authentication, rate limit, fallback 404) are
+//! put into the envelope by [`into_envelope`], which the error layer of [`crate::api`] applies on every
+//! webhook path.
 //!
 //! Internal failures ([`ApiError::Internal`]) are logged in full with the place they were raised and answered
 //! with a generic message; nothing internal reaches the client. Store outages become 503 `unavailable`.
@@ -15,6 +18,7 @@
 use std::{fmt, panic::Location};
 
 use axum::{
+    body::Body,
     http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -132,9 +136,55 @@ pub struct ErrorBody {
 }
 
 /// Marks a response whose error body was rendered by [`ApiError`], so the normalising layer of
-/// [`crate::api`] leaves it alone (it rewrites framework-made 404/405/413/415 bodies into ours).
-#[derive(Debug, Clone, Copy)]
-pub struct ErrorRendered;
+/// [`crate::api`] leaves it alone (it rewrites framework-made 404/405/413/415 bodies into ours). It keeps the
+/// body, so that [`into_envelope`] can render the same error in the webhook envelope.
+#[derive(Debug, Clone)]
+pub struct ErrorRendered {
+    body: ErrorBody,
+    enveloped: bool,
+}
+
+impl ErrorRendered {
+    /// Whether the body is already in the webhook envelope.
+    pub fn enveloped(&self) -> bool {
+        self.enveloped
+    }
+}
+
+/// The webhook envelope of spec 2.14 around an error body:
+/// `{"success": false, "message": <detail>, "data": null, "detail", "code", "param"?, "required_plan"?}`.
+fn envelope_value(body: &ErrorBody) -> serde_json::Value {
+    let mut v = serde_json::json!({ "success": false, "message": body.detail, "data": null });
+    if let (Some(obj), Ok(serde_json::Value::Object(rest))) = (v.as_object_mut(), serde_json::to_value(body)) {
+        obj.extend(rest);
+    }
+    v
+}
+
+/// Puts an error response that [`ApiError`] rendered flat into the webhook envelope, keeping its status and
+/// headers (`Allow`, `Retry-After`, `X-RateLimit-*`, ...). Any other response is returned as it is.
+pub fn into_envelope(resp: Response) -> Response {
+    let Some(rendered) = resp
+        .extensions()
+        .get::<ErrorRendered>()
+        .filter(|r| !r.enveloped)
+        .cloned()
+    else {
+        return resp;
+    };
+    let bytes = match serde_json::to_vec(&envelope_value(&rendered.body)) {
+        Ok(b) => b,
+        Err(_) => return resp,
+    };
+    let (mut parts, _) = resp.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(header::CONTENT_TYPE, JSON_CONTENT_TYPE);
+    parts.extensions.insert(ErrorRendered {
+        enveloped: true,
+        ..rendered
+    });
+    Response::from_parts(parts, Body::from(bytes))
+}
 
 impl ApiError {
     /// 400 `invalid_parameter` naming `param`.
@@ -318,16 +368,15 @@ impl ApiError {
         self.log();
         let body = self.body();
         let value = if envelope {
-            let mut v = serde_json::json!({ "success": false, "message": body.detail, "data": null });
-            if let (Some(obj), Ok(serde_json::Value::Object(rest))) = (v.as_object_mut(), serde_json::to_value(&body)) {
-                obj.extend(rest);
-            }
-            v
+            envelope_value(&body)
         } else {
             serde_json::to_value(&body).unwrap_or_default()
         };
         let mut resp = (self.status(), self.headers(), crate::json::Json(value)).into_response();
-        resp.extensions_mut().insert(ErrorRendered);
+        resp.extensions_mut().insert(ErrorRendered {
+            body,
+            enveloped: envelope,
+        });
         resp
     }
 }
@@ -460,7 +509,11 @@ mod tests {
     async fn enveloped_errors_carry_the_webhook_envelope() {
         let resp = Enveloped::from(ApiError::invalid("type", "type must be one of whale or arbitrage")).into_response();
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
-        assert!(resp.extensions().get::<ErrorRendered>().is_some());
+        assert!(
+            resp.extensions()
+                .get::<ErrorRendered>()
+                .is_some_and(ErrorRendered::enveloped)
+        );
         let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
         let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
@@ -470,6 +523,41 @@ mod tests {
                 "detail": "type must be one of whale or arbitrage", "code": "invalid_parameter", "param": "type"
             })
         );
+    }
+
+    #[tokio::test]
+    async fn flat_errors_are_put_into_the_envelope_with_status_and_headers() {
+        let flat = ApiError::RateLimited {
+            retry_after_secs: 7,
+            limit_per_minute: 60,
+        }
+        .into_response();
+        assert!(!flat.extensions().get::<ErrorRendered>().unwrap().enveloped());
+        let resp = into_envelope(flat);
+        assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "7");
+        assert_eq!(resp.headers()[X_RATELIMIT_LIMIT], "60");
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], JSON_CONTENT_TYPE);
+        assert!(resp.extensions().get::<ErrorRendered>().unwrap().enveloped());
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "success": false, "message": "rate limit exceeded; retry in 7 s", "data": null,
+                "detail": "rate limit exceeded; retry in 7 s", "code": "rate_limited"
+            })
+        );
+        // Enveloped errors and other responses pass as they are.
+        let enveloped = Enveloped(ApiError::not_found("x")).into_response();
+        let again = into_envelope(enveloped);
+        let bytes = axum::body::to_bytes(again.into_body(), usize::MAX).await.unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()["message"],
+            "x"
+        );
+        let ok = into_envelope(StatusCode::NO_CONTENT.into_response());
+        assert_eq!(ok.status(), StatusCode::NO_CONTENT);
     }
 
     #[test]

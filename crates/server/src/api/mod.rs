@@ -28,7 +28,7 @@ use axum::{
     Router,
     extract::{DefaultBodyLimit, Request},
     http::{StatusCode, Uri, header},
-    middleware::{from_fn, from_fn_with_state, map_response},
+    middleware::{Next, from_fn, from_fn_with_state},
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ use crate::{
     AppState,
     auth::{self, RouteGroup, X_API_KEY},
     config::Role,
-    error::{ApiError, ErrorBody, ErrorRendered},
+    error::{self, ApiError, Enveloped, ErrorBody, ErrorRendered},
 };
 
 /// Largest accepted request body (contracts §2: 413 above it).
@@ -95,8 +95,9 @@ pub fn with_auth(router: Router<AppState>, state: &AppState) -> Router<AppState>
 /// 2. `X-API-Key` marked sensitive, so traces never print it.
 /// 3. Tracing: one span per request with its id.
 /// 4. Metrics by route template and status.
-/// 5. Panics caught and answered as 500 `internal`.
-/// 6. Error bodies made by the framework (404, 405 with `Allow`, 413, 415, 400/422) rewritten into ours.
+/// 5. Error bodies made by the framework (404, 405 with `Allow`, 413, 415, 400/422) rewritten into ours, and
+///    on webhook paths every error body put into the envelope (see [`normalize_errors`]).
+/// 6. Panics caught and answered as 500 `internal`.
 /// 7. The 64 KiB body limit.
 pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
     // `Router::layer` wraps what is already there, so the innermost layer comes first. Each call re-boxes the
@@ -105,8 +106,8 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(map_response(normalize_errors))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(from_fn(normalize_errors))
         .layer(from_fn(crate::metrics::track))
         .layer(
             TraceLayer::new_for_http()
@@ -144,11 +145,22 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
 }
 
 /// Rewrites error responses made by axum or tower-http (plain-text or empty bodies) into our error body,
-/// keeping their status. Responses rendered by [`ApiError`] and JSON responses pass untouched.
+/// keeping their status. Responses rendered by [`ApiError`] and JSON responses pass untouched, except on the
+/// webhook paths ([`webhooks::is_webhook_path`]): there every error, whoever made it (body limit, method
+/// router, fallback, authentication and rate limit, a caught panic), is answered in the envelope of spec 2.14
+/// with its status and headers. This is the one place that decides which paths get the envelope.
 ///
 /// This layer runs inside axum's method router (every `Router::layer` does), so on a 405 the `Allow` header
 /// is not set yet: the body says to look at it, and axum adds it on the way out.
-async fn normalize_errors(resp: Response) -> Response {
+async fn normalize_errors(req: Request, next: Next) -> Response {
+    let envelope = webhooks::is_webhook_path(req.uri().path());
+    let resp = normalize_error(next.run(req).await, envelope).await;
+    if envelope { error::into_envelope(resp) } else { resp }
+}
+
+/// The body of one response for [`normalize_errors`]: a framework-made error becomes an [`ApiError`],
+/// rendered in the envelope when `envelope` is set.
+async fn normalize_error(resp: Response, envelope: bool) -> Response {
     let status = resp.status();
     let is_json = resp
         .headers()
@@ -187,7 +199,11 @@ async fn normalize_errors(resp: Response) -> Response {
         s if s.is_server_error() => ApiError::internal(anyhow::anyhow!("a layer answered {s} without a body")),
         _ => return resp,
     };
-    err.into_response()
+    if envelope {
+        Enveloped(err).into_response()
+    } else {
+        err.into_response()
+    }
 }
 
 /// Registers routes at their documented `/v1/...` paths and also without the prefix (contracts §9). The
@@ -271,7 +287,7 @@ fn build_openapi() -> Value {
         {"name": "historical", "description": "Order-book snapshots from storage: the latest, or a range downsampled to 1m/5m buckets, with cursor pages. Any valid key."},
         {"name": "whales", "description": "Whale trades: the personal watchlist, feed and stats (any valid key, no /v1 prefix) and the public preview feed and catalog over the daily pool (/v1 only; a key is optional, Builder and Trader unlock the whole pool)."},
         {"name": "arbitrage", "description": "Fee-adjusted cross-venue arbitrage from the live books (any valid key), price spreads (Trader) and the recorded episode history (preview below Trader)."},
-        {"name": "webhooks", "description": "Signed outbound webhooks (`whale.entry`, `arbitrage.opportunity`): one callback URL per type per customer, its delivery log and a test delivery. Any valid key reads; writing needs Builder (whale) or Trader (arbitrage). Every answer is the envelope `{success, message, data}`. `/v1` only."},
+        {"name": "webhooks", "description": "Signed outbound webhooks (`whale.entry`, `arbitrage.opportunity`): one callback URL per type per customer, its delivery log and a test delivery. Any valid key reads; writing needs Builder (whale) or Trader (arbitrage). Every answer is the envelope `{success, message, data}`, errors included (`success: false`, `data: null`, plus the usual `detail` and `code`): also 401, 404 for unknown paths under `/v1/webhooks/`, 405 with `Allow`, 413, 415 and 429 with `Retry-After`. `/v1` only."},
         {"name": "service", "description": "Health, readiness, metrics and this documentation. No key, no rate limit."},
     ]);
     add_components(&mut v);
@@ -280,6 +296,7 @@ fn build_openapi() -> Value {
     };
     for (path, item) in paths.iter_mut() {
         let is_api = api_paths.contains(path);
+        let envelope = webhooks::is_webhook_path(path);
         let Some(item) = item.as_object_mut() else { continue };
         for op in item.values_mut().filter(|op| op.is_object()) {
             for param in op
@@ -292,7 +309,7 @@ fn build_openapi() -> Value {
                     merge_default_into_enum(schema);
                 }
             }
-            add_common_responses(op, is_api);
+            add_common_responses(op, is_api, envelope);
         }
     }
     v
@@ -342,7 +359,9 @@ anonymous, 120 free, 600 builder, 3000 trader. Responses carry `X-RateLimit-Limi
 `X-RateLimit-Remaining`; over the limit the answer is 429 with `Retry-After` in seconds.\n\n\
 ## Errors\n\nEvery error has the body `{{\"detail\", \"code\", \"param\"?}}` (`required_plan` on 403). Unknown \
 routes answer 404 `not_found`; a known path with another method 405 `method_not_allowed` with `Allow`; bodies \
-over 64 KiB 413 `payload_too_large`; non-JSON bodies 415 `unsupported_media_type`.\n\n\
+over 64 KiB 413 `payload_too_large`; non-JSON bodies 415 `unsupported_media_type`. On the webhook routes \
+(`/v1/webhooks` and every path under it) every error, these included, is the same body inside the envelope \
+`{{\"success\": false, \"message\": <detail>, \"data\": null, ...}}` (schema `WebhookErrorBody`).\n\n\
 ## Conventions\n\nTimes in bodies are ISO 8601 UTC with milliseconds (`2026-11-21T19:15:00.000Z`); query \
 times accept RFC 3339, ISO 8601 without offset (UTC) or a bare date. Unknown query parameters are ignored; \
 invalid or empty values are errors, never clamped. Every response carries `X-Request-Id`.\n\n\
@@ -378,7 +397,7 @@ fn add_components(v: &mut Value) {
     rate_limited["headers"]["Retry-After"] = json!({"$ref": "#/components/headers/Retry-After"});
     rate_limited["headers"]["X-RateLimit-Limit"] = json!({"$ref": "#/components/headers/X-RateLimit-Limit"});
     rate_limited["headers"]["X-RateLimit-Remaining"] = json!({"$ref": "#/components/headers/X-RateLimit-Remaining"});
-    components["responses"] = json!({
+    let responses = json!({
         "BadRequest": error_response(
             "A parameter is invalid (`invalid_parameter`) or missing (`missing_parameter`); `param` names it.",
             json!({"detail": "limit must be an integer from 1 to 100", "code": "invalid_parameter", "param": "limit"}),
@@ -390,11 +409,49 @@ fn add_components(v: &mut Value) {
             json!({"detail": "the service is temporarily unavailable; retry shortly", "code": "unavailable"}),
         ),
     });
+    // The webhook routes answer the same errors in the envelope (`WebhookErrorBody`), plus the body limit and
+    // content type ones, which only they document.
+    let body_errors = json!({
+        "PayloadTooLarge": error_response(
+            "The request body is over 64 KiB.",
+            json!({"detail": "request body is larger than 64 KiB", "code": "payload_too_large"}),
+        ),
+        "UnsupportedMediaType": error_response(
+            "The request body is not JSON (`Content-Type: application/json`).",
+            json!({"detail": "request body must be JSON (Content-Type: application/json)", "code": "unsupported_media_type"}),
+        ),
+    });
+    let mut all = responses.as_object().cloned().unwrap_or_default();
+    for (name, resp) in responses
+        .as_object()
+        .into_iter()
+        .chain(body_errors.as_object())
+        .flatten()
+    {
+        all.insert(format!("Webhook{name}"), enveloped_response(resp));
+    }
+    components["responses"] = Value::Object(all);
 }
 
-/// Adds the responses every operation can give, and the headers every response carries.
-fn add_common_responses(op: &mut Value, is_api: bool) {
+/// The webhook form of a reusable error response: the `WebhookErrorBody` schema and the example in the envelope.
+fn enveloped_response(flat: &Value) -> Value {
+    let mut resp = flat.clone();
+    let media = &mut resp["content"]["application/json"];
+    media["schema"] = json!({"$ref": "#/components/schemas/WebhookErrorBody"});
+    let mut example = json!({"success": false, "message": media["example"]["detail"], "data": null});
+    if let (Some(e), Some(rest)) = (example.as_object_mut(), media["example"].as_object()) {
+        e.extend(rest.clone());
+    }
+    media["example"] = example;
+    resp
+}
+
+/// Adds the responses every operation can give, and the headers every response carries. On webhook routes
+/// (`envelope`) the errors are the enveloped ones, and the body limit (413, any request) and the content type
+/// (415, operations with a body) are listed too.
+fn add_common_responses(op: &mut Value, is_api: bool, envelope: bool) {
     let has_params = op["parameters"].as_array().is_some_and(|p| !p.is_empty());
+    let has_body = op.get("requestBody").is_some();
     let Some(responses) = op["responses"].as_object_mut() else {
         return;
     };
@@ -409,10 +466,11 @@ fn add_common_responses(op: &mut Value, is_api: bool) {
             headers["X-RateLimit-Remaining"] = json!({"$ref": "#/components/headers/X-RateLimit-Remaining"});
         }
     }
+    let prefix = if envelope { "Webhook" } else { "" };
     let mut add = |status: &str, name: &str| {
         responses
             .entry(status)
-            .or_insert_with(|| json!({"$ref": format!("#/components/responses/{name}")}));
+            .or_insert_with(|| json!({"$ref": format!("#/components/responses/{prefix}{name}")}));
     };
     if is_api {
         if has_params {
@@ -422,4 +480,10 @@ fn add_common_responses(op: &mut Value, is_api: bool) {
         add("503", "Unavailable");
     }
     add("500", "Internal");
+    if envelope {
+        add("413", "PayloadTooLarge");
+        if has_body {
+            add("415", "UnsupportedMediaType");
+        }
+    }
 }

@@ -34,6 +34,16 @@ use crate::{
 /// Attempts returned by the delivery log (contracts §8).
 pub const DELIVERIES_SHOWN: u32 = 100;
 
+/// The path of the webhook area; it and every path under it answer in the envelope.
+pub const PATH_PREFIX: &str = "/v1/webhooks";
+
+/// Whether `path` is a webhook path (`/v1/webhooks` or under `/v1/webhooks/`), whose every answer, errors
+/// included, is the envelope of spec 2.14.
+pub fn is_webhook_path(path: &str) -> bool {
+    path.strip_prefix(PATH_PREFIX)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// The webhook routes.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -517,4 +527,25 @@ async fn test_webhook(
         "Test delivery failed"
     };
     Ok(envelope(message, DeliveryOut::from(&attempt)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_paths() {
+        for p in [
+            "/v1/webhooks",
+            "/v1/webhooks/",
+            "/v1/webhooks/whale",
+            "/v1/webhooks/x/deliveries",
+            "/v1/webhooks/{type}/test",
+        ] {
+            assert!(is_webhook_path(p), "{p}");
+        }
+        for p in ["/webhooks", "/webhooks/whale", "/v1/webhooksx", "/v1/search", "/", ""] {
+            assert!(!is_webhook_path(p), "{p}");
+        }
+    }
 }

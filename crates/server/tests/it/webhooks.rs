@@ -555,6 +555,166 @@ async fn plan_gating() {
     .await;
 }
 
+/// Every route of the webhook area, with the methods it takes and whether it reads a JSON body.
+const WEBHOOK_ROUTES: [(&str, &str, bool); 7] = [
+    ("GET", "/v1/webhooks", false),
+    ("GET", "/v1/webhooks/whale", false),
+    ("POST", "/v1/webhooks/whale", true),
+    ("PUT", "/v1/webhooks/whale", true),
+    ("DELETE", "/v1/webhooks/whale", false),
+    ("GET", "/v1/webhooks/whale/deliveries", false),
+    ("POST", "/v1/webhooks/whale/test", false),
+];
+
+/// Errors made before a handler runs (body limit, method router, fallback, authentication and rate limit) and
+/// by the extractors are in the envelope on every webhook route too, with their usual status and headers.
+#[tokio::test]
+async fn errors_made_before_the_handler_are_enveloped() {
+    for_each_backend(async |db| {
+        let keys = create_keys(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        let k = keys.trader.as_str();
+        let method = |m: &str| Method::from_bytes(m.as_bytes()).unwrap();
+        let json_ct = ("content-type", "application/json");
+        let url_body = json!({"url": "https://hooks.example.com/x"}).to_string();
+
+        for (m, uri, reads_body) in WEBHOOK_ROUTES {
+            let what = format!("{m} {uri}");
+            // Over 64 KiB with a Content-Length: refused by the body limit before anything else.
+            let too_big = format!("{{\"url\": \"{}\"}}", "x".repeat(64 * 1024));
+            let len = too_big.len().to_string();
+            for key in [Some(k), None] {
+                let mut headers = vec![json_ct, ("content-length", len.as_str())];
+                headers.extend(key.map(|k| ("x-api-key", k)));
+                let r = app.send(method(m), uri, &headers, Body::from(too_big.clone())).await;
+                let b = env_error(&r, 413, "payload_too_large");
+                assert_eq!(b["detail"], "request body is larger than 64 KiB", "{what}");
+                assert!(r.header("x-request-id").is_some(), "{what}");
+            }
+
+            // No key, an unknown key, a malformed key: 401.
+            for key in [None, Some(UNKNOWN_KEY), Some("not-a-key")] {
+                let mut headers = vec![json_ct];
+                headers.extend(key.map(|k| ("x-api-key", k)));
+                let r = app.send(method(m), uri, &headers, Body::from(url_body.clone())).await;
+                env_error(&r, 401, "unauthorized");
+            }
+
+            if reads_body {
+                // Streamed over 64 KiB without a length: refused while reading.
+                let chunks: Vec<Result<Bytes, std::io::Error>> =
+                    (0..3).map(|_| Ok(Bytes::from(vec![b' '; 30_000]))).collect();
+                let r = app
+                    .send(
+                        method(m),
+                        uri,
+                        &[json_ct, ("x-api-key", k)],
+                        Body::from_stream(futures_util::stream::iter(chunks)),
+                    )
+                    .await;
+                env_error(&r, 413, "payload_too_large");
+                // A wrong or missing content type: 415.
+                for ct in [Some("text/plain"), Some("application/x-www-form-urlencoded"), None] {
+                    let mut headers = vec![("x-api-key", k)];
+                    headers.extend(ct.map(|ct| ("content-type", ct)));
+                    let r = app.send(method(m), uri, &headers, Body::from(url_body.clone())).await;
+                    let b = env_error(&r, 415, "unsupported_media_type");
+                    assert_eq!(
+                        b["detail"], "request body must be JSON (Content-Type: application/json)",
+                        "{what}"
+                    );
+                }
+                // Malformed JSON: 400.
+                let r = app
+                    .send(method(m), uri, &[json_ct, ("x-api-key", k)], Body::from("{\"url\": "))
+                    .await;
+                let b = env_error(&r, 400, "invalid_parameter");
+                assert!(b["detail"].as_str().unwrap().starts_with("malformed JSON body"), "{b}");
+            }
+        }
+
+        // A method a webhook path does not take: 405 with `Allow`, with or without a key.
+        for (m, uri, allowed) in [
+            ("POST", "/v1/webhooks", "GET"),
+            ("DELETE", "/v1/webhooks", "GET"),
+            ("PATCH", "/v1/webhooks/whale", "PUT"),
+            ("POST", "/v1/webhooks/whale/deliveries", "GET"),
+            ("GET", "/v1/webhooks/whale/test", "POST"),
+            ("PUT", "/v1/webhooks/arbitrage/test", "POST"),
+        ] {
+            for key in [Some(k), None] {
+                let mut headers = vec![json_ct];
+                headers.extend(key.map(|k| ("x-api-key", k)));
+                let r = app.send(method(m), uri, &headers, Body::from(url_body.clone())).await;
+                env_error(&r, 405, "method_not_allowed");
+                let allow = r.header("allow").unwrap_or_else(|| panic!("no Allow on {m} {uri}"));
+                assert!(allow.split(',').any(|a| a.trim() == allowed), "{m} {uri}: {allow}");
+                assert!(!allow.split(',').any(|a| a.trim() == m), "{m} {uri}: {allow}");
+            }
+        }
+
+        // Unknown paths under /v1/webhooks/: 404.
+        for uri in [
+            "/v1/webhooks/",
+            "/v1/webhooks/whale/nope",
+            "/v1/webhooks/whale/test/extra",
+            "/v1/webhooks/whale/deliveries/1",
+        ] {
+            let b = env_error(&app.get_key(uri, k).await, 404, "not_found");
+            assert_eq!(b["detail"], format!("no route for {uri}"));
+        }
+        // Elsewhere the flat body stays.
+        app.get("/webhooks/whale").await.error(404, "not_found", None);
+        app.send(Method::POST, "/v1/search/series", &[], Body::empty())
+            .await
+            .error(405, "method_not_allowed", None);
+    })
+    .await;
+}
+
+/// 429 (with `Retry-After` and the rate headers) and 503 from the authentication middleware are enveloped.
+#[tokio::test]
+async fn rate_limits_and_outages_are_enveloped() {
+    for_each_backend(async |db| {
+        let keys = create_keys(&db.store).await;
+        let app = TestApp::new(db, |c| {
+            c.rate_limit_anonymous = 1;
+            c.rate_limit_trader = 1;
+        });
+        let k = keys.trader.as_str();
+        let method = |m: &str| Method::from_bytes(m.as_bytes()).unwrap();
+        // Use up both buckets (the trader's and the anonymous one of this in-process client's IP).
+        env_ok(&app.get_key("/v1/webhooks", k).await, 200);
+        env_error(&app.get("/v1/webhooks").await, 401, "unauthorized");
+        for (m, uri, _) in WEBHOOK_ROUTES {
+            for key in [Some(k), None] {
+                let headers: Vec<_> = key.map(|k| ("x-api-key", k)).into_iter().collect();
+                let r = app.send(method(m), uri, &headers, Body::empty()).await;
+                let b = env_error(&r, 429, "rate_limited");
+                let retry: u64 = r.header("retry-after").expect("Retry-After").parse().unwrap();
+                assert!((1..=60).contains(&retry), "{retry}");
+                assert_eq!(b["detail"], format!("rate limit exceeded; retry in {retry} s"));
+                assert_eq!(
+                    (r.header("x-ratelimit-limit"), r.header("x-ratelimit-remaining")),
+                    (Some("1"), Some("0")),
+                    "{m} {uri}"
+                );
+                assert!(r.header("x-request-id").is_some());
+            }
+        }
+
+        // The key of a new customer cannot be looked up while the store is down: 503.
+        let fresh = db.store.create_key("another-customer", Plan::Free).await.unwrap().key;
+        let app = TestApp::new(db, |_| {});
+        db.store.close().await;
+        for (m, uri, _) in WEBHOOK_ROUTES {
+            let r = app.send(method(m), uri, &[("x-api-key", &fresh)], Body::empty()).await;
+            env_error(&r, 503, "unavailable");
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn registration_rejects_every_forbidden_url() {
     for_each_backend(async |db| {
@@ -1040,6 +1200,31 @@ async fn openapi_documents_the_webhook_routes() {
             assert_eq!(op["tags"], json!(["webhooks"]), "{m} {path}");
             assert!(op["summary"].is_string(), "{m} {path}");
             assert!(op["responses"]["401"].is_object(), "{m} {path}");
+            // Every error the route can answer is documented, in the envelope.
+            let mut errors = vec!["401", "413", "429", "500", "503"];
+            if path != "/v1/webhooks" {
+                errors.push("400");
+            }
+            if op.get("requestBody").is_some() {
+                errors.push("415");
+            }
+            for status in errors {
+                let mut resp = &op["responses"][status];
+                if let Some(r) = resp["$ref"].as_str() {
+                    let name = r.strip_prefix("#/components/responses/").unwrap();
+                    resp = &doc["components"]["responses"][name];
+                }
+                let media = &resp["content"]["application/json"];
+                assert_eq!(
+                    media["schema"]["$ref"], "#/components/schemas/WebhookErrorBody",
+                    "{m} {path} {status}: {resp}"
+                );
+                if let Some(example) = media.get("example") {
+                    assert_eq!(example["success"], false, "{m} {path} {status}");
+                    assert_eq!(example["data"], Value::Null, "{m} {path} {status}");
+                    assert_eq!(example["message"], example["detail"], "{m} {path} {status}");
+                }
+            }
             if path != "/v1/webhooks" {
                 let p = op["parameters"]
                     .as_array()
@@ -1051,6 +1236,16 @@ async fn openapi_documents_the_webhook_routes() {
             }
         }
     }
+    assert!(paths["/v1/webhooks/{type}"]["post"]["responses"]["415"].is_object());
+    assert!(paths["/v1/webhooks/{type}"]["put"]["responses"]["415"].is_object());
+    assert!(paths["/v1/webhooks/{type}"]["get"]["responses"].get("415").is_none());
+    let retry = &doc["components"]["responses"]["WebhookRateLimited"]["headers"];
+    assert!(retry["Retry-After"].is_object(), "{retry}");
+    // Other routes keep the flat body.
+    assert_eq!(
+        paths["/v1/search/series"]["get"]["responses"]["429"]["$ref"],
+        "#/components/responses/RateLimited"
+    );
     let item = &paths["/v1/webhooks/{type}"];
     assert!(item["post"]["responses"]["201"].is_object());
     assert!(item["post"]["responses"]["409"].is_object());
