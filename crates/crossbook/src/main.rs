@@ -380,19 +380,6 @@ fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
     terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::colour;
-
-    #[test]
-    fn colour_only_on_a_terminal_without_no_color() {
-        assert!(colour(true, None));
-        assert!(colour(true, Some("".into())), "an empty NO_COLOR does not count");
-        assert!(!colour(true, Some("1".into())));
-        assert!(!colour(false, None));
-    }
-}
-
 /// `crossbook pairs add|list|remove`. The running scanner picks changes up within its catalog refresh (5 s).
 async fn pairs(cmd: PairsCommand, config: Config) -> anyhow::Result<()> {
     use crossbook_core::{Exchange, Timestamp, arb::PairOverride};
@@ -443,4 +430,17 @@ async fn pairs(cmd: PairsCommand, config: Config) -> anyhow::Result<()> {
     .await;
     store.close().await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())), "an empty NO_COLOR does not count");
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
+    }
 }

@@ -91,6 +91,7 @@ pub struct Config {
 
     pub allow_private_webhook_targets: bool,
     pub webhook_concurrency: usize,
+    pub webhook_delivery_log_days: u32,
 }
 
 impl Default for Config {
@@ -201,6 +202,7 @@ mod tests {
             ),
             (60, 120, 600, 3000)
         );
+        assert_eq!(c.webhook_delivery_log_days, 30);
     }
 
     #[test]

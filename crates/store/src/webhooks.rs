@@ -11,12 +11,17 @@
 //! The dispatcher writes attempts in batches ([`WebhookStore::record_deliveries`]); each batch also trims the
 //! log of every registration it touched to the newest [`DELIVERY_LOG_KEEP`] attempts. Attempts of a
 //! registration deleted while they were in flight are dropped.
+//!
+//! The retention worker also bounds the log ([`WebhookStore::prune_deliveries`]): per registration, the newest
+//! `keep` attempts and nothing older than a cutoff. It deletes in bounded batches, registration by
+//! registration, each delete a short write of its own (SQLite has one writer), through the
+//! `(webhook_id, id)` index of migration 0005.
 
 use std::fmt;
 
 use crossbook_core::Timestamp;
 
-use crate::{StoreError, StoreResult, codec::Cols, common::Exec, sql::Sql};
+use crate::{StoreError, StoreResult, books::Pruned, codec::Cols, common::Exec, sql::Sql};
 
 /// Attempts kept per registration (contracts §8: "the last 100 attempts").
 pub const DELIVERY_LOG_KEEP: i64 = 100;
@@ -145,6 +150,12 @@ pub trait WebhookStore: Send + Sync {
 
     /// The newest `limit` attempts of a registration, newest first.
     async fn deliveries(&self, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>>;
+
+    /// Bounds the delivery log of every registration (and of any attempts left by a deleted one): removes the
+    /// attempts beyond the newest `keep` (0: no count limit) and those created before `before` (`None`: no age
+    /// limit). Deletes at most `max_rows` rows per call (each registration's oldest first), each delete its own
+    /// short statement; call again until [`Pruned::done`]. `partitions` is always 0.
+    async fn prune_deliveries(&self, keep: u32, before: Option<Timestamp>, max_rows: u32) -> StoreResult<Pruned>;
 }
 
 // ------------------------------------------------------------------------------------------------ shared SQL
@@ -274,6 +285,88 @@ pub(crate) async fn deliveries<E: Exec>(ex: &E, webhook_id: i64, limit: u32) -> 
     );
     s.int(webhook_id).push(" ORDER BY id DESC LIMIT ").int(i64::from(limit));
     ex.rows(&s).await?.iter().map(delivery_row).collect()
+}
+
+/// The first registration after `after` that has logged attempts (a skip over the `(webhook_id, id)` index).
+async fn next_logged_webhook<E: Exec>(ex: &E, after: i64) -> StoreResult<Option<i64>> {
+    let mut s = Sql::new("SELECT webhook_id FROM webhook_deliveries WHERE webhook_id > ");
+    s.int(after).push(" ORDER BY webhook_id LIMIT 1");
+    ex.rows(&s).await?.first().map(|r| r.int("webhook_id")).transpose()
+}
+
+/// `webhook_id = w AND (id <= bound OR created_at < before)`, with the absent parts left out (at least one is
+/// present).
+fn prunable(s: &mut Sql, webhook_id: i64, bound: Option<i64>, before: Option<Timestamp>) {
+    s.push("webhook_id = ").int(webhook_id).push(" AND (");
+    match (bound, before) {
+        (Some(b), Some(t)) => s.push("id <= ").int(b).push(" OR created_at < ").int(t.millis()),
+        (Some(b), None) => s.push("id <= ").int(b),
+        (None, Some(t)) => s.push("created_at < ").int(t.millis()),
+        (None, None) => s.push("FALSE"),
+    };
+    s.push(")");
+}
+
+/// [`WebhookStore::prune_deliveries`] on both backends: reads (which registrations, where the newest `keep`
+/// start, whether anything is old) on `read`, deletes on `write`, one bounded statement per registration.
+///
+/// Per registration: the id of the `keep + 1`-th newest attempt is found with a backward scan of at most
+/// `keep + 1` entries of the `(webhook_id, id)` index; every attempt at or below it goes. Age is checked on the
+/// registration's rows in id order (there is no index on `created_at`; the log of a registration is short, at
+/// most `keep` plus what arrived since the last pass, and the oldest rows, the likely expired ones, come first).
+pub(crate) async fn prune_deliveries<R: Exec, W: Exec>(
+    read: &R,
+    write: &W,
+    keep: u32,
+    before: Option<Timestamp>,
+    max_rows: u32,
+) -> StoreResult<Pruned> {
+    let mut report = Pruned {
+        rows: 0,
+        partitions: 0,
+        done: true,
+    };
+    if keep == 0 && before.is_none() {
+        return Ok(report);
+    }
+    let mut budget = i64::from(max_rows.max(1));
+    let mut after = 0;
+    while let Some(w) = next_logged_webhook(read, after).await? {
+        after = w;
+        let bound = if keep > 0 {
+            let mut s = Sql::new("SELECT id FROM webhook_deliveries WHERE webhook_id = ");
+            s.int(w).push(" ORDER BY id DESC LIMIT 1 OFFSET ").int(i64::from(keep));
+            ex_first_id(read, &s).await?
+        } else {
+            None
+        };
+        if bound.is_none() {
+            // Within `keep`: only the age rule can apply; look on the reader before taking the writer.
+            let Some(t) = before else { continue };
+            let mut s = Sql::new("SELECT id FROM webhook_deliveries WHERE ");
+            prunable(&mut s, w, None, Some(t));
+            s.push(" ORDER BY id LIMIT 1");
+            if ex_first_id(read, &s).await?.is_none() {
+                continue;
+            }
+        }
+        let mut s = Sql::new("DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE ");
+        prunable(&mut s, w, bound, before);
+        s.push(" ORDER BY id LIMIT ").int(budget).push(")");
+        let n = write.exec(&s).await?;
+        report.rows += n;
+        budget -= i64::try_from(n).unwrap_or(i64::MAX);
+        if budget <= 0 {
+            // The budget is spent: more may remain, here or in later registrations.
+            report.done = false;
+            return Ok(report);
+        }
+    }
+    Ok(report)
+}
+
+async fn ex_first_id<E: Exec>(ex: &E, s: &Sql) -> StoreResult<Option<i64>> {
+    ex.rows(s).await?.first().map(|r| r.int("id")).transpose()
 }
 
 /// Inserts one attempt unless its registration is gone (`$1` … `$9` in column order).

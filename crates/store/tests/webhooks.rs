@@ -1,5 +1,6 @@
 //! The webhooks concern on both backends: registrations (one per type per customer, update, delete, the
-//! dispatcher's view) and the delivery log (batched appends, trimming, attempts of deleted registrations).
+//! dispatcher's view) and the delivery log (batched appends, trimming, attempts of deleted registrations,
+//! pruning by count and age).
 
 // The harness is shared with other crates' tests; this file does not call every helper.
 #[allow(dead_code)]
@@ -7,7 +8,7 @@
 mod testing;
 
 use crossbook_core::{Plan, Timestamp};
-use crossbook_store::{NewDelivery, WebhookKind, webhooks::DELIVERY_LOG_KEEP};
+use crossbook_store::{NewDelivery, Store, WebhookKind, webhooks::DELIVERY_LOG_KEEP};
 use testing::for_each_backend;
 
 fn at(secs: i64) -> Timestamp {
@@ -178,6 +179,155 @@ async fn delivery_log_keeps_the_newest_attempts() {
         assert!(s.deliveries(w.id, 1000).await.unwrap().is_empty());
         assert_eq!(s.deliveries(a.id, 1000).await.unwrap().len(), 2);
         s.record_deliveries(&[]).await.unwrap();
+    })
+    .await;
+}
+
+/// The message ids of a registration's log, newest first.
+async fn logged(s: &dyn Store, webhook_id: i64) -> Vec<String> {
+    s.deliveries(webhook_id, 1000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.attempt.message_id)
+        .collect()
+}
+
+/// The message ids `attempt(webhook_id, n)` gives for `ns`, newest (last) first.
+fn ids(webhook_id: i64, ns: impl DoubleEndedIterator<Item = i64>) -> Vec<String> {
+    ns.rev().map(|n| format!("msg_{webhook_id}_{n}")).collect()
+}
+
+/// Prunes in steps of `max_rows` until done; the rows removed and the calls made. Every step stays within
+/// its budget.
+async fn prune_all(s: &dyn Store, keep: u32, before: Option<Timestamp>, max_rows: u32) -> (u64, u32) {
+    let (mut rows, mut calls) = (0, 0);
+    loop {
+        let p = s.prune_deliveries(keep, before, max_rows).await.unwrap();
+        assert!(p.rows <= u64::from(max_rows), "{p:?}");
+        assert_eq!(p.partitions, 0);
+        rows += p.rows;
+        calls += 1;
+        assert!(calls < 100, "pruning does not finish");
+        if p.done {
+            return (rows, calls);
+        }
+    }
+}
+
+#[tokio::test]
+async fn pruning_keeps_the_newest_attempts_per_registration_and_drops_old_ones() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let c = s.create_key("dora", Plan::Trader).await.unwrap().info.customer_id;
+        let o = s.create_key("otto", Plan::Trader).await.unwrap().info.customer_id;
+        let w = s
+            .create_webhook(c, WebhookKind::Whale, "https://d.example/w", "s", at(0))
+            .await
+            .unwrap()
+            .unwrap();
+        let a = s
+            .create_webhook(c, WebhookKind::Arbitrage, "https://d.example/a", "s", at(0))
+            .await
+            .unwrap()
+            .unwrap();
+        let other = s
+            .create_webhook(o, WebhookKind::Whale, "https://o.example/w", "s", at(0))
+            .await
+            .unwrap()
+            .unwrap();
+
+        // attempt(_, n) is created at at(n): n < 1000 is older than the cutoff.
+        const KEEP: u32 = 5;
+        let cutoff = Some(at(1_000));
+        // Old attempts first, then more than KEEP recent ones, the registrations interleaved across batches.
+        s.record_deliveries(&[
+            attempt(w.id, 1),
+            attempt(a.id, 2),
+            attempt(w.id, 3),
+            attempt(other.id, 2_001),
+        ])
+        .await
+        .unwrap();
+        for n in 0..12 {
+            s.record_deliveries(&[attempt(w.id, 2_000 + n), attempt(a.id, 3_000 + n)])
+                .await
+                .unwrap();
+        }
+        // The other registration: fewer than KEEP, all recent.
+        s.record_deliveries(&[attempt(other.id, 2_002), attempt(other.id, 2_003)])
+            .await
+            .unwrap();
+        let other_before = logged(s, other.id).await;
+        assert_eq!(other_before, ids(other.id, 2_001..2_004));
+
+        // No limit at all removes nothing.
+        assert_eq!(prune_all(s, 0, None, 3).await, (0, 1));
+        assert_eq!(logged(s, w.id).await.len(), 14);
+
+        // Both rules, in steps of at most 3 rows: exactly the newest KEEP of each registration remain.
+        let (rows, calls) = prune_all(s, KEEP, cutoff, 3).await;
+        assert_eq!(rows, (14 - 5) + (13 - 5));
+        assert!(calls >= 6, "{calls} calls for {rows} rows in steps of 3");
+        assert_eq!(logged(s, w.id).await, ids(w.id, 2_007..2_012));
+        assert_eq!(logged(s, a.id).await, ids(a.id, 3_007..3_012));
+        assert_eq!(
+            logged(s, other.id).await,
+            other_before,
+            "other registrations are untouched"
+        );
+
+        // Nothing left to do: one empty, finished step.
+        assert_eq!(prune_all(s, KEEP, cutoff, 3).await, (0, 1));
+        assert_eq!(
+            s.prune_deliveries(KEEP, cutoff, 1_000).await.unwrap(),
+            crossbook_store::Pruned {
+                rows: 0,
+                partitions: 0,
+                done: true
+            }
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn pruning_by_age_alone_by_count_alone_and_inside_the_newest() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let c = s.create_key("erin", Plan::Trader).await.unwrap().info.customer_id;
+        let w = s
+            .create_webhook(c, WebhookKind::Whale, "https://e.example/w", "s", at(0))
+            .await
+            .unwrap()
+            .unwrap();
+        let a = s
+            .create_webhook(c, WebhookKind::Arbitrage, "https://e.example/a", "s", at(0))
+            .await
+            .unwrap()
+            .unwrap();
+        let batch: Vec<NewDelivery> = (2_000..2_010).map(|n| attempt(w.id, n)).collect();
+        s.record_deliveries(&batch).await.unwrap();
+        // An old attempt logged after recent ones (ids follow logging, not creation).
+        s.record_deliveries(&[attempt(w.id, 7), attempt(a.id, 2_100), attempt(a.id, 8)])
+            .await
+            .unwrap();
+
+        // Age alone (keep = 0): only the old attempts go, wherever they are in the log.
+        assert_eq!(prune_all(s, 0, Some(at(1_000)), 100).await.0, 2);
+        assert_eq!(logged(s, w.id).await, ids(w.id, 2_000..2_010));
+        assert_eq!(logged(s, a.id).await, ids(a.id, 2_100..2_101));
+
+        // Count alone: the newest 4 of each.
+        assert_eq!(prune_all(s, 4, None, 100).await.0, 6);
+        assert_eq!(logged(s, w.id).await, ids(w.id, 2_006..2_010));
+        assert_eq!(logged(s, a.id).await, ids(a.id, 2_100..2_101));
+
+        // Both: an old attempt among the newest `keep` goes too, and the count still bounds the rest.
+        s.record_deliveries(&[attempt(w.id, 9)]).await.unwrap();
+        assert_eq!(prune_all(s, 4, Some(at(1_000)), 100).await.0, 2);
+        assert_eq!(logged(s, w.id).await, ids(w.id, 2_007..2_010));
+        assert_eq!(logged(s, a.id).await, ids(a.id, 2_100..2_101));
     })
     .await;
 }

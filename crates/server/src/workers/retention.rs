@@ -1,25 +1,34 @@
-//! Snapshot retention: removes order-book snapshots older than `retention_days` (default 30; 0 keeps them
-//! forever), in the background, without holding up ingestion or reads.
+//! Retention, in the background, without holding up ingestion or reads:
+//!
+//! - order-book snapshots older than `retention_days` (default 30; 0 keeps them) are removed;
+//! - the webhook delivery log is bounded: per registration, the newest [`DELIVERY_LOG_KEEP`] (100) attempts
+//!   and nothing older than `webhook_delivery_log_days` (default 30; 0 keeps them). Each batch the dispatcher
+//!   logs already trims its registrations to the newest 100 (see [`crossbook_store::webhooks`]); this pass
+//!   adds the age bound and catches registrations no batch touched.
 //!
 //! A pass runs at start and then every [`Settings::period`]:
 //!
-//! 1. PostgreSQL: creates the daily snapshot partitions of today and the next [`PARTITIONS_AHEAD_DAYS`] days,
-//!    so that inserts never wait for one (a no-op on SQLite).
-//! 2. Calls [`BookStore::prune_snapshots`] until it reports `done`. SQLite deletes at most
+//! 1. Snapshots (unless `retention_days` is 0). PostgreSQL: creates the daily snapshot partitions of today and
+//!    the next [`PARTITIONS_AHEAD_DAYS`] days, so that inserts never wait for one (a no-op on SQLite). Then
+//!    calls [`BookStore::prune_snapshots`] until it reports `done`. SQLite deletes at most
 //!    [`Settings::batch_rows`] of the oldest rows per call, each call its own short transaction on the single
 //!    writer, with a pause between calls so that ingestion's inserts interleave. PostgreSQL detaches
 //!    (`CONCURRENTLY`) and drops the daily partitions that ended before the cutoff in one call.
+//! 2. Delivery log (unless both of its bounds are 0). Calls [`WebhookStore::prune_deliveries`] until it reports
+//!    `done`, the same way on both backends: at most [`Settings::batch_rows`] rows per call, one short indexed
+//!    delete per registration, a pause between calls.
 //!
 //! Reads never wait: SQLite readers use WAL snapshots, PostgreSQL readers are not blocked by
-//! `DETACH … CONCURRENTLY`. A failed pass is logged and retried at the next period.
+//! `DETACH … CONCURRENTLY` or row deletes. A failed part is logged and retried at the next period; the other
+//! part still runs.
 
 use std::{sync::Arc, time::Duration};
 
 use crossbook_core::Timestamp;
-use crossbook_store::{BookStore, StoreResult, books::DAY_MS};
+use crossbook_store::{BookStore, StoreResult, WebhookStore, books::DAY_MS, webhooks::DELIVERY_LOG_KEEP};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::AppState;
+use crate::{AppState, config::Config};
 
 /// Days after today whose PostgreSQL partitions a pass creates ahead of time.
 pub const PARTITIONS_AHEAD_DAYS: i64 = 2;
@@ -27,11 +36,15 @@ pub const PARTITIONS_AHEAD_DAYS: i64 = 2;
 /// How the worker runs.
 #[derive(Clone)]
 pub struct Settings {
-    /// Snapshots older than this are removed.
-    pub retention: Duration,
+    /// Snapshots older than this are removed; `None` keeps them.
+    pub retention: Option<Duration>,
+    /// Delivery-log attempts kept per registration, newest first (0: no count limit).
+    pub delivery_log_keep: u32,
+    /// Delivery-log attempts older than this are removed; `None` keeps them.
+    pub delivery_log_age: Option<Duration>,
     /// Time between two passes.
     pub period: Duration,
-    /// Rows per delete on SQLite.
+    /// Rows per delete (SQLite snapshots; the delivery log on both backends).
     pub batch_rows: u32,
     /// Pause between two deletes of one pass.
     pub pause: Duration,
@@ -39,38 +52,78 @@ pub struct Settings {
     pub clock: Arc<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
+fn days(d: u32) -> Option<Duration> {
+    (d > 0).then(|| Duration::from_secs(u64::from(d) * 86_400))
+}
+
 impl Settings {
-    /// The service's settings for `retention_days`; `None` when retention is off (0 days).
-    pub fn from_days(days: u32) -> Option<Settings> {
-        (days > 0).then(|| Settings {
-            retention: Duration::from_secs(u64::from(days) * 86_400),
+    /// The service's settings: snapshots kept `retention_days`, delivery logs bounded to `delivery_log_keep`
+    /// attempts and `delivery_log_days`; `None` when all three are 0 (nothing to remove).
+    pub fn new(retention_days: u32, delivery_log_keep: u32, delivery_log_days: u32) -> Option<Settings> {
+        let s = Settings {
+            retention: days(retention_days),
+            delivery_log_keep,
+            delivery_log_age: days(delivery_log_days),
             period: Duration::from_secs(3_600),
             batch_rows: 5_000,
             pause: Duration::from_millis(20),
             clock: Arc::new(Timestamp::now),
-        })
+        };
+        (s.prunes_snapshots() || s.prunes_delivery_log()).then_some(s)
+    }
+
+    /// [`Settings::new`] from the configuration.
+    pub fn from_config(c: &Config) -> Option<Settings> {
+        Settings::new(c.retention_days, DELIVERY_LOG_KEEP as u32, c.webhook_delivery_log_days)
+    }
+
+    /// Snapshot retention of `days` only (the delivery log is left alone); `None` when `days` is 0.
+    pub fn from_days(days: u32) -> Option<Settings> {
+        Settings::new(days, 0, 0)
+    }
+
+    fn prunes_snapshots(&self) -> bool {
+        self.retention.is_some()
+    }
+
+    fn prunes_delivery_log(&self) -> bool {
+        self.delivery_log_keep > 0 || self.delivery_log_age.is_some()
     }
 }
 
 /// What one pass removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PassReport {
+    /// Snapshot rows deleted one by one (SQLite).
     pub rows: u64,
+    /// Snapshot partitions dropped (PostgreSQL).
     pub partitions: u64,
-    /// Prune calls made.
+    /// Snapshot prune calls made.
     pub steps: u32,
+    /// Delivery-log attempts deleted.
+    pub delivery_rows: u64,
+    /// Delivery-log prune calls made.
+    pub delivery_steps: u32,
 }
 
-/// Starts the worker for the service's configuration (nothing when `retention_days` is 0).
+/// Starts the worker for the service's configuration (nothing when every retention setting is 0).
 pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {
-    match Settings::from_days(state.config.retention_days) {
-        Some(settings) => spawn_with(state.store.clone(), settings, tracker, cancel),
-        None => tracing::info!("snapshot retention is off (retention_days = 0)"),
+    match Settings::from_config(&state.config) {
+        Some(settings) => {
+            if !settings.prunes_snapshots() {
+                tracing::info!("snapshot retention is off (retention_days = 0)");
+            }
+            if !settings.prunes_delivery_log() {
+                tracing::info!("webhook delivery-log pruning is off");
+            }
+            spawn_with(state.store.clone(), settings, tracker, cancel);
+        }
+        None => tracing::info!("retention is off (retention_days = 0)"),
     }
 }
 
-/// Starts the worker over any snapshot store.
-pub fn spawn_with<S: BookStore + ?Sized + 'static>(
+/// Starts the worker over any store of snapshots and webhooks.
+pub fn spawn_with<S: BookStore + WebhookStore + ?Sized + 'static>(
     store: Arc<S>,
     settings: Settings,
     tracker: &TaskTracker,
@@ -80,18 +133,24 @@ pub fn spawn_with<S: BookStore + ?Sized + 'static>(
     tracker.spawn(async move { run(store.as_ref(), &settings, &cancel).await });
 }
 
-async fn run<S: BookStore + ?Sized>(store: &S, settings: &Settings, cancel: &CancellationToken) {
+async fn run<S: BookStore + WebhookStore + ?Sized>(store: &S, settings: &Settings, cancel: &CancellationToken) {
     loop {
-        match pass(store, settings, cancel).await {
-            Ok(r) if r.rows > 0 || r.partitions > 0 => {
-                tracing::info!(
-                    rows = r.rows,
-                    partitions = r.partitions,
-                    "removed expired order-book snapshots"
-                );
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "snapshot retention pass failed; retrying at the next period"),
+        let mut r = PassReport::default();
+        if let Err(e) = snapshot_pass(store, settings, cancel, &mut r).await {
+            tracing::warn!(error = %e, "snapshot retention pass failed; retrying at the next period");
+        }
+        if r.rows > 0 || r.partitions > 0 {
+            tracing::info!(
+                rows = r.rows,
+                partitions = r.partitions,
+                "removed expired order-book snapshots"
+            );
+        }
+        if let Err(e) = delivery_log_pass(store, settings, cancel, &mut r).await {
+            tracing::warn!(error = %e, "webhook delivery-log pruning failed; retrying at the next period");
+        }
+        if r.delivery_rows > 0 {
+            tracing::info!(rows = r.delivery_rows, "pruned the webhook delivery log");
         }
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -100,12 +159,35 @@ async fn run<S: BookStore + ?Sized>(store: &S, settings: &Settings, cancel: &Can
     }
 }
 
-/// One pass: prepares the coming days' storage, then prunes until done (or cancelled).
-pub async fn pass<S: BookStore + ?Sized>(
+/// One pass: snapshots, then the delivery log (each only when configured). Both parts run; the first error is
+/// returned.
+pub async fn pass<S: BookStore + WebhookStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
 ) -> StoreResult<PassReport> {
+    let mut report = PassReport::default();
+    let snapshots = snapshot_pass(store, settings, cancel, &mut report).await;
+    let deliveries = delivery_log_pass(store, settings, cancel, &mut report).await;
+    snapshots.and(deliveries).map(|()| report)
+}
+
+/// The cutoff `age` before now.
+fn cutoff(now: Timestamp, age: Duration) -> Timestamp {
+    let ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX);
+    Timestamp::from_millis(now.millis().saturating_sub(ms))
+}
+
+/// Prepares the coming days' snapshot storage, then prunes snapshots until done (or cancelled).
+async fn snapshot_pass<S: BookStore + ?Sized>(
+    store: &S,
+    settings: &Settings,
+    cancel: &CancellationToken,
+    report: &mut PassReport,
+) -> StoreResult<()> {
+    let Some(retention) = settings.retention else {
+        return Ok(());
+    };
     let now = (settings.clock)();
     store
         .prepare_snapshots(
@@ -113,9 +195,7 @@ pub async fn pass<S: BookStore + ?Sized>(
             Timestamp::from_millis(now.millis().saturating_add(PARTITIONS_AHEAD_DAYS * DAY_MS)),
         )
         .await?;
-    let retention_ms = i64::try_from(settings.retention.as_millis()).unwrap_or(i64::MAX);
-    let cutoff = Timestamp::from_millis(now.millis().saturating_sub(retention_ms));
-    let mut report = PassReport::default();
+    let cutoff = cutoff(now, retention);
     while !cancel.is_cancelled() {
         let step = store.prune_snapshots(cutoff, settings.batch_rows).await?;
         report.rows += step.rows;
@@ -129,7 +209,35 @@ pub async fn pass<S: BookStore + ?Sized>(
             _ = tokio::time::sleep(settings.pause) => {}
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+/// Prunes the webhook delivery log until done (or cancelled).
+async fn delivery_log_pass<S: WebhookStore + ?Sized>(
+    store: &S,
+    settings: &Settings,
+    cancel: &CancellationToken,
+    report: &mut PassReport,
+) -> StoreResult<()> {
+    if !settings.prunes_delivery_log() {
+        return Ok(());
+    }
+    let before = settings.delivery_log_age.map(|age| cutoff((settings.clock)(), age));
+    while !cancel.is_cancelled() {
+        let step = store
+            .prune_deliveries(settings.delivery_log_keep, before, settings.batch_rows)
+            .await?;
+        report.delivery_rows += step.rows;
+        report.delivery_steps += 1;
+        if step.done {
+            break;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep(settings.pause) => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -137,7 +245,7 @@ mod tests {
     use std::sync::Mutex;
 
     use crossbook_core::BookSnapshot;
-    use crossbook_store::{Pruned, SnapshotQuery, StoreError};
+    use crossbook_store::{Delivery, NewDelivery, Pruned, SnapshotQuery, StoreError, Webhook, WebhookKind};
     use tokio::time::Instant;
 
     use super::*;
@@ -152,13 +260,21 @@ mod tests {
         steps_per_pass: u32,
         left: Mutex<u32>,
         fail_next_prepare: Mutex<bool>,
+        /// Delivery-log prune steps left before `done`, per pass.
+        delivery_steps_per_pass: u32,
+        delivery_left: Mutex<u32>,
     }
 
     impl Fake {
         fn new(steps_per_pass: u32) -> Self {
+            Fake::with_delivery_steps(steps_per_pass, 1)
+        }
+        fn with_delivery_steps(steps_per_pass: u32, delivery_steps_per_pass: u32) -> Self {
             Fake {
                 steps_per_pass,
                 left: Mutex::new(steps_per_pass),
+                delivery_steps_per_pass,
+                delivery_left: Mutex::new(delivery_steps_per_pass),
                 ..Fake::default()
             }
         }
@@ -206,9 +322,71 @@ mod tests {
         }
     }
 
+    #[async_trait::async_trait]
+    impl WebhookStore for Fake {
+        async fn create_webhook(
+            &self,
+            _: i64,
+            _: WebhookKind,
+            _: &str,
+            _: &str,
+            _: Timestamp,
+        ) -> StoreResult<Option<Webhook>> {
+            unreachable!()
+        }
+        async fn webhook(&self, _: i64, _: WebhookKind) -> StoreResult<Option<Webhook>> {
+            unreachable!()
+        }
+        async fn customer_webhooks(&self, _: i64) -> StoreResult<Vec<Webhook>> {
+            unreachable!()
+        }
+        async fn update_webhook(
+            &self,
+            _: i64,
+            _: WebhookKind,
+            _: &str,
+            _: Option<bool>,
+            _: Timestamp,
+        ) -> StoreResult<Option<Webhook>> {
+            unreachable!()
+        }
+        async fn delete_webhook(&self, _: i64, _: WebhookKind) -> StoreResult<bool> {
+            unreachable!()
+        }
+        async fn enabled_webhooks(&self) -> StoreResult<Vec<Webhook>> {
+            unreachable!()
+        }
+        async fn record_deliveries(&self, _: &[NewDelivery]) -> StoreResult<()> {
+            unreachable!()
+        }
+        async fn deliveries(&self, _: i64, _: u32) -> StoreResult<Vec<Delivery>> {
+            unreachable!()
+        }
+        async fn prune_deliveries(&self, keep: u32, before: Option<Timestamp>, max_rows: u32) -> StoreResult<Pruned> {
+            self.record(format!(
+                "deliveries {keep} {} {max_rows}",
+                before.map_or("-".to_string(), |t| t.millis().to_string())
+            ));
+            let mut left = self.delivery_left.lock().unwrap();
+            *left -= 1;
+            let done = *left == 0;
+            if done {
+                *left = self.delivery_steps_per_pass;
+            }
+            Ok(Pruned {
+                rows: u64::from(max_rows),
+                partitions: 0,
+                done,
+            })
+        }
+    }
+
+    /// Snapshot retention only (the delivery log is left alone).
     fn settings() -> Settings {
         Settings {
-            retention: Duration::from_secs(30 * 86_400),
+            retention: Some(Duration::from_secs(30 * 86_400)),
+            delivery_log_keep: 0,
+            delivery_log_age: None,
             period: Duration::from_secs(3_600),
             batch_rows: 100,
             pause: Duration::from_millis(20),
@@ -301,10 +479,118 @@ mod tests {
         assert!(n < 10, "{n} calls");
     }
 
+    /// The delivery log only: the newest 1000 per registration, 30 days.
+    fn delivery_log_settings() -> Settings {
+        Settings {
+            retention: None,
+            delivery_log_keep: 1_000,
+            delivery_log_age: Some(Duration::from_secs(30 * 86_400)),
+            ..settings()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_delivery_log_is_pruned_in_steps_every_period_without_snapshot_retention() {
+        let fake = Arc::new(Fake::with_delivery_steps(1, 3));
+        let (tracker, cancel) = (TaskTracker::new(), CancellationToken::new());
+        let started = Instant::now();
+        spawn_with(fake.clone(), delivery_log_settings(), &tracker, &cancel);
+
+        until_calls(&fake, 3).await;
+        let step = format!("deliveries 1000 {} 100", NOW - 30 * DAY_MS);
+        let pass = [step.clone(), step.clone(), step];
+        assert_eq!(fake.log(), pass, "no snapshot calls when retention_days = 0");
+        {
+            let calls = fake.calls.lock().unwrap();
+            assert_eq!(calls[0].0, started);
+            assert_eq!(calls[1].0 - calls[0].0, Duration::from_millis(20));
+            assert_eq!(calls[2].0 - calls[1].0, Duration::from_millis(20));
+        }
+
+        // The next pass one period later.
+        tokio::time::advance(Duration::from_secs(3_000)).await;
+        tokio::task::yield_now().await;
+        assert_eq!(fake.log().len(), 3);
+        tokio::time::advance(Duration::from_secs(600)).await;
+        until_calls(&fake, 6).await;
+        assert_eq!(fake.log()[3..], pass);
+
+        cancel.cancel();
+        tracker.close();
+        tracker.wait().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pass_prunes_snapshots_then_the_delivery_log_even_after_a_snapshot_failure() {
+        let fake = Arc::new(Fake::with_delivery_steps(2, 2));
+        let both = Settings {
+            retention: Some(Duration::from_secs(30 * 86_400)),
+            delivery_log_age: None,
+            ..delivery_log_settings()
+        };
+        let report = pass(fake.as_ref(), &both, &CancellationToken::new()).await.unwrap();
+        let cutoff = NOW - 30 * DAY_MS;
+        assert_eq!(
+            fake.log(),
+            [
+                format!("prepare {NOW} {}", NOW + 2 * DAY_MS),
+                format!("prune {cutoff} 100"),
+                format!("prune {cutoff} 100"),
+                "deliveries 1000 - 100".to_string(),
+                "deliveries 1000 - 100".to_string(),
+            ]
+        );
+        assert_eq!(
+            report,
+            PassReport {
+                rows: 200,
+                partitions: 0,
+                steps: 2,
+                delivery_rows: 200,
+                delivery_steps: 2,
+            }
+        );
+
+        // A failed snapshot part does not stop the delivery log's; the pass reports the failure.
+        *fake.fail_next_prepare.lock().unwrap() = true;
+        assert!(pass(fake.as_ref(), &both, &CancellationToken::new()).await.is_err());
+        assert_eq!(
+            fake.log()[5..],
+            [
+                format!("prepare {NOW} {}", NOW + 2 * DAY_MS),
+                "deliveries 1000 - 100".to_string(),
+                "deliveries 1000 - 100".to_string(),
+            ]
+        );
+    }
+
     #[test]
     fn zero_days_turns_retention_off() {
         assert!(Settings::from_days(0).is_none());
         let s = Settings::from_days(30).unwrap();
-        assert_eq!(s.retention, Duration::from_secs(30 * 86_400));
+        assert_eq!(s.retention, Some(Duration::from_secs(30 * 86_400)));
+        assert_eq!((s.delivery_log_keep, s.delivery_log_age), (0, None));
+    }
+
+    #[test]
+    fn settings_follow_the_configuration() {
+        let mut c = Config::default();
+        let s = Settings::from_config(&c).unwrap();
+        assert_eq!(s.retention, Some(Duration::from_secs(30 * 86_400)));
+        assert_eq!(
+            (s.delivery_log_keep, s.delivery_log_age),
+            (100, Some(Duration::from_secs(30 * 86_400)))
+        );
+        // Snapshots kept forever: the worker still bounds the delivery log.
+        c.retention_days = 0;
+        let s = Settings::from_config(&c).unwrap();
+        assert!(s.retention.is_none() && s.prunes_delivery_log());
+        c.webhook_delivery_log_days = 0;
+        let s = Settings::from_config(&c).unwrap();
+        assert_eq!(
+            (s.delivery_log_keep, s.delivery_log_age),
+            (100, None),
+            "the count bound always holds"
+        );
     }
 }

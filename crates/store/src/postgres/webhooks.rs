@@ -1,11 +1,12 @@
 //! [`WebhookStore`] on PostgreSQL: the shared SQL of [`crate::webhooks`] on the pool; a batch of attempts is
-//! sent as arrays (`UNNEST`) in one statement and trimmed in another, in one transaction.
+//! sent as arrays (`UNNEST`) in one statement and trimmed in another, in one transaction. Pruning
+//! ([`WebhookStore::prune_deliveries`]) is the shared bounded per-registration delete, on the pool.
 
 use crossbook_core::Timestamp;
 
 use super::PgStore;
 use crate::{
-    StoreResult,
+    Pruned, StoreResult,
     webhooks::{self, Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore},
 };
 
@@ -93,5 +94,9 @@ impl WebhookStore for PgStore {
 
     async fn deliveries(&self, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
         webhooks::deliveries(&self.pool, webhook_id, limit).await
+    }
+
+    async fn prune_deliveries(&self, keep: u32, before: Option<Timestamp>, max_rows: u32) -> StoreResult<Pruned> {
+        webhooks::prune_deliveries(&self.pool, &self.pool, keep, before, max_rows).await
     }
 }

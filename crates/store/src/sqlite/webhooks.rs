@@ -1,11 +1,13 @@
 //! [`WebhookStore`] on SQLite: reads on the reader pool through the shared SQL of [`crate::webhooks`], writes
-//! on the single writer connection; a batch of attempts is one `BEGIN IMMEDIATE` transaction.
+//! on the single writer connection; a batch of attempts is one `BEGIN IMMEDIATE` transaction. Pruning
+//! ([`WebhookStore::prune_deliveries`]) reads on the reader pool and deletes in short statements on the writer,
+//! so ingestion's writes interleave.
 
 use crossbook_core::Timestamp;
 
 use super::SqliteStore;
 use crate::{
-    StoreResult,
+    Pruned, StoreResult,
     webhooks::{self, Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore},
 };
 
@@ -79,5 +81,9 @@ impl WebhookStore for SqliteStore {
 
     async fn deliveries(&self, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
         webhooks::deliveries(&self.read, webhook_id, limit).await
+    }
+
+    async fn prune_deliveries(&self, keep: u32, before: Option<Timestamp>, max_rows: u32) -> StoreResult<Pruned> {
+        webhooks::prune_deliveries(&self.read, &self.write, keep, before, max_rows).await
     }
 }

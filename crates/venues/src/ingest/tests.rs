@@ -18,7 +18,7 @@ use crossbook_core::{
 use crossbook_store::{
     AccountStore, ApiKeyInfo, ArbitrageStore, BookStore, CatalogStore, Delivery, EventActivity, EventQuery,
     EventSummary, HistoryPage, HistoryQuery, KeyOwner, LeaderGuard, LeaderLock, MarketQuery, NewDelivery, NewKey,
-    PoolCandidate, RecentQuery, SeriesQuery, SeriesSummary, SnapshotQuery, Store, StoreError, StoreResult,
+    PoolCandidate, Pruned, RecentQuery, SeriesQuery, SeriesSummary, SnapshotQuery, Store, StoreError, StoreResult,
     StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook, WebhookKind, WebhookStore, WhalePage, WhaleQuery,
     WhaleStore, WhaleTarget, catalog::StoredMarket,
 };
@@ -278,6 +278,9 @@ impl WebhookStore for MemStore {
         unsupported()
     }
     async fn deliveries(&self, _: i64, _: u32) -> StoreResult<Vec<Delivery>> {
+        unsupported()
+    }
+    async fn prune_deliveries(&self, _: u32, _: Option<Timestamp>, _: u32) -> StoreResult<Pruned> {
         unsupported()
     }
 }
