@@ -108,7 +108,10 @@ impl PgStore {
     pub async fn open(url: &str) -> StoreResult<Self> {
         let opts = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(format!("invalid PostgreSQL URL {}: {e}", crate::redact_url(url))))?
-            .application_name("crossbook");
+            .application_name("crossbook")
+            // Searches and page reads are short: compiling a plan (estimated costs of a fallback search can
+            // pass `jit_above_cost`) takes longer than running it.
+            .options([("jit", "off")]);
         let connect = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(CONNECT_TIMEOUT)

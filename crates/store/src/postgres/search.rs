@@ -43,6 +43,16 @@ const PROBE_DENSE: i64 = 100;
 
 /// The headline expression exactly as the indexes of migration 0006 are defined.
 const HEAD: &str = "coalesce(m.title, m.question)";
+/// The headline of a walked row (alias `w`).
+const HEAD_W: &str = "coalesce(w.title, w.question)";
+
+/// Pages up to this deep (`offset + limit`) try [`PgStore::first_pages`] first.
+const FAST_MAX_ROWS: i64 = 200;
+/// Rows at the top of the volume order that [`PgStore::first_pages`] walks at most per tier: a tier with a
+/// page of hits among them (1 in 50 for a page of 20) is answered by the walk.
+const FAST_WALK_ROWS: i64 = 1_000;
+/// The headline-prefix tier is read from its index and sorted when it names at most this many rows.
+const FAST_NAMED_LIMIT: i64 = 5_000;
 
 impl PgStore {
     pub(super) async fn search_markets_tiered(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Vec<StoredMarket>> {
@@ -51,7 +61,20 @@ impl PgStore {
         // a cheap look at the top of the volume order comes first: a needle with at least a page of matches
         // there is common, and its walks stop within those rows. Only the others are counted.
         let sort = sql::market_sort(q, Some(n));
-        let dense = sort == MarketSort::Relevance && self.dense(q, |s| sql::market_match(s, D, n)).await?;
+        // The first pages of a relevance search are answered by one statement when they can be (see
+        // [`PgStore::first_pages`]); only the rest go through the probes and counts below.
+        let mut sparse_top = false;
+        if sort == MarketSort::Relevance && i64::from(q.offset) + i64::from(q.limit) <= FAST_MAX_ROWS {
+            match self.first_pages(q, n).await? {
+                Fast::Page(rows) => return Ok(rows),
+                Fast::Short => sparse_top = true,
+                Fast::Inexact => {}
+            }
+        }
+        // A needle whose first three tiers left a page unfilled among the rows the fast path walked is not
+        // dense at the top of the volume order either: the probe would only confirm it.
+        let dense =
+            sort == MarketSort::Relevance && !sparse_top && self.dense(q, |s| sql::market_match(s, D, n)).await?;
         if !dense {
             let all = self
                 .capped_count(q, SPARSE_LIMIT, |s| sql::market_match(s, D, n))
@@ -134,6 +157,88 @@ impl PgStore {
         Ok(out)
     }
 
+    /// The first `offset + limit` rows of a relevance search in one statement, without counting: tier 0 from
+    /// the market-id index; tier 1 from the headline-prefix index when it names at most [`FAST_NAMED_LIMIT`]
+    /// rows (else by walking the first [`FAST_WALK_ROWS`] rows in volume order); tier 2 by that walk. Each
+    /// branch runs only when the earlier ones may leave the page short (its gate is a one-time filter), and a
+    /// walk stops at a page of hits, so a common needle costs a few hundred rows. The answer is exact when
+    /// every tier before the last row's was read from an index (complete); otherwise the caller falls back.
+    async fn first_pages(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Fast> {
+        let need = i64::from(q.offset) + i64::from(q.limit);
+        // The rows of tier 1 by the prefix index, at most one more than the limit.
+        let mut s = Sql::new("WITH p AS MATERIALIZED (SELECT m.id, m.volume, m.market_id, m.exchange FROM markets m");
+        sql::market_filters(&mut s, q);
+        s.push(" AND ");
+        prefix_range(&mut s, n);
+        s.push(" AND NOT (");
+        sql::id_equals(&mut s, D, "m.market_id", n);
+        s.push(&format!(") LIMIT {}), ", FAST_NAMED_LIMIT + 1));
+        // Tier 0.
+        s.push("t0 AS MATERIALIZED (SELECT m.id, m.volume, m.market_id, m.exchange FROM markets m");
+        sql::market_filters(&mut s, q);
+        s.push(" AND ");
+        sql::id_equals(&mut s, D, "m.market_id", n);
+        s.push(&format!(
+            " ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT {need}), \
+             pc AS (SELECT count(*) AS n FROM p) \
+             SELECT {}, u.tier, (SELECT n FROM pc) AS p_rows FROM (\
+             (SELECT id, 0 AS tier FROM t0) UNION ALL \
+             (SELECT id, 1 FROM p WHERE (SELECT n FROM pc) <= {FAST_NAMED_LIMIT} \
+              ORDER BY volume DESC, market_id, exchange LIMIT {need}) UNION ALL ",
+            codec::MARKET_COLS
+        ));
+        // Tier 1 walked, when the index names too many rows.
+        walk_branch(
+            &mut s,
+            q,
+            1,
+            &format!("(SELECT n FROM pc) > {FAST_NAMED_LIMIT}"),
+            need,
+            |s| {
+                s.push(HEAD_W).push(" ILIKE ").text(&n.prefix).push(" AND NOT (");
+                sql::id_equals(s, D, "w.market_id", n);
+                s.push(")");
+            },
+        );
+        s.push(" UNION ALL ");
+        // Tier 2 walked, when tiers 0 and 1 may leave the page short.
+        walk_branch(
+            &mut s,
+            q,
+            2,
+            &format!(
+                "((SELECT n FROM pc) > {FAST_NAMED_LIMIT} OR (SELECT n FROM pc) + (SELECT count(*) FROM t0) < {need})"
+            ),
+            need,
+            |s| {
+                s.push(HEAD_W).push(" ILIKE ").text(&n.contains);
+                s.push(" AND NOT (")
+                    .push(HEAD_W)
+                    .push(" ILIKE ")
+                    .text(&n.prefix)
+                    .push(") AND NOT (");
+                sql::id_equals(s, D, "w.market_id", n);
+                s.push(")");
+            },
+        );
+        s.push(&format!(
+            ") u JOIN markets m ON m.id = u.id ORDER BY u.tier, m.volume DESC, m.market_id, m.exchange LIMIT {need}"
+        ));
+        let rows = self.pool.rows(&s).await?;
+        if (rows.len() as i64) < need {
+            return Ok(Fast::Short);
+        }
+        let last_tier: i32 = rows[rows.len() - 1].try_get("tier")?;
+        let prefix_named = rows[0].try_get::<i64, _>("p_rows")? <= FAST_NAMED_LIMIT;
+        // Tier 0 is always complete, tier 1 when read from its index, tier 2 never (it is walked).
+        if last_tier <= 1 || (last_tier == 2 && prefix_named) {
+            let skip = q.offset as usize;
+            Ok(Fast::Page(common::markets_of(&rows[skip.min(rows.len())..])?))
+        } else {
+            Ok(Fast::Inexact)
+        }
+    }
+
     /// Whether `pred` holds for at least [`PROBE_DENSE`] of the first [`PROBE_ROWS`] rows in volume order
     /// under the query's filters: a few milliseconds however common the needle. Only chooses a plan; a
     /// `false` is followed by an exact (capped) count.
@@ -188,6 +293,33 @@ impl PgStore {
         tx.commit().await?;
         Ok(rows.first().map(|r| r.try_get::<i64, _>("n")).transpose()?.unwrap_or(0))
     }
+}
+
+/// The outcome of [`PgStore::first_pages`].
+enum Fast {
+    /// The exact page.
+    Page(Vec<StoredMarket>),
+    /// Tiers 0–2 gave fewer rows than the page needs among the rows read: the needle is rare at the top.
+    Short,
+    /// A page, but a walked tier came before its last row: rows past the walk might rank higher.
+    Inexact,
+}
+
+/// `(SELECT w.id, <tier> FROM (first FAST_WALK_ROWS rows in volume order) w WHERE <gate> AND <pred> ORDER BY
+/// volume LIMIT need)`: a tier read by walking the top of the volume order, stopping at `need` hits. The gate
+/// only refers to earlier results, so it is a one-time filter: the walk does not run when it is false.
+fn walk_branch(s: &mut Sql, q: &MarketQuery, tier: i32, gate: &str, need: i64, pred: impl FnOnce(&mut Sql)) {
+    s.push(&format!(
+        "(SELECT w.id, {tier} FROM (SELECT m.id, m.title, m.question, m.market_id, m.exchange, m.volume FROM markets m"
+    ));
+    sql::market_filters(s, q);
+    s.push(&format!(
+        " ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT {FAST_WALK_ROWS}) w WHERE {gate} AND "
+    ));
+    pred(s);
+    s.push(&format!(
+        " ORDER BY w.volume DESC, w.market_id, w.exchange LIMIT {need})"
+    ));
 }
 
 /// `SELECT <cols> FROM markets m WHERE <filters>`.
