@@ -7,7 +7,8 @@
 //! - [`money`]: exact fixed-point prices and quantities (micro-units), never `f64` arithmetic.
 //! - [`time`]: the Unix-millisecond timestamp used everywhere, with ISO 8601 parsing and rendering.
 //! - [`catalog`]: venues, statuses, interval codes, series, events, markets, tokens.
-//! - [`book`]: order-book levels and snapshots.
+//! - [`book`]: order-book levels and snapshots; top of book, mid/spread rounding, derived asks, depth.
+//! - [`history`]: granularity and bucket arithmetic of book history.
 //! - [`trade`]: executed trades.
 //! - [`plan`]: customer plans and what each one unlocks.
 //! - [`whale`]: what a whale trade is, and the draw of the daily public pool.
@@ -17,13 +18,14 @@
 pub mod arb;
 pub mod book;
 pub mod catalog;
+pub mod history;
 pub mod money;
 pub mod plan;
 pub mod time;
 pub mod trade;
 pub mod whale;
 
-pub use book::{BookSnapshot, Level};
+pub use book::{BookSnapshot, Level, TopOfBook};
 pub use catalog::{Category, Event, Exchange, IntervalCode, Market, Outcome, Series, Status};
 pub use money::{Amount, Price};
 pub use plan::Plan;

@@ -260,9 +260,7 @@ pub(crate) async fn snapshots<E: Exec>(ex: &E, d: Dialect, q: &SnapshotQuery) ->
             // however dense the series: a page never reads the rows between the ones it returns.
             let size = bucket_ms.max(1);
             let from = match after {
-                Some(a) => (a.millis().div_euclid(size) + 1)
-                    .saturating_mul(size)
-                    .max(start.millis()),
+                Some(a) => crossbook_core::history::next_bucket_start(a.millis(), size).max(start.millis()),
                 None => start.millis(),
             };
             sql = Sql::new("WITH RECURSIVE walk(n, first) AS (SELECT 1, (SELECT ts FROM book_snapshots WHERE ");

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BookSnapshot, Exchange, Level, Outcome, Price, money::SCALE};
+use crate::{BookSnapshot, Exchange, Level, Outcome, Price, book::ask_from_opposite_bid, money::SCALE};
 
 use super::{
     fees::taker_fee,
@@ -36,13 +36,12 @@ pub struct AskLadders {
 }
 
 impl AskLadders {
-    /// venue_a asks, derived from the two bid ladders: a NO bid at `p` for `s` contracts is a YES ask at
-    /// `1 − p` for `s` (a YES buyer is matched with a NO buyer and the pair pays 1), and a YES bid at `p` is a
-    /// NO ask at `1 − p`.
+    /// venue_a asks, derived from the two bid ladders ([`crate::book::derive`]): YES asks from the NO bids,
+    /// NO asks from the YES bids.
     pub fn from_venue_a(book: &BookSnapshot) -> Self {
         AskLadders {
-            yes: clean(book.no_bids.iter().map(flip)),
-            no: clean(book.bids.iter().map(flip)),
+            yes: clean(book.no_bids.iter().map(ask_from_opposite_bid)),
+            no: clean(book.bids.iter().map(ask_from_opposite_bid)),
         }
     }
 
@@ -75,15 +74,7 @@ impl AskLadders {
 
     /// The best (lowest) ask of one outcome.
     pub fn best(&self, outcome: Outcome) -> Option<Price> {
-        self.side(outcome).first().map(|l| l.price)
-    }
-}
-
-/// A venue_a bid at `p` for `s` contracts as the opposite outcome's ask at `1 − p` for `s`.
-fn flip(l: &Level) -> Level {
-    Level {
-        price: l.price.complement(),
-        size: l.size,
+        crate::book::best(self.side(outcome))
     }
 }
 
@@ -223,8 +214,8 @@ impl TopAsks {
     /// first and builds ladders only for the few that clear the threshold.
     pub fn of_books(venue_a: &BookSnapshot, venue_b_yes: &BookSnapshot, venue_b_no: &BookSnapshot) -> TopAsks {
         TopAsks {
-            venue_a_yes: best_clean(venue_a.no_bids.iter().map(flip)),
-            venue_a_no: best_clean(venue_a.bids.iter().map(flip)),
+            venue_a_yes: best_clean(venue_a.no_bids.iter().map(ask_from_opposite_bid)),
+            venue_a_no: best_clean(venue_a.bids.iter().map(ask_from_opposite_bid)),
             venue_b_yes: best_clean(venue_b_yes.asks.iter().copied()),
             venue_b_no: best_clean(venue_b_no.asks.iter().copied()),
         }

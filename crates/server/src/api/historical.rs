@@ -4,7 +4,8 @@
 //! # Reads
 //! Without `start_time`/`end_time`: the most recent snapshots, newest first. With both: oldest first, one row
 //! per `granularity` bucket aligned to the Unix epoch (the last snapshot of the bucket, with its own
-//! timestamp); empty buckets give no row. The store does the downsampling ([`SnapshotWindow`]).
+//! timestamp); empty buckets give no row. The store does the downsampling ([`SnapshotWindow`]); bucket
+//! numbers and starts come from [`crossbook_core::history`].
 //!
 //! # Pages and cursors
 //! Each page reads `limit + 1` rows, so `has_more` is exact; `pagination_key` is `null` on the last page. The
@@ -37,9 +38,8 @@ use std::cmp::Reverse;
 
 use axum::extract::State;
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
-use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Market, Price, Timestamp};
+use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Market, Price, Timestamp, TopOfBook, book, history};
 use crossbook_store::{SnapshotQuery, SnapshotWindow};
-use crossbook_venues::venue_a::normalise::{derived_no_asks, derived_yes_asks};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -102,25 +102,14 @@ fn price(p: Option<Price>) -> Option<f64> {
     p.map(Price::to_f64_4)
 }
 
-/// Mid and spread of a top of book, computed exactly in micro-dollars and rounded half-up to 4 decimals.
+/// Mid and spread of a top of book as JSON numbers, when both sides exist. Core computes and rounds them
+/// ([`book::mid`], [`book::spread`]); this only renders.
 fn mid_spread(bid: Option<Price>, ask: Option<Price>) -> (Option<f64>, Option<f64>) {
-    let (Some(b), Some(a)) = (bid, ask) else {
-        return (None, None);
-    };
-    // (b + a) / 2 in units of 0.0001 = (b + a) / 200 micros, half-up (prices are never negative).
-    let twice = b.micros() + a.micros();
-    let mut mid = twice.div_euclid(200);
-    if twice.rem_euclid(200) * 2 >= 200 {
-        mid += 1;
-    }
+    let quote = bid.zip(ask);
     (
-        Some(mid as f64 / 10_000.0),
-        Some(Price::from_micros(a.micros() - b.micros()).to_f64_4()),
+        price(quote.map(|(b, a)| book::mid(b, a))),
+        price(quote.map(|(b, a)| book::spread(b, a))),
     )
-}
-
-fn best(ladder: &[Level]) -> Option<Price> {
-    ladder.first().map(|l| l.price)
 }
 
 /// Page metadata (spec 2.5).
@@ -164,8 +153,8 @@ pub struct VenueASnapshotOut {
 
 impl From<&BookSnapshot> for VenueASnapshotOut {
     fn from(s: &BookSnapshot) -> Self {
-        let bid = best(&s.bids);
-        let ask = best(&s.no_bids).map(Price::complement);
+        let top = TopOfBook::venue_a_yes(s);
+        let (bid, ask) = (top.bid_price(), top.ask_price());
         let (mid, spread) = mid_spread(bid, ask);
         VenueASnapshotOut {
             market_id: s.market_id.clone(),
@@ -321,17 +310,11 @@ impl ParamEnum for Granularity {
     const VALUES: &'static [(&'static str, Self)] = &[("1m", Granularity::M1), ("5m", Granularity::M5)];
 }
 
-impl Granularity {
-    pub fn millis(self) -> i64 {
-        match self {
-            Granularity::M1 => 60_000,
-            Granularity::M5 => 300_000,
-        }
-    }
-    fn as_str(self) -> &'static str {
-        match self {
-            Granularity::M1 => "1m",
-            Granularity::M5 => "5m",
+impl From<Granularity> for history::Granularity {
+    fn from(g: Granularity) -> Self {
+        match g {
+            Granularity::M1 => history::Granularity::M1,
+            Granularity::M5 => history::Granularity::M5,
         }
     }
 }
@@ -596,7 +579,12 @@ struct Page {
 /// The query a page answers, for the cursor binding.
 fn binding(route: &str, market: &Market, asset: Option<&str>, c: &Common, format: Option<FormatName>) -> String {
     let range = match c.range {
-        Some((s, e)) => format!("{}-{}/{}", s.millis(), e.millis(), c.granularity.as_str()),
+        Some((s, e)) => format!(
+            "{}-{}/{}",
+            s.millis(),
+            e.millis(),
+            history::Granularity::from(c.granularity).as_str()
+        ),
         None => "latest".to_string(),
     };
     let format = match format {
@@ -620,7 +608,7 @@ async fn read_page(
     c: &Common,
     cursor: Option<Cursor>,
 ) -> ApiResult<Page> {
-    let bucket = c.granularity.millis();
+    let granularity = history::Granularity::from(c.granularity);
     let mut rows: Vec<(u8, BookSnapshot)> = Vec::new();
     for book in books {
         // Rows of a book ranked after the cursor's book may still sit at the cursor's own position.
@@ -633,9 +621,9 @@ async fn read_page(
             Some((start, end)) => SnapshotWindow::Range {
                 start,
                 end,
-                bucket_ms: bucket,
+                bucket_ms: granularity.millis(),
                 after: cursor.map(|k| {
-                    let first = k.pos.saturating_mul(bucket);
+                    let first = granularity.bucket_start(k.pos).millis();
                     Timestamp::from_millis(if later { first.saturating_sub(1) } else { first })
                 }),
             },
@@ -651,7 +639,7 @@ async fn read_page(
     }
     let position = |s: &BookSnapshot| match c.range {
         None => s.timestamp.millis(),
-        Some(_) => s.timestamp.millis().div_euclid(bucket),
+        Some(_) => granularity.bucket_of(s.timestamp),
     };
     match c.range {
         None => rows.sort_by_key(|(rank, s)| (Reverse(s.timestamp), *rank)),
@@ -800,7 +788,8 @@ async fn venue_b_orderbook(
         .iter()
         .map(|(rank, s)| {
             let outcome = if *rank == 0 { OutcomeName::Yes } else { OutcomeName::No };
-            let (bid, ask) = (best(&s.bids), best(&s.asks));
+            let top = TopOfBook::of(&s.bids, &s.asks);
+            let (bid, ask) = (top.bid_price(), top.ask_price());
             let (mid, spread) = mid_spread(bid, ask);
             VenueBSnapshotOut {
                 market_id: market.market_id.clone(),
@@ -837,9 +826,9 @@ impl Sides {
         Sides {
             timestamp: s.timestamp.millis(),
             yes_bids: s.bids.clone(),
-            yes_asks: derived_yes_asks(s),
+            yes_asks: s.derived_yes_asks(),
             no_bids: s.no_bids.clone(),
-            no_asks: derived_no_asks(s),
+            no_asks: s.derived_no_asks(),
         }
     }
 
@@ -854,14 +843,20 @@ impl Sides {
         }
     }
 
+    /// Mid and spread of the YES side.
+    fn yes_mid_spread(&self) -> (Option<f64>, Option<f64>) {
+        let top = TopOfBook::of(&self.yes_bids, &self.yes_asks);
+        mid_spread(top.bid_price(), top.ask_price())
+    }
+
     fn unified(&self) -> UnifiedRowOut {
         let side = |bids: &[Level], asks: &[Level]| SideOut {
             bids: levels(bids),
             asks: levels(asks),
-            best_bid: price(best(bids)),
-            best_ask: price(best(asks)),
+            best_bid: price(book::best(bids)),
+            best_ask: price(book::best(asks)),
         };
-        let (mid, spread) = mid_spread(best(&self.yes_bids), best(&self.yes_asks));
+        let (mid, spread) = self.yes_mid_spread();
         UnifiedRowOut {
             timestamp: self.timestamp,
             yes: side(&self.yes_bids, &self.yes_asks),
@@ -872,23 +867,17 @@ impl Sides {
     }
 
     fn interval(&self, market: &Market) -> IntervalRowOut {
-        let depth = |asks: &[Level]| {
-            size(
-                asks.iter()
-                    .take(DEPTH_LEVELS)
-                    .fold(Amount::ZERO, |sum, l| sum.saturating_add(l.size)),
-            )
-        };
-        let (mid, spread) = mid_spread(best(&self.yes_bids), best(&self.yes_asks));
+        let depth = |asks: &[Level]| size(book::depth(asks, DEPTH_LEVELS));
+        let (mid, spread) = self.yes_mid_spread();
         IntervalRowOut {
             timestamp: self.timestamp,
             interval_code: market.interval_code.map(Into::into),
             window_start: market.window_start.map(iso),
             window_end: market.window_end.map(iso),
-            yes_bid: price(best(&self.yes_bids)),
-            yes_ask: price(best(&self.yes_asks)),
-            no_bid: price(best(&self.no_bids)),
-            no_ask: price(best(&self.no_asks)),
+            yes_bid: price(book::best(&self.yes_bids)),
+            yes_ask: price(book::best(&self.yes_asks)),
+            no_bid: price(book::best(&self.no_bids)),
+            no_ask: price(book::best(&self.no_asks)),
             mid,
             spread,
             yes_depth: depth(&self.yes_asks),

@@ -3,7 +3,8 @@
 //! - Prices become exact micro-dollars: `*_dollars` strings are parsed as decimals, legacy integer prices
 //!   are cents. Counts become micro-contracts (`*_fp` strings, legacy integers).
 //! - A book is two bid ladders: YES bids in `bids`, NO bids in `no_bids`, `asks` empty (core's venue_a
-//!   convention). Asks are derived on demand with [`derived_yes_asks`] / [`derived_no_asks`].
+//!   convention). Asks are derived on demand by core ([`BookSnapshot::derived_yes_asks`] /
+//!   [`BookSnapshot::derived_no_asks`]).
 //! - Interval windows come from the series (`KXBTC15M` is a 15-minute up/down series) and the market's
 //!   `open_time`/`close_time` (A.7), with the ET-coded event ticker as a fallback.
 
@@ -351,28 +352,6 @@ pub fn rest_book(
     result.map_err(|reason| VenueError::malformed(EX, "orderbook", reason, &format!("{resp:?}")))
 }
 
-/// YES asks implied by the NO bids: a NO bid at `p` is a YES ask at `1 − p` for the same size. Ascending.
-pub fn derived_yes_asks(book: &BookSnapshot) -> Vec<Level> {
-    complement_ladder(&book.no_bids)
-}
-
-/// NO asks implied by the YES bids. Ascending.
-pub fn derived_no_asks(book: &BookSnapshot) -> Vec<Level> {
-    complement_ladder(&book.bids)
-}
-
-fn complement_ladder(bids: &[Level]) -> Vec<Level> {
-    let mut asks: Vec<Level> = bids
-        .iter()
-        .map(|l| Level {
-            price: l.price.complement(),
-            size: l.size,
-        })
-        .collect();
-    asks.sort_by_key(|l| l.price);
-    asks
-}
-
 /// Which outcome the taker bought: `taker_outcome_side`, else the deprecated `taker_side`, else the book
 /// side (`bid` ≡ yes).
 fn taker_outcome(t: &model::Trade) -> Option<Outcome> {
@@ -699,7 +678,7 @@ mod tests {
         assert_eq!(b.asset_id, None);
         // YES ask = 1 − NO bid (the market sample's yes_ask 0.48 × 95.50), NO ask = 1 − YES bid.
         assert_eq!(
-            derived_yes_asks(&b),
+            b.derived_yes_asks(),
             vec![
                 lv("0.48", "95.5"),
                 lv("0.49", "150"),
@@ -707,7 +686,7 @@ mod tests {
                 lv("0.51", "1000")
             ]
         );
-        assert_eq!(derived_no_asks(&b)[0], lv("0.53", "312"));
+        assert_eq!(b.derived_no_asks()[0], lv("0.53", "312"));
 
         // Transition era: the fixed-point book wins (95.00 there, 95 in the legacy one).
         let resp: model::OrderbookResponse = serde_json::from_str(ORDERBOOK_TRANSITION).unwrap();
