@@ -24,8 +24,9 @@ use crossbook_core::{
 };
 use crossbook_server::{
     AppState,
+    arbitrage::{ArbCache, ArbCatalog, scan_live},
     config::Config,
-    workers::scanner::{ArbCache, ArbCatalog, Scanner, Settings, scan_live},
+    workers::scanner::{Scanner, Settings},
 };
 use crossbook_venues::LiveBooks;
 

@@ -12,6 +12,8 @@
 //! - [`auth`]: API keys, the gating table of contracts §3 and the extractors that apply it.
 //! - [`rate_limit`]: token buckets per plan, per key or per client IP.
 //! - [`metrics`]: the Prometheus recorder and the request metrics middleware.
+//! - [`arbitrage`]: the arbitrage service (pair catalog, live scan, rendering) the routes and the scanner
+//!   share.
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
@@ -21,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod arbitrage;
 pub mod auth;
 pub mod config;
 pub mod error;

@@ -39,7 +39,7 @@ pub struct AppState {
     /// leader; empty in a `--role api` process and in a standby waiting for the ingest lock.
     pub ingest: Arc<IngestSlot>,
     /// The arbitrage catalog (listings, overrides, pairs) shared by the scanner and the arbitrage routes.
-    pub arb: Arc<crate::workers::scanner::ArbCache>,
+    pub arb: Arc<crate::arbitrage::ArbCache>,
     /// Webhook delivery (SSRF-guarded client, signing) and the dispatcher's registrations.
     pub webhooks: Arc<crate::webhooks::Webhooks>,
 }
@@ -65,7 +65,7 @@ impl AppState {
             bus: Bus::default(),
             health: VenueHealth::new(),
             ingest: Arc::new(IngestSlot::default()),
-            arb: Arc::new(crate::workers::scanner::ArbCache::default()),
+            arb: Arc::new(crate::arbitrage::ArbCache::default()),
         }
     }
 }

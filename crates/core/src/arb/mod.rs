@@ -5,8 +5,8 @@
 //! HTTP handler and the background scanner compute exactly the same thing, and tests can pin every input.
 //!
 //! # Layout
-//! - [`units`]: [`MicroUsd`] (exact signed micro-dollars) and [`Roi`] (basis points), with the rendering
-//!   helpers; no `f64` arithmetic anywhere else.
+//! - [`units`]: [`MicroUsd`] (exact signed micro-dollars) and [`Roi`] (basis points), with the number
+//!   helpers the server renders with; no `f64` arithmetic anywhere else.
 //! - [`fees`]: the two venues' taker fee per contract, in integers.
 //! - [`pricing`]: ask ladders per venue ([`AskLadders`]), the per-contract [`Edge`] of a pair and the choice
 //!   of [`Direction`].
@@ -18,17 +18,16 @@
 //! - [`episode`]: [`EpisodeBook`] (history episodes) and [`Cooldown`] (webhook publication).
 //! - [`mask`]: preview masking of the history ([`mask_page`], [`Masked`]).
 //! - [`spread`]: price-spread rows ([`price_spreads`]).
-//! - [`render`]: JSON rendering of all of the above.
 //!
 //! # How the server uses it
 //! ```text
 //! /v1/arbitrage/current   listings = catalog markets of both venues as Listing::new(market, event title, slug)
-//!                         scan(&listings, &overrides, &books, &params) → take(limit) → render::opportunity_current_json
+//!                         scan(&listings, &overrides, &books, &params) → take(limit) → server renders
 //! background scanner      every tick: opps = scan(&listings, &overrides, &books, &ScanParams { min_net: 0, .. })
 //!                         changes = episodes.observe(&opps, now) → store: insert Opened, update Extended
-//!                         cooldown.select(&opps, webhook_min_net, now) → publish render::opportunity_current_json
-//! /v1/arbitrage/history   store filter + page → mask_page(&page, offset, plan) → render::episode_json
-//! /current/difference     price_spreads(&listings, &overrides, &books, &SpreadParams) → render::spread_row_json
+//!                         cooldown.select(&opps, webhook_min_net, now) → publish (server renders)
+//! /v1/arbitrage/history   store filter + page → mask_page(&page, offset, plan) → server renders
+//! /current/difference     price_spreads(&listings, &overrides, &books, &SpreadParams) → server renders
 //! ```
 //! Pairing is cheap (linear in the catalog plus the few window candidates per interval), so it runs inside
 //! every scan; [`MarketPair`] borrows the listings, which keeps it from being cached apart from them.
@@ -40,7 +39,6 @@ pub mod mask;
 pub mod opportunity;
 pub mod pairing;
 pub mod pricing;
-pub mod render;
 pub mod scan;
 pub mod spread;
 pub mod units;

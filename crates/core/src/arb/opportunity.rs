@@ -2,7 +2,7 @@
 //!
 //! One struct serves `/v1/arbitrage/current`, the recorded history and the `arbitrage.opportunity` webhook:
 //! money stays in micro-dollars ([`MicroUsd`]), prices in [`Price`], sizes in [`Amount`]. Rendering to JSON
-//! numbers happens in [`super::render`]; masking for preview callers in [`super::mask`].
+//! numbers happens in the server (`crossbook_server::arbitrage::render`); masking for preview callers in [`super::mask`].
 
 use serde::{Deserialize, Serialize};
 

@@ -4,13 +4,13 @@
 //! `current` and `current/difference` are answered from the in-memory books through the same functions the
 //! scanner uses ([`scan_live`], [`spreads_live`]); `history` reads the episodes the scanner recorded
 //! ([`crossbook_store::ArbitrageStore`]) and masks them for callers without the Trader plan
-//! ([`mask_page`]). The objects are rendered by the core ([`render`]), the only place exact values become
-//! JSON numbers; the `*Out` types below document them in the OpenAPI document.
+//! ([`mask_page`]). The objects are rendered by the arbitrage service ([`render`]), the only place exact
+//! values become JSON numbers; the `*Out` types below document them in the OpenAPI document.
 
 use axum::{extract::State, response::Response};
 use crossbook_core::{
     Category, Plan, Timestamp,
-    arb::{MicroUsd, ScanParams, SpreadParams, mask_page, render},
+    arb::{MicroUsd, ScanParams, SpreadParams, mask_page},
 };
 use crossbook_store::HistoryQuery;
 use serde::Serialize;
@@ -21,11 +21,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::{
     AppState,
     api::{also_unversioned, common::IntervalCodeName},
+    arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, render, scan_live, spreads_live},
     auth::{Gate, View, groups},
     error::{ApiError, ApiResult},
     json::Json,
     params::{FromQuery, IntRange, Limit, ParamEnum, QueryMap, ValidQuery},
-    workers::scanner::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, scan_live, spreads_live},
 };
 
 /// `limit` of the three routes.
@@ -48,7 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 // ------------------------------------------------------------------------------------------------ outputs
-// Documentation of the rendered objects (the handlers return what `crossbook_core::arb::render` builds; a
+// Documentation of the rendered objects (the handlers return what `crate::arbitrage::render` builds; a
 // test checks that every rendered field is documented here).
 
 /// venue_a leg snapshot.

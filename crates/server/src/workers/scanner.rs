@@ -1,18 +1,6 @@
-//! The arbitrage scanner (spec 4.3, 6.1; contracts §6) and what it shares with the arbitrage routes.
-//!
-//! # One computation, two callers
-//! [`scan_live`] runs the core [`scan_pairs`] over the catalog ([`ArbCatalog`]) and the in-memory books
-//! (`state.live`, read in place under its lock, never copied). `/v1/arbitrage/current` calls it per request
-//! with the caller's parameters; the scanner calls it every `scan_interval_ms` with the defaults and
-//! `min_net_cents = 0`, so the two can never disagree on an opportunity.
-//!
-//! # The catalog
-//! [`ArbCache`] (in [`AppState::arb`]) holds the active markets of both venues as core
-//! [`Listing`]s, the operator's pair overrides and the pairs formed at the default window tolerance. It is
-//! loaded from the store, at most every [`CATALOG_TTL`] (and again after a catalog sync the scanner hears of
-//! on the bus, or a change of the overrides through [`ArbCache::invalidate`]), never per pass or per request.
-//! A request with a non-default `window_tolerance_seconds` pairs the cached listings again (linear in the
-//! catalog).
+//! The arbitrage scanner worker (spec 4.3, 6.1; contracts §6): the loop only. The catalog, the live scan and
+//! the rendering are the [`crate::arbitrage`] service's, shared with `/v1/arbitrage/current`; the scanner
+//! scans every `scan_interval_ms` with the defaults and `min_net_cents = 0`.
 //!
 //! # A pass
 //! 1. scan at `now` (books older than 30 s drop their pair; the top 5 ask levels are captured);
@@ -24,276 +12,31 @@
 //!    [`DomainEvent::ArbitrageOpportunity`], the payload being the opportunity object of spec 2.9/2.10 as
 //!    the webhook's `data` (without the captured `orderbook`, which `data` only carries on request).
 //!
-//! At start the episode book is restored from the store (episodes last seen within the gap), so a restart
-//! extends the episodes in progress instead of opening duplicates.
+//! A catalog sync heard on the bus invalidates the cached catalog ([`ArbCache::invalidate`]). At start the
+//! episode book is restored from the store (episodes last seen within the gap), so a restart extends the
+//! episodes in progress instead of opening duplicates.
+//!
+//! [`ArbitrageStore::record_episodes`]: crossbook_store::ArbitrageStore::record_episodes
+//! [`ArbCache::invalidate`]: crate::arbitrage::ArbCache::invalidate
 
 use std::{
-    borrow::Cow,
-    collections::HashMap,
-    sync::{Arc, Mutex, RwLock},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use crossbook_core::{
-    BookSnapshot, Exchange, Timestamp,
-    arb::{
-        BookSource, Cooldown, EPISODE_GAP_SECONDS, EpisodeBook, Listing, MarketPair, MicroUsd, Opportunity, PairKind,
-        PairOverride, ScanParams, SpreadParams, SpreadRow, pair_markets, render, scan_pairs, spreads_for_pairs,
-    },
+    Timestamp,
+    arb::{Cooldown, EPISODE_GAP_SECONDS, EpisodeBook, MicroUsd, ScanParams},
 };
-use crossbook_store::{Store, StoreResult};
-use crossbook_venues::{BookKey, BookMap, DomainEvent, LiveBooks};
-use serde_json::Value;
+use crossbook_store::StoreResult;
+use crossbook_venues::DomainEvent;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::AppState;
-
-/// Longest time the cached catalog is used before it is read from the store again.
-pub const CATALOG_TTL: Duration = Duration::from_secs(5);
-
-/// The window tolerance of the scanner and the default of `/v1/arbitrage/current` (spec 4.3).
-pub const DEFAULT_WINDOW_TOLERANCE_SECONDS: i64 = 60;
-
-/// The book staleness of the scanner and the default of `/v1/arbitrage/current` (spec 4.3).
-pub const DEFAULT_MAX_STALENESS_SECONDS: i64 = 30;
-
-// ------------------------------------------------------------------------------------------------ catalog
-
-/// A pair as indexes into [`ArbCatalog::listings`], so the catalog can keep its pairs next to the listings
-/// they borrow from.
-#[derive(Debug, Clone)]
-struct PairIdx {
-    a: usize,
-    b: usize,
-    kind: PairKind,
-    event_id: String,
-}
-
-/// Pairings at non-default tolerances one catalog keeps.
-const MAX_OTHER_PAIRINGS: usize = 8;
-
-/// [`pair_markets`] as indexes into `listings`.
-fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_tolerance_seconds: i64) -> Vec<PairIdx> {
-    let index_of = |l: &Listing| {
-        // Every pair borrows from `listings`: its position is the element offset of the reference.
-        (l as *const Listing as usize - listings.as_ptr() as usize) / std::mem::size_of::<Listing>()
-    };
-    pair_markets(listings, overrides, window_tolerance_seconds)
-        .into_iter()
-        .map(|p| PairIdx {
-            a: index_of(p.venue_a),
-            b: index_of(p.venue_b),
-            kind: p.kind.into_owned(),
-            event_id: p.event_id.into_owned(),
-        })
-        .collect()
-}
-
-/// The scanner's view of the catalog: listings, overrides, and the pairs at the default tolerance.
-#[derive(Debug)]
-pub struct ArbCatalog {
-    pub listings: Vec<Listing>,
-    pub overrides: Vec<PairOverride>,
-    default_pairs: Vec<PairIdx>,
-    /// Pairings at other tolerances, kept for the catalog's life (a pairing of 10,000 windows costs ~100 ms,
-    /// and a caller repeating `window_tolerance_seconds` should pay it once). At most
-    /// [`MAX_OTHER_PAIRINGS`] are kept.
-    other_pairs: Mutex<HashMap<i64, Arc<Vec<PairIdx>>>>,
-    /// The [`LiveBooks`] key of every book the pairs read, by what [`BookSource::book`] is asked for
-    /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing.
-    book_keys: [KeyMap; 2],
-    loaded: Instant,
-}
-
-impl ArbCatalog {
-    /// Builds the catalog and pairs it once at the default tolerance.
-    pub fn new(listings: Vec<Listing>, overrides: Vec<PairOverride>) -> Self {
-        let default_pairs = pair_indexes(&listings, &overrides, DEFAULT_WINDOW_TOLERANCE_SECONDS);
-        let mut book_keys: [KeyMap; 2] = Default::default();
-        for l in &listings {
-            let m = &l.market;
-            match m.exchange {
-                Exchange::VenueA => {
-                    book_keys[0].insert(m.market_id.clone(), BookKey::venue_a(&m.market_id));
-                }
-                Exchange::VenueB => {
-                    for t in [&m.yes_token_id, &m.no_token_id].into_iter().flatten() {
-                        book_keys[1].insert(t.clone(), BookKey::venue_b(&m.market_id, t));
-                    }
-                }
-            }
-        }
-        ArbCatalog {
-            listings,
-            overrides,
-            default_pairs,
-            other_pairs: Mutex::default(),
-            book_keys,
-            loaded: Instant::now(),
-        }
-    }
-
-    /// The pairs at `window_tolerance_seconds`, each tolerance paired once per catalog.
-    pub fn pairs(&self, window_tolerance_seconds: i64) -> Vec<MarketPair<'_>> {
-        if window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS {
-            return self.borrow_pairs(&self.default_pairs);
-        }
-        let cached = self
-            .other_pairs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&window_tolerance_seconds)
-            .cloned();
-        let idx = cached.unwrap_or_else(|| {
-            // Paired outside the lock: concurrent first callers may both pair, which is harmless.
-            let idx = Arc::new(pair_indexes(&self.listings, &self.overrides, window_tolerance_seconds));
-            let mut other = self.other_pairs.lock().unwrap_or_else(|e| e.into_inner());
-            if other.len() >= MAX_OTHER_PAIRINGS {
-                other.clear();
-            }
-            other.insert(window_tolerance_seconds, idx.clone());
-            idx
-        });
-        // The map may drop this pairing while the caller scans, so its names are copied; the listings are
-        // borrowed as usual.
-        idx.iter()
-            .map(|p| MarketPair {
-                venue_a: &self.listings[p.a],
-                venue_b: &self.listings[p.b],
-                kind: Cow::Owned(p.kind.clone()),
-                event_id: Cow::Owned(p.event_id.clone()),
-            })
-            .collect()
-    }
-
-    fn borrow_pairs<'s>(&'s self, idx: &'s [PairIdx]) -> Vec<MarketPair<'s>> {
-        idx.iter()
-            .map(|p| MarketPair {
-                venue_a: &self.listings[p.a],
-                venue_b: &self.listings[p.b],
-                kind: Cow::Borrowed(&p.kind),
-                event_id: Cow::Borrowed(&p.event_id),
-            })
-            .collect()
-    }
-
-    /// Number of pairs at the default tolerance.
-    pub fn pair_count(&self) -> usize {
-        self.default_pairs.len()
-    }
-}
-
-/// Ticker or token id → live-book key (foldhash, as [`BookMap`]: the scan looks up every pair's books).
-type KeyMap = HashMap<String, BookKey, foldhash::fast::RandomState>;
-
-/// The cached [`ArbCatalog`], shared by the scanner and the routes.
-#[derive(Debug)]
-pub struct ArbCache {
-    current: RwLock<Option<Arc<ArbCatalog>>>,
-    /// Serialises reloads, so a burst of requests after expiry reads the store once.
-    reload: tokio::sync::Mutex<()>,
-    ttl: Duration,
-}
-
-impl Default for ArbCache {
-    fn default() -> Self {
-        ArbCache::new(CATALOG_TTL)
-    }
-}
-
-impl ArbCache {
-    pub fn new(ttl: Duration) -> Self {
-        ArbCache {
-            current: RwLock::new(None),
-            reload: tokio::sync::Mutex::new(()),
-            ttl,
-        }
-    }
-
-    fn fresh(&self) -> Option<Arc<ArbCatalog>> {
-        let cur = self.current.read().unwrap_or_else(|e| e.into_inner());
-        cur.as_ref().filter(|c| c.loaded.elapsed() < self.ttl).cloned()
-    }
-
-    /// The catalog, read from the store when the cached one is older than the TTL or invalidated.
-    pub async fn catalog(&self, store: &dyn Store) -> StoreResult<Arc<ArbCatalog>> {
-        if let Some(c) = self.fresh() {
-            return Ok(c);
-        }
-        let _guard = self.reload.lock().await;
-        if let Some(c) = self.fresh() {
-            return Ok(c);
-        }
-        let (listings, overrides) = tokio::try_join!(store.arbitrage_listings(), store.pair_overrides())?;
-        let catalog = Arc::new(ArbCatalog::new(
-            listings,
-            overrides.into_iter().map(|o| o.pair).collect(),
-        ));
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(catalog.clone());
-        Ok(catalog)
-    }
-
-    /// Installs a catalog (tests and benchmarks that build one by hand); it expires like a loaded one.
-    pub fn set(&self, catalog: ArbCatalog) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(catalog));
-    }
-
-    /// Forgets the cached catalog: the next use reads the store.
-    pub fn invalidate(&self) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-}
-
-// ------------------------------------------------------------------------------------------------ books
-
-/// The live books as a [`BookSource`]: stale books count as missing.
-struct LiveSource<'m> {
-    map: &'m BookMap,
-    book_keys: &'m [KeyMap; 2],
-}
-
-impl BookSource for LiveSource<'_> {
-    fn book(&self, exchange: Exchange, key: &str) -> Option<&BookSnapshot> {
-        let keys = &self.book_keys[usize::from(exchange == Exchange::VenueB)];
-        self.map.get(keys.get(key)?).filter(|e| !e.stale).map(|e| &e.book)
-    }
-}
-
-/// The opportunities of the catalog over the live books (see the module docs).
-pub fn scan_live(catalog: &ArbCatalog, live: &LiveBooks, params: &ScanParams) -> Vec<Opportunity> {
-    let pairs = catalog.pairs(params.window_tolerance_seconds);
-    live.with_books(|map| {
-        let source = LiveSource {
-            map,
-            book_keys: &catalog.book_keys,
-        };
-        scan_pairs(&pairs, &source, params)
-    })
-}
-
-/// The price-spread rows of the catalog over the live books.
-pub fn spreads_live(catalog: &ArbCatalog, live: &LiveBooks, params: &SpreadParams) -> Vec<SpreadRow> {
-    let pairs = catalog.pairs(params.window_tolerance_seconds);
-    live.with_books(|map| {
-        let source = LiveSource {
-            map,
-            book_keys: &catalog.book_keys,
-        };
-        spreads_for_pairs(&pairs, &source, params)
-    })
-}
-
-/// The `data` of an `arbitrage.opportunity` webhook: the opportunity object without the captured depth.
-pub fn webhook_data(o: &Opportunity) -> Value {
-    let mut v = render::opportunity_current_json(o);
-    if let Some(map) = v.as_object_mut() {
-        map.remove("orderbook");
-    }
-    v
-}
-
-// ------------------------------------------------------------------------------------------------ worker
+use crate::{
+    AppState,
+    arbitrage::{render::webhook_data, scan_live},
+};
 
 /// How the scanner runs.
 #[derive(Clone)]

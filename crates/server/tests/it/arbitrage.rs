@@ -437,7 +437,7 @@ async fn build_history(store: &Arc<dyn Store>, app: &TestApp, n: i64) -> Vec<Epi
     seed(store, 0).await;
     put_books(app, Timestamp::now());
     let catalog = app.state.arb.catalog(store.as_ref()).await.unwrap();
-    let base = crossbook_server::workers::scanner::scan_live(
+    let base = crossbook_server::arbitrage::scan_live(
         &catalog,
         &app.state.live,
         &crossbook_core::arb::ScanParams {

@@ -1,23 +1,17 @@
-//! JSON rendering of the arbitrage objects, the only place where the exact values become `f64`.
+//! Rendering of the arbitrage objects as the API and the `arbitrage.opportunity` webhook send them: the
+//! only place where the exact values of [`crossbook_core::arb`] become JSON numbers (the wire format lives
+//! in the server, not in the core).
 //!
 //! Rounding (contracts §1), half-up: cents and dollars 2 decimals, prices 4 decimals, percentages 2
 //! decimals; sizes keep their 6 decimals; ladder prices are 4-decimal strings (`"0.5300"`); times ISO 8601
-//! with milliseconds. The server may use these directly or mirror them in typed DTOs for its OpenAPI
-//! document; either way the number helpers ([`MicroUsd::cents_f64`], [`MicroUsd::dollars_f64`],
-//! [`Roi::percent_f64`](super::Roi::percent_f64), [`Price::to_f64_4`](crate::Price::to_f64_4)) are the ones
-//! to call.
+//! with milliseconds. The number helpers are the core's ([`MicroUsd::cents_f64`], [`MicroUsd::dollars_f64`],
+//! [`Roi::percent_f64`](crossbook_core::arb::Roi::percent_f64), [`Price::to_f64_4`]).
 
-use serde_json::{Map, Value, json};
-
-use crate::{Amount, Level};
-
-use super::{
-    episode::Episode,
-    mask::Masked,
-    opportunity::{ExecutionLeg, Opportunity, OrderbookDepth},
-    spread::SpreadRow,
-    units::MicroUsd,
+use crossbook_core::{
+    Amount, Level, Price,
+    arb::{Episode, ExecutionLeg, Masked, MicroUsd, Opportunity, OrderbookDepth, SpreadRow},
 };
+use serde_json::{Map, Value, json};
 
 /// A ladder level: `{"price": "0.5300", "size": 120.0}`.
 pub fn level_json(l: &Level) -> Value {
@@ -42,7 +36,7 @@ fn amount2(a: Amount) -> f64 {
 fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     let o = m.item;
     let cents = |v: Option<MicroUsd>| v.map(MicroUsd::cents_f64);
-    let price = |v: Option<crate::Price>| v.map(crate::Price::to_f64_4);
+    let price = |v: Option<Price>| v.map(Price::to_f64_4);
     let mut map = Map::new();
     let mut put = |k: &str, v: Value| {
         map.insert(k.to_string(), v);
@@ -134,17 +128,90 @@ pub fn spread_row_json(r: &SpreadRow, side1: &str, side2: &str) -> Value {
     })
 }
 
+/// The `data` of an `arbitrage.opportunity` webhook: the opportunity object without the captured depth.
+pub fn webhook_data(o: &Opportunity) -> Value {
+    let mut v = opportunity_current_json(o);
+    if let Some(map) = v.as_object_mut() {
+        map.remove("orderbook");
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::{
-        Plan, Timestamp,
-        arb::{
-            EpisodeBook, ScanParams, mask_page,
-            pairing::tests::T0,
-            scan::{scan, tests::fixture},
-        },
+    use std::collections::HashMap;
+
+    use crossbook_core::{
+        BookSnapshot, Exchange, IntervalCode, Market, Outcome, Plan, Timestamp,
+        arb::{EpisodeBook, Listing, ScanParams, mask_page, scan},
     };
+
+    use super::*;
+
+    const T0: i64 = 1_795_287_600_000; // 2026-11-21T19:00:00Z
+
+    type Books = HashMap<(Exchange, String), BookSnapshot>;
+
+    /// A 15-minute BTC up/down window on `exchange` starting `start_ms` after T0 (as the core's tests).
+    fn window(exchange: Exchange, id: &str, start_ms: i64, end_skew_ms: i64) -> Listing {
+        let ic = IntervalCode::M15;
+        let start = T0 + start_ms;
+        let end = T0 + ic.seconds() * 1000 + end_skew_ms;
+        let (series, slug) = match exchange {
+            Exchange::VenueA => ("KXBTC15M", None),
+            Exchange::VenueB => ("btc-up-or-down-15m", Some(format!("btc-updown-15m-{}", start / 1000))),
+        };
+        let mut m = Market::new(exchange, id, &format!("EV-{id}"), series, "Bitcoin up or down?");
+        m.interval_code = Some(ic);
+        m.window_start = Some(Timestamp(start));
+        m.window_end = Some(Timestamp(end));
+        if exchange == Exchange::VenueB {
+            m.yes_token_id = Some(format!("{id}-up"));
+            m.no_token_id = Some(format!("{id}-down"));
+        }
+        Listing::new(m, "Bitcoin Up or Down", slug)
+    }
+
+    /// A level: price in ten-thousandths of a dollar, size in whole contracts.
+    fn lvl(price_x10000: i64, size: i64) -> Level {
+        Level {
+            price: Price(price_x10000 * 100),
+            size: Amount::from_units(size),
+        }
+    }
+
+    fn book(exchange: Exchange, market: &str, asset: Option<&str>, ts: i64) -> BookSnapshot {
+        BookSnapshot {
+            exchange,
+            market_id: market.into(),
+            asset_id: asset.map(Into::into),
+            timestamp: Timestamp(ts),
+            bids: vec![],
+            asks: vec![],
+            no_bids: vec![],
+        }
+    }
+
+    /// The worked example of the core's scan tests: one paired window with a 1.25-cent net edge.
+    fn fixture(ts: i64) -> (Vec<Listing>, Books) {
+        let listings = vec![
+            window(Exchange::VenueA, "KXBTC15M-26NOV211415-15", 0, 0),
+            window(Exchange::VenueB, "0xb1", 2_000, 2_000),
+        ];
+        let mut a = book(Exchange::VenueA, "KXBTC15M-26NOV211415-15", None, ts);
+        a.bids = vec![lvl(4400, 50)];
+        a.no_bids = vec![lvl(5500, 10), lvl(5400, 5)];
+        let mut up = book(Exchange::VenueB, "0xb1", Some("0xb1-up"), ts);
+        up.asks = vec![lvl(4000, 30)];
+        let mut down = book(Exchange::VenueB, "0xb1", Some("0xb1-down"), ts);
+        down.asks = vec![lvl(5000, 12), lvl(5100, 100)];
+        let mut books = Books::new();
+        for b in [a, up, down] {
+            let key = b.asset_id.clone().unwrap_or_else(|| b.market_id.clone());
+            books.insert((b.exchange, key), b);
+        }
+        (listings, books)
+    }
 
     #[test]
     fn renders_current_and_history_rows() {
@@ -225,9 +292,9 @@ mod tests {
         let r = SpreadRow {
             event_id: "e".into(),
             interval_code: None,
-            side: crate::Outcome::No,
-            side1_price: crate::Price(123_450),
-            side2_price: crate::Price(100_000),
+            side: Outcome::No,
+            side1_price: Price(123_450),
+            side2_price: Price(100_000),
             diff: MicroUsd(23_450),
         };
         let v = spread_row_json(&r, "Venue A", "Venue B");

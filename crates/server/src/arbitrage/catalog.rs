@@ -1,0 +1,208 @@
+//! The pair catalog and its cache: the active markets of both venues as core [`Listing`]s, the operator's
+//! pair overrides and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
+//! again after [`ArbCache::invalidate`]), never per pass or per request. A non-default
+//! `window_tolerance_seconds` pairs the cached listings again (linear in the catalog), kept per catalog.
+
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{Arc, Mutex, RwLock},
+    time::{Duration, Instant},
+};
+
+use crossbook_core::{
+    Exchange,
+    arb::{Listing, MarketPair, PairKind, PairOverride, pair_markets},
+};
+use crossbook_store::{Store, StoreResult};
+use crossbook_venues::BookKey;
+
+use super::DEFAULT_WINDOW_TOLERANCE_SECONDS;
+
+/// Longest time the cached catalog is used before it is read from the store again.
+pub const CATALOG_TTL: Duration = Duration::from_secs(5);
+
+/// A pair as indexes into [`ArbCatalog::listings`], so the catalog can keep its pairs next to the listings
+/// they borrow from.
+#[derive(Debug, Clone)]
+struct PairIdx {
+    a: usize,
+    b: usize,
+    kind: PairKind,
+    event_id: String,
+}
+
+/// Pairings at non-default tolerances one catalog keeps.
+const MAX_OTHER_PAIRINGS: usize = 8;
+
+/// [`pair_markets`] as indexes into `listings`.
+fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_tolerance_seconds: i64) -> Vec<PairIdx> {
+    let index_of = |l: &Listing| {
+        // Every pair borrows from `listings`: its position is the element offset of the reference.
+        (l as *const Listing as usize - listings.as_ptr() as usize) / std::mem::size_of::<Listing>()
+    };
+    pair_markets(listings, overrides, window_tolerance_seconds)
+        .into_iter()
+        .map(|p| PairIdx {
+            a: index_of(p.venue_a),
+            b: index_of(p.venue_b),
+            kind: p.kind.into_owned(),
+            event_id: p.event_id.into_owned(),
+        })
+        .collect()
+}
+
+/// The scanner's view of the catalog: listings, overrides, and the pairs at the default tolerance.
+#[derive(Debug)]
+pub struct ArbCatalog {
+    pub listings: Vec<Listing>,
+    pub overrides: Vec<PairOverride>,
+    default_pairs: Vec<PairIdx>,
+    /// Pairings at other tolerances, kept for the catalog's life (a pairing of 10,000 windows costs ~100 ms,
+    /// and a caller repeating `window_tolerance_seconds` should pay it once). At most
+    /// [`MAX_OTHER_PAIRINGS`] are kept.
+    other_pairs: Mutex<HashMap<i64, Arc<Vec<PairIdx>>>>,
+    /// The [`LiveBooks`] key of every book the pairs read, by what [`BookSource::book`] is asked for
+    /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing.
+    pub(super) book_keys: [KeyMap; 2],
+    loaded: Instant,
+}
+
+impl ArbCatalog {
+    /// Builds the catalog and pairs it once at the default tolerance.
+    pub fn new(listings: Vec<Listing>, overrides: Vec<PairOverride>) -> Self {
+        let default_pairs = pair_indexes(&listings, &overrides, DEFAULT_WINDOW_TOLERANCE_SECONDS);
+        let mut book_keys: [KeyMap; 2] = Default::default();
+        for l in &listings {
+            let m = &l.market;
+            match m.exchange {
+                Exchange::VenueA => {
+                    book_keys[0].insert(m.market_id.clone(), BookKey::venue_a(&m.market_id));
+                }
+                Exchange::VenueB => {
+                    for t in [&m.yes_token_id, &m.no_token_id].into_iter().flatten() {
+                        book_keys[1].insert(t.clone(), BookKey::venue_b(&m.market_id, t));
+                    }
+                }
+            }
+        }
+        ArbCatalog {
+            listings,
+            overrides,
+            default_pairs,
+            other_pairs: Mutex::default(),
+            book_keys,
+            loaded: Instant::now(),
+        }
+    }
+
+    /// The pairs at `window_tolerance_seconds`, each tolerance paired once per catalog.
+    pub fn pairs(&self, window_tolerance_seconds: i64) -> Vec<MarketPair<'_>> {
+        if window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS {
+            return self.borrow_pairs(&self.default_pairs);
+        }
+        let cached = self
+            .other_pairs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&window_tolerance_seconds)
+            .cloned();
+        let idx = cached.unwrap_or_else(|| {
+            // Paired outside the lock: concurrent first callers may both pair, which is harmless.
+            let idx = Arc::new(pair_indexes(&self.listings, &self.overrides, window_tolerance_seconds));
+            let mut other = self.other_pairs.lock().unwrap_or_else(|e| e.into_inner());
+            if other.len() >= MAX_OTHER_PAIRINGS {
+                other.clear();
+            }
+            other.insert(window_tolerance_seconds, idx.clone());
+            idx
+        });
+        // The map may drop this pairing while the caller scans, so its names are copied; the listings are
+        // borrowed as usual.
+        idx.iter()
+            .map(|p| MarketPair {
+                venue_a: &self.listings[p.a],
+                venue_b: &self.listings[p.b],
+                kind: Cow::Owned(p.kind.clone()),
+                event_id: Cow::Owned(p.event_id.clone()),
+            })
+            .collect()
+    }
+
+    fn borrow_pairs<'s>(&'s self, idx: &'s [PairIdx]) -> Vec<MarketPair<'s>> {
+        idx.iter()
+            .map(|p| MarketPair {
+                venue_a: &self.listings[p.a],
+                venue_b: &self.listings[p.b],
+                kind: Cow::Borrowed(&p.kind),
+                event_id: Cow::Borrowed(&p.event_id),
+            })
+            .collect()
+    }
+
+    /// Number of pairs at the default tolerance.
+    pub fn pair_count(&self) -> usize {
+        self.default_pairs.len()
+    }
+}
+
+/// Ticker or token id → live-book key (foldhash, as [`BookMap`]: the scan looks up every pair's books).
+pub(super) type KeyMap = HashMap<String, BookKey, foldhash::fast::RandomState>;
+
+/// The cached [`ArbCatalog`], shared by the scanner and the routes.
+#[derive(Debug)]
+pub struct ArbCache {
+    current: RwLock<Option<Arc<ArbCatalog>>>,
+    /// Serialises reloads, so a burst of requests after expiry reads the store once.
+    reload: tokio::sync::Mutex<()>,
+    ttl: Duration,
+}
+
+impl Default for ArbCache {
+    fn default() -> Self {
+        ArbCache::new(CATALOG_TTL)
+    }
+}
+
+impl ArbCache {
+    pub fn new(ttl: Duration) -> Self {
+        ArbCache {
+            current: RwLock::new(None),
+            reload: tokio::sync::Mutex::new(()),
+            ttl,
+        }
+    }
+
+    fn fresh(&self) -> Option<Arc<ArbCatalog>> {
+        let cur = self.current.read().unwrap_or_else(|e| e.into_inner());
+        cur.as_ref().filter(|c| c.loaded.elapsed() < self.ttl).cloned()
+    }
+
+    /// The catalog, read from the store when the cached one is older than the TTL or invalidated.
+    pub async fn catalog(&self, store: &dyn Store) -> StoreResult<Arc<ArbCatalog>> {
+        if let Some(c) = self.fresh() {
+            return Ok(c);
+        }
+        let _guard = self.reload.lock().await;
+        if let Some(c) = self.fresh() {
+            return Ok(c);
+        }
+        let (listings, overrides) = tokio::try_join!(store.arbitrage_listings(), store.pair_overrides())?;
+        let catalog = Arc::new(ArbCatalog::new(
+            listings,
+            overrides.into_iter().map(|o| o.pair).collect(),
+        ));
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(catalog.clone());
+        Ok(catalog)
+    }
+
+    /// Installs a catalog (tests and benchmarks that build one by hand); it expires like a loaded one.
+    pub fn set(&self, catalog: ArbCatalog) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(catalog));
+    }
+
+    /// Forgets the cached catalog: the next use reads the store.
+    pub fn invalidate(&self) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
