@@ -14,6 +14,8 @@
 //! - [`metrics`]: the Prometheus recorder and the request metrics middleware.
 //! - [`arbitrage`]: the arbitrage service (pair catalog, live scan, rendering) the routes and the scanner
 //!   share.
+//! - [`whales`]: the whale service (daily pool, watchlist rules, whale-entry data) the routes and the
+//!   tracker share.
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
@@ -34,6 +36,7 @@ pub mod rate_limit;
 pub mod simulate;
 pub mod state;
 pub mod webhooks;
+pub mod whales;
 pub mod workers;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};

@@ -11,24 +11,16 @@
 //!   free and anonymous callers, the whole pool from Builder up), at `whale_public_min_usd` or a higher
 //!   `min_trade_size`.
 //!
-//! The daily pool ([`daily_pool`]) is drawn by [`crossbook_core::whale::draw_pool`] from the active events
-//! with the most 24h volume and stored under its UTC day, first writer wins, so every replica serves the same
-//! pool all day. It is drawn by the first request of the day or by the whale tracker at 00:00 UTC, whichever
-//! comes first.
-//!
-//! Adding an event the store does not know asks running ingestion to follow it
-//! ([`crossbook_venues::IngestHandle::follow_event`]); a process without ingestion (`--role api`) answers 404
-//! for events its store has not seen (the ingesting process will have stored every event of its series).
+//! The daily pool ([`daily_pool`]), the watchlist rules ([`add_watch`]) and the whale-entry data are the
+//! whale service's ([`crate::whales`]); the handlers here parse, gate, map its errors and shape the output.
+//! Adding an event the store does not know asks running ingestion to follow it; a process without
+//! ingestion (`--role api`) answers 404 for events its store has not seen.
 
 use axum::{extract::State, http::StatusCode};
-use crossbook_core::{
-    Amount, Exchange, Market, Status, Timestamp, Trade,
-    whale::{POOL_CANDIDATE_FACTOR, draw_pool, utc_day},
-};
-use crossbook_store::{StoreError, WatchEntry, WhaleAggregate, WhaleQuery, WhaleTarget, WhaleTrade};
-use crossbook_venues::FollowError;
+use crossbook_core::{Amount, Exchange, Timestamp, whale::utc_day};
+use crossbook_store::{WatchEntry, WhaleAggregate, WhaleQuery, WhaleTarget, WhaleTrade};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -39,6 +31,7 @@ use crate::{
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{FromQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, check_order, text_value},
+    whales::{DAY_MS, WatchError, add_watch, daily_pool, day_ago, market_ticker},
 };
 
 /// `limit` of both whale feeds (spec §8).
@@ -46,8 +39,6 @@ pub const FEED_LIMIT: Limit = Limit::new(50, 500);
 
 /// The largest threshold accepted, in dollars (keeps every notional comparison far from `i64` overflow).
 const MAX_THRESHOLD_USD: i64 = 1_000_000_000_000;
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The whale routes: personal ones without `/v1`, public ones with it only (contracts §9).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -98,13 +89,6 @@ pub struct WhaleTradeOut {
     pub notional_usd: f64,
 }
 
-fn market_ticker(exchange: Exchange, market_id: &str, slug: Option<&str>) -> String {
-    match (exchange, slug) {
-        (Exchange::VenueB, Some(slug)) => slug.to_string(),
-        _ => market_id.to_string(),
-    }
-}
-
 impl From<WhaleTrade> for WhaleTradeOut {
     fn from(t: WhaleTrade) -> Self {
         WhaleTradeOut {
@@ -124,28 +108,6 @@ impl From<WhaleTrade> for WhaleTradeOut {
             notional_usd: dollars(t.notional),
         }
     }
-}
-
-/// The `data` of a `whale.entry` webhook (spec 2.13, 6.2) for a trade, with the market's ticker and title
-/// when the catalog has the market.
-pub fn whale_entry_data(t: &Trade, market: Option<&Market>) -> Value {
-    let title = market.map_or_else(
-        || t.market_id.clone(),
-        |m| m.title.clone().unwrap_or_else(|| m.question.clone()),
-    );
-    json!({
-        "exchange": t.exchange.as_str(),
-        "event_id": t.event_id,
-        "market_id": t.market_id,
-        "market_ticker": market_ticker(t.exchange, &t.market_id, market.and_then(|m| m.slug.as_deref())),
-        "market_title": title,
-        "source_trade_id": t.source_trade_id,
-        "executed_at": iso(t.executed_at),
-        "taker_side": t.taker_side.as_str(),
-        "price": t.price.to_f64_4(),
-        "size": t.size.to_f64(6),
-        "notional_usd": dollars(t.notional()),
-    })
 }
 
 /// Aggregate 24h stats of a feed's event set.
@@ -587,30 +549,6 @@ fn watch_id(raw: &str) -> ApiResult<i64> {
 
 // ------------------------------------------------------------------------------------------------ pool
 
-/// The public pool of `day` (`YYYY-MM-DD`), in unlock order: the stored one, or drawn now from the current
-/// candidates and stored (the first writer wins, so concurrent replicas agree). Empty only when no event is
-/// active.
-pub async fn daily_pool(state: &AppState, day: &str) -> ApiResult<Vec<(Exchange, String)>> {
-    let stored = state.store.pool(day).await?;
-    if !stored.is_empty() {
-        return Ok(stored);
-    }
-    let size = state.config.whale_pool_size as usize;
-    let want = u32::try_from(size.saturating_mul(POOL_CANDIDATE_FACTOR)).unwrap_or(u32::MAX);
-    let candidates: Vec<(Exchange, String)> = state
-        .store
-        .pool_candidates(want)
-        .await?
-        .into_iter()
-        .map(|c| (c.exchange, c.event_id))
-        .collect();
-    let drawn = draw_pool(day, &candidates, size);
-    if drawn.is_empty() {
-        return Ok(drawn);
-    }
-    Ok(state.store.save_pool(day, &drawn).await?)
-}
-
 /// How many events of a pool of `len` the caller sees unlocked.
 fn unlocked_count(state: &AppState, view: View, len: usize) -> usize {
     match view {
@@ -629,10 +567,6 @@ fn customer<G>(gate: &Gate<G>) -> ApiResult<i64> {
     gate.owner()
         .map(|o| o.customer_id)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("personal whale route admitted a caller without a key")))
-}
-
-fn day_ago(now: Timestamp) -> Timestamp {
-    Timestamp::from_millis(now.millis() - DAY_MS)
 }
 
 /// Whale trades on the caller's watchlist, newest first.
@@ -744,52 +678,10 @@ async fn add_event(
     let threshold = body_threshold(obj, "whale_threshold_usd")?
         .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
 
-    let (event_id, status) = match state.store.get_event(exchange, &ticker).await? {
-        Some(e) => (e.event.event_id, e.event.status),
-        None => {
-            let unknown = || ApiError::not_found(format!("no {exchange} event {ticker:?}"));
-            let Some(ingest) = state.ingest.get() else {
-                return Err(unknown());
-            };
-            match ingest.follow_event(exchange, &ticker).await {
-                Ok(Some(e)) => (e.event_id, e.status),
-                Ok(None) | Err(FollowError::NotRunning(_)) => return Err(unknown()),
-                Err(FollowError::Store(e)) => return Err(e.into()),
-                Err(e @ FollowError::Venue(_)) => {
-                    return Err(ApiError::Unavailable {
-                        cause: format!("following {exchange} event {ticker}: {e}"),
-                        location: std::panic::Location::caller(),
-                    });
-                }
-            }
-        }
-    };
-    if status == Status::Closed {
-        return Err(ApiError::invalid(
-            "event_ticker",
-            format!("{exchange} event {ticker:?} is closed"),
-        ));
-    }
-    let now = Timestamp::now();
-    let id = match state
-        .store
-        .add_watch(customer, exchange, &event_id, threshold, now)
+    let entry = add_watch(&state, customer, exchange, &ticker, threshold, Timestamp::now())
         .await
-    {
-        Ok(id) => id,
-        Err(StoreError::Conflict(_)) => {
-            return Err(ApiError::Conflict {
-                detail: format!("{exchange} event {event_id:?} is already on your watchlist"),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let entry = state
-        .store
-        .get_watch(customer, id, day_ago(now))
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("watchlist entry {id} vanished after insert")))?;
-    let message = format!("now tracking {exchange} event {event_id}");
+        .map_err(watch_error)?;
+    let message = format!("now tracking {exchange} event {}", entry.event_id);
     Ok((
         StatusCode::CREATED,
         Json(WatchAddedOut {
@@ -798,6 +690,23 @@ async fn add_event(
             record: entry.into(),
         }),
     ))
+}
+
+/// The HTTP answer to a refused watchlist addition: unknown 404, closed 400 (`event_ticker`), already watched
+/// 409, a venue failure while following 503.
+#[track_caller]
+fn watch_error(e: WatchError) -> ApiError {
+    match e {
+        WatchError::UnknownEvent { .. } => ApiError::not_found(e.to_string()),
+        WatchError::Closed { .. } => ApiError::invalid("event_ticker", e.to_string()),
+        WatchError::AlreadyWatched { .. } => ApiError::Conflict { detail: e.to_string() },
+        WatchError::FollowFailed { .. } => ApiError::Unavailable {
+            cause: e.to_string(),
+            location: std::panic::Location::caller(),
+        },
+        WatchError::Vanished(_) => ApiError::internal(anyhow::anyhow!(e.to_string())),
+        WatchError::Store(e) => e.into(),
+    }
 }
 
 /// Changes the whale threshold of one of the caller's watchlist entries.
@@ -1097,6 +1006,7 @@ async fn public_events(
 mod tests {
     use super::*;
     use crate::api::common::tests::assert_spellings_match_serde;
+    use serde_json::json;
 
     #[test]
     fn period_spellings_match_their_schema() {

@@ -21,7 +21,7 @@ use tracing::{debug, warn};
 
 use crate::{
     AppState,
-    api::whales::{daily_pool, whale_entry_data},
+    whales::{daily_pool, whale_entry_data},
 };
 
 const DAY_MS: i64 = 86_400_000;

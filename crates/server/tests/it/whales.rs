@@ -8,7 +8,7 @@ use axum::{body::Body, http::Method};
 use crossbook_core::{
     Amount, Event, Exchange, Market, Outcome, Price, Status, TakerSide, Timestamp, Trade, whale::utc_day,
 };
-use crossbook_server::api::whales::daily_pool;
+use crossbook_server::whales::daily_pool;
 use crossbook_store::{Store, testing::for_each_backend};
 use crossbook_venues::DomainEvent;
 use serde_json::{Value, json};
