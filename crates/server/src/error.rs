@@ -9,8 +9,8 @@
 //! `param` is present when one parameter is at fault, `required_plan` on 403. Webhook routes wrap the same body
 //! in the envelope of spec 2.14 by returning [`Enveloped`] instead of [`ApiError`] (`?` converts); errors made
 //! before a webhook handler runs (body limit, method router, authentication, rate limit, fallback 404) are
-//! put into the envelope by [`into_envelope`], which the error layer of [`crate::api`] applies on every
-//! webhook path.
+//! put into the envelope by [`into_envelope`], which the error layer of the app ([`crate::app`]) applies on
+//! every webhook path.
 //!
 //! Internal failures ([`ApiError::Internal`]) are logged in full with the place they were raised and answered
 //! with a generic message; nothing internal reaches the client. Store outages become 503 `unavailable`.
@@ -135,8 +135,8 @@ pub struct ErrorBody {
     pub required_plan: Option<PlanName>,
 }
 
-/// Marks a response whose error body was rendered by [`ApiError`], so the normalising layer of
-/// [`crate::api`] leaves it alone (it rewrites framework-made 404/405/413/415 bodies into ours). It keeps the
+/// Marks a response whose error body was rendered by [`ApiError`], so the normalising layer of the app
+/// ([`crate::app`]) leaves it alone (it rewrites framework-made 404/405/413/415 bodies into ours). It keeps the
 /// body, so that [`into_envelope`] can render the same error in the webhook envelope.
 #[derive(Debug, Clone)]
 pub struct ErrorRendered {
@@ -299,7 +299,7 @@ impl ApiError {
                     )
                 }
             }
-            ApiError::PayloadTooLarge => format!("request body is larger than {} KiB", crate::api::BODY_LIMIT / 1024),
+            ApiError::PayloadTooLarge => format!("request body is larger than {} KiB", crate::BODY_LIMIT / 1024),
             ApiError::UnsupportedMediaType => "request body must be JSON (Content-Type: application/json)".to_string(),
             ApiError::RateLimited { retry_after_secs, .. } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")

@@ -7,6 +7,7 @@
 //! - [`config`]: every setting, with defaults from `config.default.toml`.
 //! - [`state`]: [`AppState`] (the handles every handler gets).
 //! - [`error`]: [`ApiError`], the one error type, mapped to HTTP and the error body of contracts §2.
+//! - [`cache`]: the short-lived cache of rendered JSON responses (search, current arbitrage) in the state.
 //! - [`json`]: JSON bodies in and out with our content type and rejections.
 //! - [`params`]: strict query and path parameters shared by every route area.
 //! - [`auth`]: API keys, the gating table of contracts §3 and the extractors that apply it.
@@ -27,6 +28,7 @@
 pub mod api;
 pub mod arbitrage;
 pub mod auth;
+pub mod cache;
 pub mod config;
 pub mod error;
 pub mod json;
@@ -50,6 +52,10 @@ pub use api::app;
 use config::{Config, Role};
 pub use error::{ApiError, ApiResult};
 pub use state::AppState;
+
+/// Largest accepted request body (contracts §2: 413 above it); the API's body limit layers and the 413
+/// error message both read it.
+pub const BODY_LIMIT: usize = 64 * 1024;
 
 /// Runs the service on `listener` until `shutdown` resolves (or a worker cancels), then stops accepting,
 /// finishes in-flight requests, stops the workers and closes the store.

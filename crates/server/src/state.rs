@@ -25,9 +25,9 @@ pub struct AppState {
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// Rendered search answers, valid for `search_cache_ms`.
-    pub search_cache: Arc<crate::api::cache::ResponseCache>,
+    pub search_cache: Arc<crate::cache::ResponseCache>,
     /// Rendered `/v1/arbitrage/current` answers, valid for `arbitrage_cache_ms`.
-    pub arbitrage_cache: Arc<crate::api::cache::ResponseCache>,
+    pub arbitrage_cache: Arc<crate::cache::ResponseCache>,
     /// The latest book of every followed market (written by ingestion, read by the scanner and
     /// `/v1/arbitrage/current`). Empty in a `--role api` process.
     pub live: LiveBooks,
@@ -49,8 +49,8 @@ impl AppState {
     pub fn new(config: Config, store: Arc<dyn Store>) -> Self {
         let keys = KeyCache::new(Duration::from_secs(config.key_cache_seconds));
         let limits = RateLimits::from_config(&config);
-        let search_cache = crate::api::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
-        let arbitrage_cache = crate::api::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
+        let search_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
+        let arbitrage_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
         AppState {
             webhooks: Arc::new(webhooks),

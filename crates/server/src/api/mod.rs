@@ -13,7 +13,6 @@
 //!    and measured in `/metrics`.
 
 pub mod arbitrage;
-pub mod cache;
 pub mod common;
 pub mod docs;
 pub mod historical;
@@ -52,8 +51,7 @@ use crate::{
     error::{self, ApiError, Enveloped, ErrorBody, ErrorRendered},
 };
 
-/// Largest accepted request body (contracts §2: 413 above it).
-pub const BODY_LIMIT: usize = 64 * 1024;
+pub use crate::BODY_LIMIT;
 
 /// The API routes of the spec: behind [`auth::authenticate`] (rate limited), documented with the common
 /// error responses. Later areas (historical, arbitrage, whales, webhooks) are merged here.
