@@ -20,7 +20,7 @@
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
-//! - [`simulate`]: `serve --simulate` (simulated venues in-process, demo keys).
+//! - [`demo`]: the demo keys and banner of `serve --simulate` (the binary starts the simulated venues).
 //! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers and the
 //!   OpenAPI document and `/docs` page built from them.
 #![forbid(unsafe_code)]
@@ -30,12 +30,12 @@ pub mod arbitrage;
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod demo;
 pub mod error;
 pub mod json;
 pub mod metrics;
 pub mod params;
 pub mod rate_limit;
-pub mod simulate;
 pub mod state;
 pub mod webhooks;
 pub mod whales;
@@ -43,13 +43,15 @@ pub mod workers;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
+use futures_util::future::BoxFuture;
+
 use anyhow::Context;
 use crossbook_store::{Store, redact_url};
 use tokio::{net::TcpListener, time::MissedTickBehavior};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use api::app;
-use config::{Config, Role};
+use config::Config;
 pub use error::{ApiError, ApiResult};
 pub use state::AppState;
 
@@ -57,16 +59,45 @@ pub use state::AppState;
 /// error message both read it.
 pub const BODY_LIMIT: usize = 64 * 1024;
 
+/// A step [`serve_with`] runs once the store is migrated and before the workers start: it may rewrite the
+/// configuration (`serve --simulate` points ingestion at the simulated venues it starts) and returns what the
+/// server does with it.
+pub type BeforeIngest = Box<dyn FnOnce(Config) -> BoxFuture<'static, anyhow::Result<(Config, Startup)>> + Send>;
+
+/// What a [`BeforeIngest`] step asks of the server.
+#[derive(Default)]
+pub struct Startup {
+    /// Create and print the demo keys when the database has none ([`demo`]).
+    pub demo_keys: Option<DemoKeys>,
+    /// Awaited once the workers have stopped, before the store closes (e.g. stopping the simulated venues).
+    pub on_shutdown: Option<BoxFuture<'static, ()>>,
+}
+
+/// The demo keys of `serve --simulate`.
+#[derive(Debug, Default)]
+pub struct DemoKeys {
+    /// A venue_a market for the historical example of the banner.
+    pub example_market: Option<String>,
+}
+
 /// Runs the service on `listener` until `shutdown` resolves (or a worker cancels), then stops accepting,
 /// finishes in-flight requests, stops the workers and closes the store.
-///
-/// With `simulate` (and a role that ingests), both simulated venues start in-process first and ingestion
-/// follows them; on a database without keys, one demo key per plan is created and printed to standard output
-/// with `curl` examples.
 pub async fn serve(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    serve_with(config, listener, shutdown, None).await
+}
+
+/// [`serve`], with `before_ingest` run after the store is migrated and before the workers start; on a
+/// database without keys, the demo keys it asks for are created and printed to standard output with `curl`
+/// examples.
+pub async fn serve_with(
     mut config: Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    before_ingest: Option<BeforeIngest>,
 ) -> anyhow::Result<()> {
     let url = redact_url(&config.database_url);
     let store: Arc<dyn Store> = crossbook_store::open(&config.database_url)
@@ -82,16 +113,12 @@ pub async fn serve(
         );
     }
 
-    let sim = match (config.simulate, config.role) {
-        (true, Role::Api) => {
-            tracing::warn!("simulate is ignored with role api: this process does not ingest");
-            None
-        }
-        (true, _) => Some(simulate::start(&mut config).await?),
-        (false, _) => None,
-    };
-    if let Some(sim) = &sim {
-        print_demo_keys(store.as_ref(), &listener, sim).await?;
+    let mut startup = Startup::default();
+    if let Some(step) = before_ingest {
+        (config, startup) = step(config).await?;
+    }
+    if let Some(demo) = &startup.demo_keys {
+        print_demo_keys(store.as_ref(), &listener, demo.example_market.as_deref()).await?;
     }
 
     let state = AppState::new(config, store.clone());
@@ -119,8 +146,8 @@ pub async fn serve(
             .unwrap_or_else(|e| Err(anyhow::anyhow!("the leader task panicked: {e}"))),
         None => Ok(()),
     };
-    if let Some(sim) = sim {
-        sim.shutdown().await;
+    if let Some(stop) = startup.on_shutdown {
+        stop.await;
     }
     store.close().await;
     result.context("the HTTP server failed")?;
@@ -133,23 +160,19 @@ pub async fn serve(
 async fn print_demo_keys(
     store: &dyn Store,
     listener: &TcpListener,
-    sim: &crossbook_sim::SimHandle,
+    example_market: Option<&str>,
 ) -> anyhow::Result<()> {
     let Some(guard) = store.try_leader_lock().await.context("cannot take the ingest lock")? else {
         return Ok(());
     };
-    let created = simulate::create_demo_keys(store).await;
+    let created = demo::create_demo_keys(store).await;
     guard.release().await;
     if let Some(keys) = created? {
         let mut addr = listener.local_addr()?;
         if addr.ip().is_unspecified() {
             addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
-        let banner = simulate::demo_banner(
-            &keys,
-            &format!("http://{addr}"),
-            simulate::example_market(sim).as_deref(),
-        );
+        let banner = demo::demo_banner(&keys, &format!("http://{addr}"), example_market);
         println!("{banner}");
     }
     Ok(())

@@ -850,7 +850,7 @@ async fn a_simulated_opportunity_appears_in_current_then_in_history() {
             scan_interval_ms: 200,
             ..crossbook_server::config::Config::for_tests(&db.url)
         };
-        crossbook_server::simulate::point_at(&mut config, &sim);
+        point_at(&mut config, &sim);
         let server = Server::start(config).await;
         let trader = db
             .store

@@ -35,7 +35,7 @@ fn simulate_config(url: &str) -> Config {
 async fn serve_simulate_ingests_both_venues_and_creates_demo_keys_once() {
     for_each_backend(async |db| {
         assert!(db.store.list_keys().await.unwrap().is_empty());
-        let server = Server::start(simulate_config(&db.url)).await;
+        let server = Server::start_simulated(simulate_config(&db.url)).await;
 
         // Ready: store up, this process leads ingestion, both venues fresh over their live feeds.
         let ready = eventually("/readyz 200 with both venues fresh", 60, async || {
@@ -78,7 +78,7 @@ async fn serve_simulate_ingests_both_venues_and_creates_demo_keys_once() {
         server.stop().await.unwrap();
 
         // A restart on the same database creates none.
-        let server = Server::start(simulate_config(&db.url)).await;
+        let server = Server::start_simulated(simulate_config(&db.url)).await;
         let (status, _) = eventually("healthz after restart", 30, async || {
             get_json(&server.url("/healthz")).await
         })

@@ -139,13 +139,48 @@ pub struct Server {
 
 impl Server {
     pub async fn start(config: Config) -> Server {
+        Server::start_with(config, None).await
+    }
+
+    /// As `crossbook serve --simulate`: the simulated venues (seed `config.sim_seed`) start in-process once
+    /// the store is migrated, ingestion follows them and demo keys are created on a database without keys.
+    pub async fn start_simulated(config: Config) -> Server {
+        let step: crossbook_server::BeforeIngest = Box::new(|mut config: Config| {
+            Box::pin(async move {
+                let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(
+                    config.sim_seed,
+                    crossbook_sim::SimClock::default(),
+                ))
+                .await?;
+                point_at(&mut config, &sim);
+                let example_market = sim
+                    .markets(Exchange::VenueA)
+                    .into_iter()
+                    .find(|m| m.phase == crossbook_sim::Phase::Open)
+                    .map(|m| m.market_id);
+                let startup = crossbook_server::Startup {
+                    demo_keys: Some(crossbook_server::DemoKeys { example_market }),
+                    on_shutdown: Some(Box::pin(sim.shutdown())),
+                };
+                Ok((config, startup))
+            })
+        });
+        Server::start_with(config, Some(step)).await
+    }
+
+    async fn start_with(config: Config, before_ingest: Option<crossbook_server::BeforeIngest>) -> Server {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(crossbook_server::serve(config, listener, async move {
-            let _ = rx.await;
-        }));
+        let task = tokio::spawn(crossbook_server::serve_with(
+            config,
+            listener,
+            async move {
+                let _ = rx.await;
+            },
+            before_ingest,
+        ));
         Server {
             addr,
             stop: Some(tx),
@@ -164,6 +199,21 @@ impl Server {
         }
         (&mut self.task).await.unwrap()
     }
+}
+
+/// Rewrites the venue settings of `config` to the simulator's (as `crossbook serve --simulate` does).
+pub fn point_at(config: &mut Config, sim: &crossbook_sim::SimHandle) {
+    let u = sim.urls();
+    config.venue_a_rest_url = u.venue_a_rest_url.clone();
+    config.venue_a_ws_url = u.venue_a_ws_url.clone();
+    config.venue_a_key_id = u.venue_a_key_id.clone();
+    config.venue_a_private_key_file = u.venue_a_private_key_file.display().to_string();
+    config.venue_a_series = String::new();
+    config.venue_b_gamma_url = u.venue_b_gamma_url.clone();
+    config.venue_b_clob_url = u.venue_b_clob_url.clone();
+    config.venue_b_data_url = u.venue_b_data_url.clone();
+    config.venue_b_ws_url = u.venue_b_ws_url.clone();
+    config.venue_b_series = String::new();
 }
 
 pub fn client() -> reqwest::Client {

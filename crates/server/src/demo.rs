@@ -1,18 +1,10 @@
-//! `serve --simulate`: both simulated venues in-process on loopback, ingestion pointed at them, and demo keys
-//! on an empty database.
-//!
-//! The simulator listens on ephemeral loopback ports; [`start`] rewrites the venue URLs of the configuration to
-//! them, sets the venue_a demo credentials (so the signed WebSocket handshake is exercised, not REST polling)
-//! and clears both series filters (the simulator lists its own series, all of which are followed).
-
-use std::net::SocketAddr;
+//! Demo keys of `serve --simulate`: one key per plan on a database without keys, and the banner that prints
+//! them once with `curl` lines to paste. The caller that starts the simulated venues asks for them through
+//! [`crate::Startup`]; the server creates them because it holds the store and the ingest lock.
 
 use anyhow::Context;
-use crossbook_core::{Exchange, IntervalCode, Plan};
-use crossbook_sim::{Phase, SimClock, SimConfig, SimHandle, Simulator};
+use crossbook_core::Plan;
 use crossbook_store::{NewKey, Store};
-
-use crate::config::Config;
 
 /// Customer names of the demo keys, one per plan.
 pub const DEMO_CUSTOMERS: [(&str, Plan); 3] = [
@@ -20,42 +12,6 @@ pub const DEMO_CUSTOMERS: [(&str, Plan); 3] = [
     ("demo-builder", Plan::Builder),
     ("demo-trader", Plan::Trader),
 ];
-
-/// Starts the simulated venues (seed `config.sim_seed`, wall clock) and points `config` at them.
-pub async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
-    let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let sim = Simulator::start(SimConfig {
-        seed: config.sim_seed,
-        venue_a_addr: loopback,
-        venue_b_addr: loopback,
-        clock: SimClock::default(),
-    })
-    .await
-    .context("cannot start the simulated venues")?;
-    point_at(config, &sim);
-    tracing::info!(
-        venue_a = %config.venue_a_rest_url,
-        venue_b = %config.venue_b_gamma_url,
-        seed = config.sim_seed,
-        "simulate: ingesting from the simulated venues"
-    );
-    Ok(sim)
-}
-
-/// Rewrites the venue settings of `config` to the simulator's.
-pub fn point_at(config: &mut Config, sim: &SimHandle) {
-    let u = sim.urls();
-    config.venue_a_rest_url = u.venue_a_rest_url.clone();
-    config.venue_a_ws_url = u.venue_a_ws_url.clone();
-    config.venue_a_key_id = u.venue_a_key_id.clone();
-    config.venue_a_private_key_file = u.venue_a_private_key_file.display().to_string();
-    config.venue_a_series = String::new();
-    config.venue_b_gamma_url = u.venue_b_gamma_url.clone();
-    config.venue_b_clob_url = u.venue_b_clob_url.clone();
-    config.venue_b_data_url = u.venue_b_data_url.clone();
-    config.venue_b_ws_url = u.venue_b_ws_url.clone();
-    config.venue_b_series = String::new();
-}
 
 /// Creates one key per plan when the database has no key at all, and returns them (`None` otherwise).
 ///
@@ -103,16 +59,6 @@ pub fn demo_banner(keys: &[(Plan, NewKey)], base: &str, market: Option<&str>) ->
         "  curl -H 'X-API-Key: {trader}' '{base}/v1/historical/venue_a/orderbook?market_id={market}&limit=5'\n"
     ));
     s
-}
-
-/// A venue_a market that stays open for a while (the current 24 h BTC window), for the historical example.
-pub fn example_market(sim: &SimHandle) -> Option<String> {
-    let markets = sim.markets(Exchange::VenueA);
-    markets
-        .iter()
-        .find(|m| m.interval == Some(IntervalCode::H24) && m.phase == Phase::Open)
-        .or_else(|| markets.iter().find(|m| m.phase == Phase::Open))
-        .map(|m| m.market_id.clone())
 }
 
 #[cfg(test)]

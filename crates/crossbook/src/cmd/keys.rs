@@ -1,0 +1,81 @@
+//! `crossbook keys create|list|revoke`: API keys managed on the store directly (no running server needed).
+
+use crossbook_core::Plan;
+use crossbook_server::config::Config;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum KeysCommand {
+    /// Create a key for customer NAME; prints the key (shown once) as the last line.
+    Create {
+        /// Customer name; keys created with the same name belong to the same customer.
+        #[arg(long)]
+        name: String,
+        /// Plan of the key.
+        #[arg(long, value_parser = ["free", "builder", "trader"])]
+        plan: String,
+    },
+    /// List keys: prefix, customer name, plan, created, revoked.
+    List,
+    /// Revoke the key whose prefix is PREFIX (as shown by `keys list`).
+    Revoke {
+        /// Key prefix, e.g. cbk_AbCd1234.
+        prefix: String,
+    },
+}
+
+pub async fn run(cmd: KeysCommand, config: Config) -> anyhow::Result<()> {
+    let store = super::open_store(&config).await?;
+    store.migrate().await?;
+    let result = async {
+        match cmd {
+            KeysCommand::Create { name, plan } => {
+                let plan: Plan = plan.parse().map_err(anyhow::Error::msg)?;
+                let name = name.trim();
+                anyhow::ensure!(!name.is_empty(), "--name must not be empty");
+                let k = store.create_key(name, plan).await?;
+                println!(
+                    "created {} key {} for customer {:?}; it is shown only once:",
+                    plan, k.info.prefix, name
+                );
+                println!("{}", k.key);
+            }
+            KeysCommand::List => {
+                let keys = store.list_keys().await?;
+                println!(
+                    "{:<14} {:<24} {:<8} {:<25} REVOKED",
+                    "PREFIX", "NAME", "PLAN", "CREATED"
+                );
+                for k in keys {
+                    println!(
+                        "{:<14} {:<24} {:<8} {:<25} {}",
+                        k.prefix,
+                        k.customer_name,
+                        k.plan,
+                        k.created_at.to_iso(),
+                        k.revoked_at.map(|t| t.to_iso()).unwrap_or_else(|| "-".into())
+                    );
+                }
+            }
+            KeysCommand::Revoke { prefix } => {
+                let matching: Vec<_> = store
+                    .list_keys()
+                    .await?
+                    .into_iter()
+                    .filter(|k| k.prefix.starts_with(&prefix) && k.revoked_at.is_none())
+                    .collect();
+                match matching.len() {
+                    0 => anyhow::bail!("no active key with prefix {prefix:?}"),
+                    1 => {
+                        store.revoke_key(&matching[0].prefix).await?;
+                        println!("revoked {}", matching[0].prefix);
+                    }
+                    n => anyhow::bail!("prefix {prefix:?} matches {n} keys; give more characters"),
+                }
+            }
+        }
+        Ok(())
+    }
+    .await;
+    store.close().await;
+    result
+}

@@ -1,0 +1,136 @@
+//! `crossbook serve`: binds the listener and runs the server until Ctrl-C or SIGTERM.
+//!
+//! With `--simulate` (and a role that ingests) the binary, not the server library, starts both simulated
+//! venues in-process on ephemeral loopback ports once the store is migrated: [`point_at`] rewrites the venue
+//! URLs of the configuration to them, sets the venue_a demo credentials (so the signed WebSocket handshake is
+//! exercised, not REST polling) and clears both series filters (the simulator lists its own series, all of
+//! which are followed); the server then creates the demo keys on a database without keys.
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use crossbook_core::{Exchange, IntervalCode};
+use crossbook_server::{
+    BeforeIngest, DemoKeys, Startup,
+    config::{Config, Role},
+};
+use crossbook_sim::{Phase, SimClock, SimConfig, SimHandle, Simulator};
+use serde::Serialize;
+
+/// Flags of `serve`. Absent flags are skipped so that the environment and the file still apply.
+#[derive(clap::Args, Debug, Serialize, Default)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, value_name = "ADDR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    listen: Option<String>,
+    /// Which parts run: all (default), api or ingest (api/ingest need PostgreSQL).
+    #[arg(long, value_parser = ["all", "api", "ingest"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<String>,
+    /// Start the simulated venues in-process and ingest from them (offline demo; creates demo keys on an
+    /// empty database).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    simulate: bool,
+    /// Seed of the simulated market model [default: 42].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sim_seed: Option<u64>,
+    /// Allow webhook URLs on private and loopback hosts (development only; logged at start).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    allow_private_webhook_targets: bool,
+    /// Requests per minute for anonymous callers (0 = no limit) [default: 60].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_limit_anonymous: Option<u32>,
+    /// Requests per minute per free key (0 = no limit) [default: 120].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_limit_free: Option<u32>,
+    /// Requests per minute per builder key (0 = no limit) [default: 600].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_limit_builder: Option<u32>,
+    /// Requests per minute per trader key (0 = no limit) [default: 3000].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_limit_trader: Option<u32>,
+}
+
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    tracing::info!(addr = %listener.local_addr()?, "listening");
+    let before_ingest = config.simulate.then(simulate_step);
+    crossbook_server::serve_with(config, listener, super::shutdown_signal(), before_ingest).await
+}
+
+/// The `--simulate` step the server runs before ingestion: the simulated venues, unless this process does
+/// not ingest.
+fn simulate_step() -> BeforeIngest {
+    Box::new(|mut config: Config| {
+        Box::pin(async move {
+            if config.role == Role::Api {
+                tracing::warn!("simulate is ignored with role api: this process does not ingest");
+                return Ok((config, Startup::default()));
+            }
+            let sim = start(&mut config).await?;
+            let startup = Startup {
+                demo_keys: Some(DemoKeys {
+                    example_market: example_market(&sim),
+                }),
+                on_shutdown: Some(Box::pin(sim.shutdown())),
+            };
+            Ok((config, startup))
+        })
+    })
+}
+
+/// Starts the simulated venues (seed `config.sim_seed`, wall clock) and points `config` at them.
+async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
+    let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
+    let sim = Simulator::start(SimConfig {
+        seed: config.sim_seed,
+        venue_a_addr: loopback,
+        venue_b_addr: loopback,
+        clock: SimClock::default(),
+    })
+    .await
+    .context("cannot start the simulated venues")?;
+    point_at(config, &sim);
+    tracing::info!(
+        venue_a = %config.venue_a_rest_url,
+        venue_b = %config.venue_b_gamma_url,
+        seed = config.sim_seed,
+        "simulate: ingesting from the simulated venues"
+    );
+    Ok(sim)
+}
+
+/// Rewrites the venue settings of `config` to the simulator's.
+fn point_at(config: &mut Config, sim: &SimHandle) {
+    let u = sim.urls();
+    config.venue_a_rest_url = u.venue_a_rest_url.clone();
+    config.venue_a_ws_url = u.venue_a_ws_url.clone();
+    config.venue_a_key_id = u.venue_a_key_id.clone();
+    config.venue_a_private_key_file = u.venue_a_private_key_file.display().to_string();
+    config.venue_a_series = String::new();
+    config.venue_b_gamma_url = u.venue_b_gamma_url.clone();
+    config.venue_b_clob_url = u.venue_b_clob_url.clone();
+    config.venue_b_data_url = u.venue_b_data_url.clone();
+    config.venue_b_ws_url = u.venue_b_ws_url.clone();
+    config.venue_b_series = String::new();
+}
+
+/// A venue_a market that stays open for a while (the current 24 h BTC window), for the historical example.
+fn example_market(sim: &SimHandle) -> Option<String> {
+    let markets = sim.markets(Exchange::VenueA);
+    markets
+        .iter()
+        .find(|m| m.interval == Some(IntervalCode::H24) && m.phase == Phase::Open)
+        .or_else(|| markets.iter().find(|m| m.phase == Phase::Open))
+        .map(|m| m.market_id.clone())
+}
