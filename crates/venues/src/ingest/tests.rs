@@ -23,12 +23,15 @@ use crossbook_store::{
     WhaleStore, WhaleTarget, catalog::StoredMarket,
 };
 use futures_util::{SinkExt, StreamExt};
-use tokio::{net::TcpListener, sync::mpsc};
+use tokio::{net::TcpListener, sync::mpsc, time::Instant};
 use tokio_tungstenite::tungstenite::{Message, handshake::client::Request};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::*;
 use crate::{
+    bus::DomainEvent,
+    health::FeedMode,
+    live::BookKey,
     venue::{CatalogBatch, MarketSet, Venue},
     venue_b,
 };

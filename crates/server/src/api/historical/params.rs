@@ -1,0 +1,220 @@
+//! Query parameters of the historical routes, validated into [`Common`] plus each route's own.
+
+use crossbook_core::{Timestamp, history};
+use serde::Serialize;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::{
+    api::common::ExchangeName,
+    error::{ApiError, ApiResult},
+    params::{FromQuery, ParamEnum, QueryMap, check_order, check_together},
+};
+
+use super::HISTORY_LIMIT;
+
+/// Bucket size of range reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub enum Granularity {
+    #[serde(rename = "1m")]
+    M1,
+    #[serde(rename = "5m")]
+    M5,
+}
+
+impl ParamEnum for Granularity {
+    const VALUES: &'static [(&'static str, Self)] = &[("1m", Granularity::M1), ("5m", Granularity::M5)];
+}
+
+impl From<Granularity> for history::Granularity {
+    fn from(g: Granularity) -> Self {
+        match g {
+            Granularity::M1 => history::Granularity::M1,
+            Granularity::M5 => history::Granularity::M5,
+        }
+    }
+}
+
+/// Row format of the unified route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatName {
+    Interval,
+    Unified,
+}
+
+impl ParamEnum for FormatName {
+    const VALUES: &'static [(&'static str, Self)] =
+        &[("interval", FormatName::Interval), ("unified", FormatName::Unified)];
+}
+
+/// The parameters every historical route shares, validated.
+#[derive(Debug, Clone)]
+pub(super) struct Common {
+    pub(super) market_id: String,
+    pub(super) range: Option<(Timestamp, Timestamp)>,
+    pub(super) granularity: Granularity,
+    pub(super) limit: u32,
+    pub(super) pagination_key: Option<String>,
+}
+
+impl Common {
+    pub(super) fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let market_id = q.required_text("market_id")?;
+        let start = q.unix_millis("start_time")?;
+        let end = q.unix_millis("end_time")?;
+        check_together("start_time", &start, "end_time", &end)?;
+        check_order("start_time", start, "end_time", end)?;
+        Ok(Common {
+            market_id,
+            range: start.zip(end),
+            granularity: q.one_of("granularity")?.unwrap_or(Granularity::M1),
+            limit: q.limit(HISTORY_LIMIT)?,
+            pagination_key: q.text("pagination_key")?,
+        })
+    }
+}
+
+/// Parameters of `/v1/historical/venue_a/orderbook`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VenueAParams {
+    /// Market ticker.
+    #[param(min_length = 1, max_length = 256)]
+    pub market_id: String,
+    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
+    #[param(value_type = Option<String>, example = "1763752500000")]
+    pub start_time: Option<String>,
+    /// Range end, Unix milliseconds (inclusive); must be set together with `start_time`, not before it.
+    #[param(value_type = Option<String>, example = "1763753400000")]
+    pub end_time: Option<String>,
+    /// Bucket size of range reads (one row per bucket: its last snapshot).
+    #[param(inline, required = false, default = "1m")]
+    pub granularity: Granularity,
+    /// Maximum rows per page.
+    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
+    pub limit: u32,
+    /// Cursor from the previous response's `pagination.pagination_key`, with otherwise the same parameters.
+    pub pagination_key: Option<String>,
+    #[param(ignore)]
+    pub(super) common: Common,
+}
+
+impl FromQuery for VenueAParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let common = Common::from_query(q)?;
+        Ok(VenueAParams {
+            market_id: common.market_id.clone(),
+            start_time: None,
+            end_time: None,
+            granularity: common.granularity,
+            limit: common.limit,
+            pagination_key: common.pagination_key.clone(),
+            common,
+        })
+    }
+}
+
+/// Parameters of `/v1/historical/venue_b/orderbook`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VenueBParams {
+    /// Condition id (`0x…`) or the numeric source market id.
+    #[param(min_length = 1, max_length = 256)]
+    pub market_id: String,
+    /// Token id: only this token's rows. Omit for both the YES and the NO token.
+    #[param(min_length = 1, max_length = 256)]
+    pub asset_id: Option<String>,
+    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
+    #[param(value_type = Option<String>, example = "1763752500000")]
+    pub start_time: Option<String>,
+    /// Range end, Unix milliseconds (inclusive).
+    #[param(value_type = Option<String>, example = "1763753400000")]
+    pub end_time: Option<String>,
+    /// Bucket size of range reads.
+    #[param(inline, required = false, default = "1m")]
+    pub granularity: Granularity,
+    /// Maximum rows per page (rows of both tokens count).
+    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
+    pub limit: u32,
+    /// Cursor from the previous response.
+    pub pagination_key: Option<String>,
+    #[param(ignore)]
+    pub(super) common: Common,
+}
+
+impl FromQuery for VenueBParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let common = Common::from_query(q)?;
+        Ok(VenueBParams {
+            market_id: common.market_id.clone(),
+            asset_id: q.text("asset_id")?,
+            start_time: None,
+            end_time: None,
+            granularity: common.granularity,
+            limit: common.limit,
+            pagination_key: common.pagination_key.clone(),
+            common,
+        })
+    }
+}
+
+/// Parameters of `/v1/historical/orderbook`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UnifiedParams {
+    /// The venue of `market_id`.
+    #[param(inline)]
+    pub exchange: ExchangeName,
+    /// Venue-native market id: venue_a ticker, venue_b condition id or numeric source id.
+    #[param(min_length = 1, max_length = 256)]
+    pub market_id: String,
+    /// Row format. Default: `interval` for markets with an interval code, else `unified`.
+    #[param(inline)]
+    pub format: Option<FormatName>,
+    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
+    #[param(value_type = Option<String>, example = "1763752500000")]
+    pub start_time: Option<String>,
+    /// Range end, Unix milliseconds (inclusive).
+    #[param(value_type = Option<String>, example = "1763753400000")]
+    pub end_time: Option<String>,
+    /// Bucket size of range reads.
+    #[param(inline, required = false, default = "1m")]
+    pub granularity: Granularity,
+    /// Maximum rows per page.
+    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
+    pub limit: u32,
+    /// Cursor from the previous response (beyond the spec's table: the envelope of contracts §5 carries one).
+    pub pagination_key: Option<String>,
+    #[param(ignore)]
+    pub(super) common: Common,
+}
+
+impl FromQuery for UnifiedParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let exchange = q.one_of("exchange")?.ok_or_else(|| ApiError::missing("exchange"))?;
+        let common = Common::from_query(q)?;
+        Ok(UnifiedParams {
+            exchange,
+            market_id: common.market_id.clone(),
+            format: q.one_of("format")?,
+            start_time: None,
+            end_time: None,
+            granularity: common.granularity,
+            limit: common.limit,
+            pagination_key: common.pagination_key.clone(),
+            common,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::common::tests::assert_spellings_match_serde;
+
+    #[test]
+    fn wire_enums() {
+        assert_spellings_match_serde::<Granularity>();
+        assert_spellings_match_serde::<FormatName>();
+    }
+}

@@ -1,0 +1,248 @@
+//! The feed: the WebSocket session with its reconnect backoff and silence watchdog (or the REST polling
+//! fallback), and [`publish`], which applies every feed update to memory, the bus and the writers.
+
+use std::{sync::Arc, time::Duration};
+
+use crossbook_core::Timestamp;
+use futures_util::{SinkExt, StreamExt};
+use tokio::{sync::watch, time::Instant};
+use tokio_tungstenite::tungstenite::Message;
+use tracing::{debug, error, info, warn};
+
+use crate::{
+    backoff::Backoff,
+    bus::DomainEvent,
+    error::{VenueError, report_malformed},
+    health::FeedMode,
+    live::BookKey,
+    venue::{FeedSession, FeedUpdate, MarketSet, Venue},
+};
+
+use super::polling::poll_books_worker;
+use super::{Ctx, Runtime};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Applies a feed update: malformed parts counted and skipped, stale books hidden, changed books into
+/// memory, onto the bus and to the snapshot writer, trades to the trade writer, hints to their workers.
+pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut FeedUpdate) {
+    let ex = V::EXCHANGE;
+    if !update.malformed.is_empty() {
+        let n = update.malformed.len() as u64;
+        for e in update.malformed.drain(..) {
+            report_malformed(&e);
+        }
+        ctx.health.update(ex, |h| h.malformed += n);
+    }
+    if !update.stale.is_empty() {
+        let keys = std::mem::take(&mut update.stale);
+        ctx.live.mark_stale(keys.iter());
+        ctx.bus.publish(DomainEvent::BooksStale { exchange: ex, keys });
+    }
+    for book in update.books.drain(..) {
+        let key = BookKey::of(&book);
+        let timestamp = book.timestamp;
+        if !ctx.live.upsert(book.clone()) {
+            continue;
+        }
+        ctx.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+        if ctx.snapshots.try_send(book).is_err() {
+            metrics::counter!("crossbook_snapshots_dropped_total", "venue" => ex.as_str()).increment(1);
+        }
+    }
+    if !update.trades.is_empty() {
+        let trades = std::mem::take(&mut update.trades);
+        rt.note_trades(&trades);
+        if ctx.trades.send(trades).await.is_err() {
+            debug!(venue = %ex, "trade writer gone; shutting down");
+        }
+    }
+    if update.backfill_trades {
+        rt.trades_now.notify_one();
+    }
+    if update.catalog_hint {
+        rt.catalog_now.notify_one();
+    }
+}
+
+/// How a WebSocket session ended.
+enum SessionEnd {
+    /// Shutdown requested.
+    Cancelled,
+    /// The connection ended (closed by the venue, silent feed): reconnect.
+    Ended(String),
+}
+
+pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
+    let ex = V::EXCHANGE;
+    match rt.venue.ws_request() {
+        Ok(Some(_)) => {}
+        Ok(None) => return poll_books_worker(rt, ctx).await,
+        Err(e) => {
+            error!(venue = %ex, error = %e, "cannot build the WebSocket request; books will not be ingested");
+            ctx.health.update(ex, |h| h.last_error = Some(e.to_string()));
+            return;
+        }
+    }
+    let mut backoff = Backoff::new(ctx.settings.reconnect);
+    let mut markets_rx = rt.markets.subscribe();
+    loop {
+        let reason = match ws_session(&rt, &ctx, &mut markets_rx, &mut backoff).await {
+            Ok(SessionEnd::Cancelled) => break,
+            Ok(SessionEnd::Ended(reason)) => reason,
+            Err(e) => e.to_string(),
+        };
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        let stale = ctx.live.mark_exchange_stale(ex);
+        if !stale.is_empty() {
+            ctx.bus.publish(DomainEvent::BooksStale {
+                exchange: ex,
+                keys: stale,
+            });
+        }
+        ctx.health.update(ex, |h| {
+            h.connected = false;
+            h.reconnects += 1;
+            h.last_error = Some(reason.clone());
+        });
+        metrics::counter!("crossbook_venue_reconnects_total", "venue" => ex.as_str()).increment(1);
+        let delay = backoff.next_delay();
+        warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, reason = %reason, "feed disconnected; reconnecting");
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => break,
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+    ctx.health.update(ex, |h| h.connected = false);
+}
+
+/// How often the watchdog looks: a quarter of the silence limit, between 100 ms and 5 s.
+fn watchdog_period(silence: Duration) -> Duration {
+    (silence / 4).clamp(Duration::from_millis(100), Duration::from_secs(5))
+}
+
+async fn ws_session<V: Venue>(
+    rt: &Runtime<V>,
+    ctx: &Ctx,
+    markets_rx: &mut watch::Receiver<Arc<MarketSet>>,
+    backoff: &mut Backoff,
+) -> Result<SessionEnd, VenueError> {
+    let ex = V::EXCHANGE;
+    let ws_err = |reason: String| VenueError::WebSocket { exchange: ex, reason };
+    let Some(request) = rt.venue.ws_request()? else {
+        return Err(ws_err("no WebSocket request".into()));
+    };
+    let url = request.uri().to_string();
+    let connect = tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(request));
+    let (ws, _) = tokio::select! {
+        _ = ctx.cancel.cancelled() => return Ok(SessionEnd::Cancelled),
+        r = connect => r
+            .map_err(|_| ws_err(format!("connect to {url} timed out")))?
+            .map_err(|e| ws_err(format!("connect to {url}: {e}")))?,
+    };
+    let (mut sink, mut stream) = ws.split();
+    let mut session = rt.venue.new_session();
+
+    let set = markets_rx.borrow_and_update().clone();
+    let mut update = session.sync_markets(&set);
+    for frame in update.send.drain(..) {
+        sink.send(Message::Text(frame.into()))
+            .await
+            .map_err(|e| ws_err(format!("send: {e}")))?;
+    }
+    publish(rt, ctx, &mut update).await;
+    ctx.health.update(ex, |h| {
+        h.mode = FeedMode::WebSocket;
+        h.connected = true;
+    });
+    info!(venue = %ex, url = %url, markets = set.len(), "feed connected and subscribed");
+    // Trades executed while we were away come from the REST tape.
+    rt.trades_now.notify_one();
+
+    let silence = ctx.settings.feed_silence;
+    let period = watchdog_period(silence);
+    let mut watchdog = tokio::time::interval_at(Instant::now() + period, period);
+    let keepalive_every = rt.venue.keepalive_interval();
+    let ka_period = keepalive_every.unwrap_or(Duration::from_secs(3600));
+    let mut keepalive = tokio::time::interval_at(Instant::now() + ka_period, ka_period);
+    let mut last_data = Instant::now();
+    let mut resubscribed = false;
+    let mut got_data = false;
+
+    loop {
+        let mut update = tokio::select! {
+            _ = ctx.cancel.cancelled() => {
+                let _ = sink.send(Message::Close(None)).await;
+                return Ok(SessionEnd::Cancelled);
+            }
+            frame = stream.next() => {
+                let text = match frame {
+                    Some(Ok(Message::Text(t))) => t.to_string(),
+                    Some(Ok(Message::Binary(b))) => String::from_utf8_lossy(&b).into_owned(),
+                    Some(Ok(Message::Close(f))) => {
+                        return Ok(SessionEnd::Ended(format!("closed by the venue ({f:?})")));
+                    }
+                    // Pings are answered by tungstenite itself; pongs and raw frames carry nothing.
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => return Err(ws_err(format!("read: {e}"))),
+                    None => return Ok(SessionEnd::Ended("connection ended".into())),
+                };
+                let update = session.on_text(&text, Timestamp::now());
+                if update.data {
+                    last_data = Instant::now();
+                    resubscribed = false;
+                    ctx.health.touch(ex, Timestamp::now());
+                    if !got_data {
+                        // Connected and receiving: the next failure starts the schedule over.
+                        got_data = true;
+                        backoff.reset();
+                    }
+                }
+                update
+            }
+            changed = markets_rx.changed() => {
+                if changed.is_err() {
+                    return Ok(SessionEnd::Cancelled);
+                }
+                let set = markets_rx.borrow_and_update().clone();
+                session.sync_markets(&set)
+            }
+            _ = keepalive.tick(), if keepalive_every.is_some() => {
+                match session.keepalive() {
+                    Some(ping) => FeedUpdate::sending(vec![ping]),
+                    None => FeedUpdate::default(),
+                }
+            }
+            _ = watchdog.tick() => {
+                let (fresh, stale) = ctx.live.counts(ex);
+                ctx.health.update(ex, |h| {
+                    h.books = fresh;
+                    h.stale_books = stale;
+                });
+                if last_data.elapsed() < silence {
+                    session.on_tick(Timestamp::now())
+                } else if resubscribed {
+                    return Ok(SessionEnd::Ended(format!(
+                        "no data for {} ms even after resubscribing",
+                        last_data.elapsed().as_millis()
+                    )));
+                } else {
+                    warn!(venue = %ex, silent_ms = last_data.elapsed().as_millis() as u64, "feed silent; resubscribing");
+                    metrics::counter!("crossbook_venue_watchdog_resubscribes_total", "venue" => ex.as_str())
+                        .increment(1);
+                    resubscribed = true;
+                    last_data = Instant::now();
+                    session.resubscribe()
+                }
+            }
+        };
+        for frame in update.send.drain(..) {
+            sink.send(Message::Text(frame.into()))
+                .await
+                .map_err(|e| ws_err(format!("send: {e}")))?;
+        }
+        publish(rt, ctx, &mut update).await;
+    }
+}

@@ -1,0 +1,73 @@
+//! REST book polling: the feed of a venue without a WebSocket, within the venue's rate limit.
+
+use std::sync::Arc;
+
+use crossbook_core::{Market, Timestamp};
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use crate::{
+    backoff::Backoff,
+    health::FeedMode,
+    venue::{FeedUpdate, Venue},
+};
+
+use super::feed::publish;
+use super::{Ctx, Runtime};
+
+/// Markets per REST book-polling request round.
+const POLL_CHUNK: usize = 10;
+
+/// The REST fallback of the feed: every `book_poll` (or as fast as the venue's rate limit allows), read the
+/// book of every followed market.
+pub(super) async fn poll_books_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
+    let ex = V::EXCHANGE;
+    info!(venue = %ex, "feed: polling REST order books (no WebSocket)");
+    ctx.health.update(ex, |h| h.mode = FeedMode::Polling);
+    let mut markets_rx = rt.markets.subscribe();
+    let mut backoff = Backoff::new(ctx.settings.reconnect);
+    loop {
+        let round_start = Instant::now();
+        let markets: Vec<Market> = markets_rx.borrow_and_update().values().cloned().collect();
+        for chunk in markets.chunks(POLL_CHUNK) {
+            let result = tokio::select! {
+                _ = ctx.cancel.cancelled() => return,
+                r = rt.venue.fetch_books(chunk) => r,
+            };
+            match result {
+                Ok(books) => {
+                    backoff.reset();
+                    ctx.health.touch(ex, Timestamp::now());
+                    let mut update = FeedUpdate {
+                        books,
+                        data: true,
+                        ..Default::default()
+                    };
+                    publish(&rt, &ctx, &mut update).await;
+                }
+                Err(e) => {
+                    let delay = backoff.next_delay();
+                    warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, error = %e, "book poll failed");
+                    ctx.health.update(ex, |h| {
+                        h.connected = false;
+                        h.last_error = Some(e.to_string());
+                    });
+                    tokio::select! {
+                        _ = ctx.cancel.cancelled() => return,
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
+            }
+        }
+        let (fresh, stale) = ctx.live.counts(ex);
+        ctx.health.update(ex, |h| {
+            h.books = fresh;
+            h.stale_books = stale;
+        });
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => return,
+            _ = tokio::time::sleep_until(round_start + ctx.settings.book_poll) => {}
+            changed = markets_rx.changed() => if changed.is_err() { return },
+        }
+    }
+}
