@@ -1,0 +1,433 @@
+//! Search parameters: sort orders and the validated query of each route, with its limits.
+
+use crossbook_core::{Amount, Timestamp};
+use crossbook_store::{EventQuery, EventSort, MarketQuery, MarketSort, RecentQuery, SeriesSort};
+use serde::Serialize;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::{
+    api::common::{ExchangeName, StatusName},
+    error::{ApiError, ApiResult},
+    params::{FromQuery, Limit, ParamEnum, QueryMap},
+};
+
+/// `limit` of `/v1/search/series`.
+pub const SERIES_LIMIT: Limit = Limit::new(30, 100);
+/// `limit` of `/v1/search/events` and `/v1/search/markets`.
+pub const SEARCH_LIMIT: Limit = Limit::new(20, 100);
+/// `limit` of the two recent routes.
+pub const RECENT_LIMIT: Limit = Limit::new(25, 100);
+/// `limit` of `/v1/search/events/{event_id}/markets`.
+pub const EVENT_MARKETS_LIMIT: Limit = Limit::new(100, 100);
+/// `limit` of the combined `/v1/search`, applied to each of its three arrays.
+pub const COMBINED_LIMIT: Limit = Limit::new(10, 50);
+
+/// Order of series results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesSortBy {
+    /// By title, A to Z.
+    Title,
+    /// Most recently discovered first.
+    Newest,
+}
+
+impl ParamEnum for SeriesSortBy {
+    const VALUES: &'static [(&'static str, Self)] = &[("title", SeriesSortBy::Title), ("newest", SeriesSortBy::Newest)];
+}
+
+impl From<SeriesSortBy> for SeriesSort {
+    fn from(s: SeriesSortBy) -> Self {
+        match s {
+            SeriesSortBy::Title => SeriesSort::Title,
+            SeriesSortBy::Newest => SeriesSort::Newest,
+        }
+    }
+}
+
+/// Order of event results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EventSortBy {
+    /// Exact id match, then title prefix, then title substring, then other fields; ties by volume, then id.
+    Relevance,
+    /// Most recently discovered first.
+    Newest,
+    /// Most child markets first.
+    Markets,
+    /// Highest total volume first.
+    Volume,
+    /// Highest total liquidity first.
+    Liquidity,
+}
+
+impl ParamEnum for EventSortBy {
+    const VALUES: &'static [(&'static str, Self)] = &[
+        ("relevance", EventSortBy::Relevance),
+        ("newest", EventSortBy::Newest),
+        ("markets", EventSortBy::Markets),
+        ("volume", EventSortBy::Volume),
+        ("liquidity", EventSortBy::Liquidity),
+    ];
+}
+
+impl From<EventSortBy> for EventSort {
+    fn from(s: EventSortBy) -> Self {
+        match s {
+            EventSortBy::Relevance => EventSort::Relevance,
+            EventSortBy::Newest => EventSort::Newest,
+            EventSortBy::Markets => EventSort::Markets,
+            EventSortBy::Volume => EventSort::Volume,
+            EventSortBy::Liquidity => EventSort::Liquidity,
+        }
+    }
+}
+
+/// Order of market results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MarketSortBy {
+    /// Exact id match, then title prefix, then title substring, then other fields; ties by volume, then id.
+    Relevance,
+    /// Most recently discovered first.
+    Newest,
+    /// Highest volume first.
+    Volume,
+    /// Highest liquidity first.
+    Liquidity,
+}
+
+impl ParamEnum for MarketSortBy {
+    const VALUES: &'static [(&'static str, Self)] = &[
+        ("relevance", MarketSortBy::Relevance),
+        ("newest", MarketSortBy::Newest),
+        ("volume", MarketSortBy::Volume),
+        ("liquidity", MarketSortBy::Liquidity),
+    ];
+}
+
+impl From<MarketSortBy> for MarketSort {
+    fn from(s: MarketSortBy) -> Self {
+        match s {
+            MarketSortBy::Relevance => MarketSort::Relevance,
+            MarketSortBy::Newest => MarketSort::Newest,
+            MarketSortBy::Volume => MarketSort::Volume,
+            MarketSortBy::Liquidity => MarketSort::Liquidity,
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------ parameters
+
+/// Parameters of `/v1/search`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CombinedParams {
+    /// Text to look for (case-insensitive), as in the series, event and market searches.
+    #[param(min_length = 1, max_length = 256)]
+    pub q: String,
+    /// Only this venue.
+    #[param(inline)]
+    pub exchange: Option<ExchangeName>,
+    /// Status of the returned items.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Maximum items in each of the three arrays.
+    #[param(required = false, minimum = 1, maximum = 50, default = 10)]
+    pub limit: u32,
+}
+
+impl FromQuery for CombinedParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(CombinedParams {
+            q: q.required_text("q")?,
+            exchange: q.one_of("exchange")?,
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            limit: q.limit(COMBINED_LIMIT)?,
+        })
+    }
+}
+
+/// Parameters of `/v1/search/series`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SeriesParams {
+    /// Case-insensitive substring match on `series_id` and `title`.
+    #[param(min_length = 1, max_length = 256)]
+    pub q: Option<String>,
+    /// Only this venue.
+    #[param(inline)]
+    pub exchange: Option<ExchangeName>,
+    /// Exact category match.
+    #[param(min_length = 1, max_length = 256)]
+    pub category: Option<String>,
+    /// Status of the returned series.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Order of the results: `title` (A to Z) or `newest` (by `discovered_at`).
+    #[param(inline, required = false, default = "title")]
+    pub sort_by: SeriesSortBy,
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 30)]
+    pub limit: u32,
+    /// Items to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+}
+
+impl FromQuery for SeriesParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(SeriesParams {
+            q: q.text("q")?,
+            exchange: q.one_of("exchange")?,
+            category: q.text("category")?,
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            sort_by: q.one_of("sort_by")?.unwrap_or(SeriesSortBy::Title),
+            limit: q.limit(SERIES_LIMIT)?,
+            offset: q.offset()?,
+        })
+    }
+}
+
+/// Parameters of `/v1/search/events`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsParams {
+    /// Case-insensitive substring match on title, subtitle, source event id and market questions.
+    /// Required unless `series_id` is set.
+    #[param(min_length = 1, max_length = 256)]
+    pub q: Option<String>,
+    /// Only events of this series. Required unless `q` is set.
+    #[param(min_length = 1, max_length = 256)]
+    pub series_id: Option<String>,
+    /// Only this venue.
+    #[param(inline)]
+    pub exchange: Option<ExchangeName>,
+    /// Exact category match.
+    #[param(min_length = 1, max_length = 256)]
+    pub category: Option<String>,
+    /// Status of the returned events.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Minimum aggregate volume across the child markets (inclusive).
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_volume: Option<Amount>,
+    /// ISO 8601 timestamp or date; keeps events with `discovered_at >= discovered_after`.
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub discovered_after: Option<Timestamp>,
+    /// Order of the results. Default: `relevance` when `q` is set, else `newest`. `relevance` without `q`
+    /// orders as `newest`.
+    #[param(inline)]
+    pub sort_by: Option<EventSortBy>,
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 20)]
+    pub limit: u32,
+    /// Items to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+}
+
+impl FromQuery for EventsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = EventsParams {
+            q: q.text("q")?,
+            series_id: q.text("series_id")?,
+            exchange: q.one_of("exchange")?,
+            category: q.text("category")?,
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            min_volume: q.non_negative_amount("min_volume")?,
+            discovered_after: q.timestamp("discovered_after")?,
+            sort_by: q.one_of("sort_by")?,
+            limit: q.limit(SEARCH_LIMIT)?,
+            offset: q.offset()?,
+        };
+        if p.q.is_none() && p.series_id.is_none() {
+            return Err(ApiError::missing_one_of(&["q", "series_id"]));
+        }
+        Ok(p)
+    }
+}
+
+impl EventsParams {
+    pub(super) fn into_query(self) -> EventQuery {
+        let sort = match (self.sort_by, &self.q) {
+            (None | Some(EventSortBy::Relevance), Some(_)) => EventSort::Relevance,
+            (None | Some(EventSortBy::Relevance), None) => EventSort::Newest,
+            (Some(s), _) => s.into(),
+        };
+        EventQuery {
+            q: self.q,
+            series_id: self.series_id,
+            exchange: self.exchange.map(Into::into),
+            category: self.category,
+            status: self.status.into(),
+            min_volume: self.min_volume,
+            discovered_after: self.discovered_after,
+            sort,
+            limit: self.limit,
+            offset: self.offset,
+        }
+    }
+}
+
+/// Parameters of `/v1/search/markets`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MarketsParams {
+    /// Case-insensitive substring match on question, title, subtitle, description, market id and slug, or an
+    /// exact `interval_code` (`5m`, `15m`, `1h`, `24h`, `1w`). Required unless `series_id` is set.
+    #[param(min_length = 1, max_length = 256)]
+    pub q: Option<String>,
+    /// Only markets of this series. Required unless `q` is set.
+    #[param(min_length = 1, max_length = 256)]
+    pub series_id: Option<String>,
+    /// Only this venue.
+    #[param(inline)]
+    pub exchange: Option<ExchangeName>,
+    /// Exact category match.
+    #[param(min_length = 1, max_length = 256)]
+    pub category: Option<String>,
+    /// Status of the returned markets.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Minimum market volume (inclusive).
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_volume: Option<Amount>,
+    /// Minimum market liquidity (inclusive).
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_liquidity: Option<Amount>,
+    /// ISO 8601 timestamp or date; keeps markets with `discovered_at >= discovered_after`.
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub discovered_after: Option<Timestamp>,
+    /// ISO 8601 lower bound on `settled_at` (inclusive); intended with `status=closed`.
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub settled_after: Option<Timestamp>,
+    /// ISO 8601 upper bound on `settled_at` (inclusive).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub settled_before: Option<Timestamp>,
+    /// Order of the results. Default: `relevance` when `q` is set, else `newest`. `relevance` without `q`
+    /// orders as `newest`.
+    #[param(inline)]
+    pub sort_by: Option<MarketSortBy>,
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 20)]
+    pub limit: u32,
+    /// Items to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+}
+
+impl FromQuery for MarketsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = MarketsParams {
+            q: q.text("q")?,
+            series_id: q.text("series_id")?,
+            exchange: q.one_of("exchange")?,
+            category: q.text("category")?,
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            min_volume: q.non_negative_amount("min_volume")?,
+            min_liquidity: q.non_negative_amount("min_liquidity")?,
+            discovered_after: q.timestamp("discovered_after")?,
+            settled_after: q.timestamp("settled_after")?,
+            settled_before: q.timestamp("settled_before")?,
+            sort_by: q.one_of("sort_by")?,
+            limit: q.limit(SEARCH_LIMIT)?,
+            offset: q.offset()?,
+        };
+        if p.q.is_none() && p.series_id.is_none() {
+            return Err(ApiError::missing_one_of(&["q", "series_id"]));
+        }
+        Ok(p)
+    }
+}
+
+impl MarketsParams {
+    pub(super) fn into_query(self) -> MarketQuery {
+        let sort = match (self.sort_by, &self.q) {
+            (None | Some(MarketSortBy::Relevance), Some(_)) => MarketSort::Relevance,
+            (None | Some(MarketSortBy::Relevance), None) => MarketSort::Newest,
+            (Some(s), _) => s.into(),
+        };
+        MarketQuery {
+            q: self.q,
+            series_id: self.series_id,
+            event_id: None,
+            exchange: self.exchange.map(Into::into),
+            category: self.category,
+            status: self.status.into(),
+            min_volume: self.min_volume,
+            min_liquidity: self.min_liquidity,
+            discovered_after: self.discovered_after,
+            settled_after: self.settled_after,
+            settled_before: self.settled_before,
+            sort,
+            limit: self.limit,
+            offset: self.offset,
+        }
+    }
+}
+
+/// Parameters of `/v1/search/recent/events` and `/v1/search/recent/markets`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RecentParams {
+    /// Only this venue.
+    #[param(inline)]
+    pub exchange: Option<ExchangeName>,
+    /// Status of the returned items.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 25)]
+    pub limit: u32,
+    /// Items to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+}
+
+impl FromQuery for RecentParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(RecentParams {
+            exchange: q.one_of("exchange")?,
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            limit: q.limit(RECENT_LIMIT)?,
+            offset: q.offset()?,
+        })
+    }
+}
+
+impl RecentParams {
+    pub(super) fn into_query(self) -> RecentQuery {
+        RecentQuery {
+            exchange: self.exchange.map(Into::into),
+            status: self.status.into(),
+            limit: self.limit,
+            offset: self.offset,
+        }
+    }
+}
+
+/// Query parameters of `/v1/search/events/{event_id}/markets`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventMarketsParams {
+    /// Status of the returned markets.
+    #[param(inline, required = false, default = "active")]
+    pub status: StatusName,
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    pub limit: u32,
+    /// Items to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+}
+
+impl FromQuery for EventMarketsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(EventMarketsParams {
+            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            limit: q.limit(EVENT_MARKETS_LIMIT)?,
+            offset: q.offset()?,
+        })
+    }
+}
