@@ -103,6 +103,14 @@ impl Default for Config {
 }
 
 impl Config {
+    /// This configuration with the keys of `toml` (the text of a config file) set over it, checked like a file.
+    pub fn merged_with_toml(&self, toml: &str) -> Result<Config, String> {
+        Figment::from(Serialized::defaults(self))
+            .merge(Toml::string(toml))
+            .extract()
+            .map_err(|e| format!("invalid configuration: {e}"))
+    }
+
     /// Loads defaults < `file` < `CROSSBOOK_*` environment < `overrides` (the flags that were given,
     /// serialised with absent flags skipped). Errors name the key and where its bad value came from.
     pub fn load<T: Serialize>(file: Option<&Path>, overrides: &T) -> Result<Config, String> {

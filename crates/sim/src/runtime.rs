@@ -118,6 +118,15 @@ impl SimUrls {
     }
 }
 
+impl SimUrls {
+    /// The settings that make `crossbook serve` ingest everything these venues list: their URLs and demo key
+    /// (the [`Display`](fmt::Display) lines) with the series filters cleared. `crossbook simulate` prints it and
+    /// `serve --simulate` merges it into its configuration.
+    pub fn config_toml(&self) -> String {
+        format!("{self}venue_a_series = \"\"\nvenue_b_series = \"\"\n")
+    }
+}
+
 /// One `key = "value"` line per setting: valid TOML for `crossbook --config`.
 impl fmt::Display for SimUrls {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

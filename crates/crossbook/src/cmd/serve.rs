@@ -1,10 +1,11 @@
 //! `crossbook serve`: binds the listener and runs the server until Ctrl-C or SIGTERM.
 //!
 //! With `--simulate` (and a role that ingests) the binary, not the server library, starts both simulated
-//! venues in-process on ephemeral loopback ports once the store is migrated: [`point_at`] rewrites the venue
-//! URLs of the configuration to them, sets the venue_a demo credentials (so the signed WebSocket handshake is
-//! exercised, not REST polling) and clears both series filters (the simulator lists its own series, all of
-//! which are followed); the server then creates the demo keys on a database without keys.
+//! venues in-process on ephemeral loopback ports once the store is migrated, and merges their settings
+//! ([`crossbook_sim::SimUrls::config_toml`], what `crossbook simulate` prints) into the configuration: the
+//! venue URLs, the venue_a demo credentials (so the signed WebSocket handshake is exercised, not REST polling)
+//! and empty series filters (everything the simulator lists is followed). The server then creates the demo
+//! keys on a database without keys.
 
 use std::net::SocketAddr;
 
@@ -100,7 +101,9 @@ async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
     })
     .await
     .context("cannot start the simulated venues")?;
-    point_at(config, &sim);
+    *config = config
+        .merged_with_toml(&sim.urls().config_toml())
+        .map_err(anyhow::Error::msg)?;
     tracing::info!(
         venue_a = %config.venue_a_rest_url,
         venue_b = %config.venue_b_gamma_url,
@@ -108,21 +111,6 @@ async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
         "simulate: ingesting from the simulated venues"
     );
     Ok(sim)
-}
-
-/// Rewrites the venue settings of `config` to the simulator's.
-fn point_at(config: &mut Config, sim: &SimHandle) {
-    let u = sim.urls();
-    config.venue_a_rest_url = u.venue_a_rest_url.clone();
-    config.venue_a_ws_url = u.venue_a_ws_url.clone();
-    config.venue_a_key_id = u.venue_a_key_id.clone();
-    config.venue_a_private_key_file = u.venue_a_private_key_file.display().to_string();
-    config.venue_a_series = String::new();
-    config.venue_b_gamma_url = u.venue_b_gamma_url.clone();
-    config.venue_b_clob_url = u.venue_b_clob_url.clone();
-    config.venue_b_data_url = u.venue_b_data_url.clone();
-    config.venue_b_ws_url = u.venue_b_ws_url.clone();
-    config.venue_b_series = String::new();
 }
 
 /// A venue_a market that stays open for a while (the current 24 h BTC window), for the historical example.

@@ -36,8 +36,7 @@ pub async fn run(args: SimulateArgs, config: Config) -> anyhow::Result<()> {
         "# crossbook simulate (seed {}): settings for `crossbook serve --config FILE`",
         config.sim_seed
     );
-    print!("{}", sim.urls());
-    println!("venue_a_series = \"\"\nvenue_b_series = \"\"");
+    print!("{}", sim.urls().config_toml());
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     super::shutdown_signal().await;

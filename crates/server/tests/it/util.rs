@@ -201,19 +201,9 @@ impl Server {
     }
 }
 
-/// Rewrites the venue settings of `config` to the simulator's (as `crossbook serve --simulate` does).
+/// Points `config` at the simulator, with the settings `crossbook serve --simulate` merges.
 pub fn point_at(config: &mut Config, sim: &crossbook_sim::SimHandle) {
-    let u = sim.urls();
-    config.venue_a_rest_url = u.venue_a_rest_url.clone();
-    config.venue_a_ws_url = u.venue_a_ws_url.clone();
-    config.venue_a_key_id = u.venue_a_key_id.clone();
-    config.venue_a_private_key_file = u.venue_a_private_key_file.display().to_string();
-    config.venue_a_series = String::new();
-    config.venue_b_gamma_url = u.venue_b_gamma_url.clone();
-    config.venue_b_clob_url = u.venue_b_clob_url.clone();
-    config.venue_b_data_url = u.venue_b_data_url.clone();
-    config.venue_b_ws_url = u.venue_b_ws_url.clone();
-    config.venue_b_series = String::new();
+    *config = config.merged_with_toml(&sim.urls().config_toml()).unwrap();
 }
 
 pub fn client() -> reqwest::Client {
