@@ -72,9 +72,11 @@ impl Settings {
         (s.prunes_snapshots() || s.prunes_delivery_log()).then_some(s)
     }
 
-    /// [`Settings::new`] from the configuration.
-    pub fn from_config(c: &Config) -> Option<Settings> {
+    /// [`Settings::new`] from the configuration: the delivery log is always bounded to [`DELIVERY_LOG_KEEP`]
+    /// attempts per registration, so there is always something to do.
+    pub fn from_config(c: &Config) -> Settings {
         Settings::new(c.retention_days, DELIVERY_LOG_KEEP as u32, c.webhook_delivery_log_days)
+            .expect("a count bound is always set")
     }
 
     /// Snapshot retention of `days` only (the delivery log is left alone); `None` when `days` is 0.
@@ -106,20 +108,13 @@ pub struct PassReport {
     pub delivery_steps: u32,
 }
 
-/// Starts the worker for the service's configuration (nothing when every retention setting is 0).
+/// Starts the worker for the service's configuration. It always runs: the delivery log is always bounded.
 pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {
-    match Settings::from_config(&state.config) {
-        Some(settings) => {
-            if !settings.prunes_snapshots() {
-                tracing::info!("snapshot retention is off (retention_days = 0)");
-            }
-            if !settings.prunes_delivery_log() {
-                tracing::info!("webhook delivery-log pruning is off");
-            }
-            spawn_with(state.store.clone(), settings, tracker, cancel);
-        }
-        None => tracing::info!("retention is off (retention_days = 0)"),
+    let settings = Settings::from_config(&state.config);
+    if !settings.prunes_snapshots() {
+        tracing::info!("snapshot retention is off (retention_days = 0)");
     }
+    spawn_with(state.store.clone(), settings, tracker, cancel);
 }
 
 /// Starts the worker over any store of snapshots and webhooks.
@@ -575,7 +570,7 @@ mod tests {
     #[test]
     fn settings_follow_the_configuration() {
         let mut c = Config::default();
-        let s = Settings::from_config(&c).unwrap();
+        let s = Settings::from_config(&c);
         assert_eq!(s.retention, Some(Duration::from_secs(30 * 86_400)));
         assert_eq!(
             (s.delivery_log_keep, s.delivery_log_age),
@@ -583,10 +578,10 @@ mod tests {
         );
         // Snapshots kept forever: the worker still bounds the delivery log.
         c.retention_days = 0;
-        let s = Settings::from_config(&c).unwrap();
+        let s = Settings::from_config(&c);
         assert!(s.retention.is_none() && s.prunes_delivery_log());
         c.webhook_delivery_log_days = 0;
-        let s = Settings::from_config(&c).unwrap();
+        let s = Settings::from_config(&c);
         assert_eq!(
             (s.delivery_log_keep, s.delivery_log_age),
             (100, None),
