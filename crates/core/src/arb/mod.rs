@@ -35,6 +35,8 @@
 pub mod depth;
 pub mod episode;
 pub mod fees;
+#[cfg(any(test, feature = "testing"))]
+pub mod fixtures;
 pub mod mask;
 pub mod opportunity;
 pub mod pairing;

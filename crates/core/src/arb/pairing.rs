@@ -540,28 +540,7 @@ fn drop_identical_windows(v: Vec<&Listing>) -> Vec<&Listing> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    pub(crate) const T0: i64 = 1_795_287_600_000; // 2026-11-21T19:00:00Z
-
-    /// A 15-minute BTC up/down window on `exchange` starting `start_ms` after T0 and lasting 900 s plus
-    /// `end_skew_ms`.
-    pub(crate) fn window(exchange: Exchange, id: &str, ic: IntervalCode, start_ms: i64, end_skew_ms: i64) -> Listing {
-        let start = T0 + start_ms;
-        let end = T0 + ic.seconds() * 1000 + end_skew_ms;
-        let (series, slug) = match exchange {
-            Exchange::VenueA => ("KXBTC15M", None),
-            Exchange::VenueB => ("btc-up-or-down-15m", Some(format!("btc-updown-15m-{}", start / 1000))),
-        };
-        let mut m = Market::new(exchange, id, &format!("EV-{id}"), series, "Bitcoin up or down?");
-        m.interval_code = Some(ic);
-        m.window_start = Some(Timestamp(start));
-        m.window_end = Some(Timestamp(end));
-        if exchange == Exchange::VenueB {
-            m.yes_token_id = Some(format!("{id}-up"));
-            m.no_token_id = Some(format!("{id}-down"));
-        }
-        Listing::new(m, "Bitcoin Up or Down", slug)
-    }
+    pub(crate) use crate::arb::fixtures::{T0, window};
 
     pub(crate) fn game(
         exchange: Exchange,

@@ -266,13 +266,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::{Amount, Timestamp};
 
-    pub(crate) fn lvl(cents_x100: i64, size: i64) -> Level {
-        // Price given in ten-thousandths of a dollar (a 4-decimal tick), size in whole contracts.
-        Level {
-            price: Price(cents_x100 * 100),
-            size: Amount::from_units(size),
-        }
-    }
+    pub(crate) use crate::arb::fixtures::lvl;
 
     fn c(x: &str) -> Price {
         x.parse().unwrap()

@@ -282,61 +282,7 @@ pub(crate) mod tests {
         },
     };
 
-    pub(crate) type Books = HashMap<(Exchange, String), BookSnapshot>;
-
-    pub(crate) fn a_book(id: &str, ts: i64, yes_bids: Vec<Level>, no_bids: Vec<Level>) -> BookSnapshot {
-        BookSnapshot {
-            exchange: Exchange::VenueA,
-            market_id: id.into(),
-            asset_id: None,
-            timestamp: Timestamp(ts),
-            bids: yes_bids,
-            asks: vec![],
-            no_bids,
-        }
-    }
-
-    pub(crate) fn b_book(condition: &str, token: &str, ts: i64, asks: Vec<Level>) -> BookSnapshot {
-        BookSnapshot {
-            exchange: Exchange::VenueB,
-            market_id: condition.into(),
-            asset_id: Some(token.into()),
-            timestamp: Timestamp(ts),
-            bids: vec![],
-            asks,
-            no_bids: vec![],
-        }
-    }
-
-    pub(crate) fn insert(books: &mut Books, b: BookSnapshot) {
-        let key = b.asset_id.clone().unwrap_or_else(|| b.market_id.clone());
-        books.insert((b.exchange, key), b);
-    }
-
-    /// The worked example: venue_a YES ask 0.45 × 10 (NO bid 0.55), NO ask 0.56; venue_b YES 0.40, NO 0.50 × 12
-    /// then 0.51. Best direction YES on venue_a + NO on venue_b at 1.25 c.
-    pub(crate) fn fixture(ts: i64) -> (Vec<Listing>, Books) {
-        let listings = vec![
-            window(Exchange::VenueA, "KXBTC15M-26NOV211415-15", IntervalCode::M15, 0, 0),
-            window(Exchange::VenueB, "0xb1", IntervalCode::M15, 2_000, 2_000),
-        ];
-        let mut books = Books::new();
-        insert(
-            &mut books,
-            a_book(
-                "KXBTC15M-26NOV211415-15",
-                ts,
-                vec![lvl(4400, 50)],
-                vec![lvl(5500, 10), lvl(5400, 5)],
-            ),
-        );
-        insert(&mut books, b_book("0xb1", "0xb1-up", ts, vec![lvl(4000, 30)]));
-        insert(
-            &mut books,
-            b_book("0xb1", "0xb1-down", ts, vec![lvl(5000, 12), lvl(5100, 100)]),
-        );
-        (listings, books)
-    }
+    pub(crate) use crate::arb::fixtures::{Books, a_book, b_book, fixture, insert};
 
     #[test]
     fn scans_the_worked_example() {

@@ -139,79 +139,16 @@ pub fn webhook_data(o: &Opportunity) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use crossbook_core::{
-        BookSnapshot, Exchange, IntervalCode, Market, Outcome, Plan, Timestamp,
-        arb::{EpisodeBook, Listing, ScanParams, mask_page, scan},
+        Outcome, Plan, Timestamp,
+        arb::{
+            EpisodeBook, ScanParams,
+            fixtures::{T0, fixture},
+            mask_page, scan,
+        },
     };
 
     use super::*;
-
-    const T0: i64 = 1_795_287_600_000; // 2026-11-21T19:00:00Z
-
-    type Books = HashMap<(Exchange, String), BookSnapshot>;
-
-    /// A 15-minute BTC up/down window on `exchange` starting `start_ms` after T0 (as the core's tests).
-    fn window(exchange: Exchange, id: &str, start_ms: i64, end_skew_ms: i64) -> Listing {
-        let ic = IntervalCode::M15;
-        let start = T0 + start_ms;
-        let end = T0 + ic.seconds() * 1000 + end_skew_ms;
-        let (series, slug) = match exchange {
-            Exchange::VenueA => ("KXBTC15M", None),
-            Exchange::VenueB => ("btc-up-or-down-15m", Some(format!("btc-updown-15m-{}", start / 1000))),
-        };
-        let mut m = Market::new(exchange, id, &format!("EV-{id}"), series, "Bitcoin up or down?");
-        m.interval_code = Some(ic);
-        m.window_start = Some(Timestamp(start));
-        m.window_end = Some(Timestamp(end));
-        if exchange == Exchange::VenueB {
-            m.yes_token_id = Some(format!("{id}-up"));
-            m.no_token_id = Some(format!("{id}-down"));
-        }
-        Listing::new(m, "Bitcoin Up or Down", slug)
-    }
-
-    /// A level: price in ten-thousandths of a dollar, size in whole contracts.
-    fn lvl(price_x10000: i64, size: i64) -> Level {
-        Level {
-            price: Price(price_x10000 * 100),
-            size: Amount::from_units(size),
-        }
-    }
-
-    fn book(exchange: Exchange, market: &str, asset: Option<&str>, ts: i64) -> BookSnapshot {
-        BookSnapshot {
-            exchange,
-            market_id: market.into(),
-            asset_id: asset.map(Into::into),
-            timestamp: Timestamp(ts),
-            bids: vec![],
-            asks: vec![],
-            no_bids: vec![],
-        }
-    }
-
-    /// The worked example of the core's scan tests: one paired window with a 1.25-cent net edge.
-    fn fixture(ts: i64) -> (Vec<Listing>, Books) {
-        let listings = vec![
-            window(Exchange::VenueA, "KXBTC15M-26NOV211415-15", 0, 0),
-            window(Exchange::VenueB, "0xb1", 2_000, 2_000),
-        ];
-        let mut a = book(Exchange::VenueA, "KXBTC15M-26NOV211415-15", None, ts);
-        a.bids = vec![lvl(4400, 50)];
-        a.no_bids = vec![lvl(5500, 10), lvl(5400, 5)];
-        let mut up = book(Exchange::VenueB, "0xb1", Some("0xb1-up"), ts);
-        up.asks = vec![lvl(4000, 30)];
-        let mut down = book(Exchange::VenueB, "0xb1", Some("0xb1-down"), ts);
-        down.asks = vec![lvl(5000, 12), lvl(5100, 100)];
-        let mut books = Books::new();
-        for b in [a, up, down] {
-            let key = b.asset_id.clone().unwrap_or_else(|| b.market_id.clone());
-            books.insert((b.exchange, key), b);
-        }
-        (listings, books)
-    }
 
     #[test]
     fn renders_current_and_history_rows() {
