@@ -22,7 +22,7 @@ use std::{
 
 use anyhow::Context;
 use clap::Args;
-use crossbook_core::{Plan, Timestamp};
+use crossbook_core::{Amount, Exchange, Outcome, Plan, Price, TakerSide, Timestamp, Trade, whale::WhaleEntry};
 use crossbook_server::{
     AppState,
     config::Config,
@@ -91,19 +91,20 @@ async fn start_receiver(arrivals: Arc<Arrivals>) -> anyhow::Result<String> {
 }
 
 fn event(n: usize) -> DomainEvent {
-    DomainEvent::WhaleEntry(Arc::new(serde_json::json!({
-        "trade_id": format!("bench-{n}"),
-        "exchange": "venue_a",
-        "market_id": "KXBTC15M-26NOV211915-15",
-        "event_id": "KXBTC15M-26NOV211915",
-        "title": "BTC price up in next 15 mins?",
-        "side": "yes",
-        "taker_side": "buy",
-        "price": 0.53,
-        "size": 2500.0,
-        "notional": 1325.0,
-        "executed_at": Timestamp::now().to_iso(),
-    })))
+    DomainEvent::WhaleEntry(Arc::new(WhaleEntry {
+        trade: Trade {
+            exchange: Exchange::VenueA,
+            source_trade_id: format!("bench-{n}"),
+            market_id: "KXBTC15M-26NOV211915-15".into(),
+            event_id: "KXBTC15M-26NOV211915".into(),
+            executed_at: Timestamp::now(),
+            taker_side: TakerSide::Buy,
+            outcome: Outcome::Yes,
+            price: Price::from_cents(53),
+            size: Amount::from_units(2_500),
+        },
+        market: None,
+    }))
 }
 
 fn ms(d: Duration) -> f64 {

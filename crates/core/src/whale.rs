@@ -7,11 +7,21 @@
 //! candidates, so every replica that draws from the same data draws the same pool, and the pool rotates from
 //! one day to the next even when the volumes do not change.
 
-use crate::{Amount, Exchange, Timestamp, Trade};
+use crate::{Amount, Exchange, Market, Timestamp, Trade};
 
 /// Candidates considered per pool slot: the pool is drawn from the `size × POOL_CANDIDATE_FACTOR` events with
 /// the most 24h volume.
 pub const POOL_CANDIDATE_FACTOR: usize = 2;
+
+/// A stored trade at or above the platform whale threshold, with the catalog's market when it has it (the
+/// market's title and slug name it in feeds and webhooks). What the whale tracker publishes; each consumer
+/// renders it at its own edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhaleEntry {
+    pub trade: Trade,
+    /// `None` when the catalog does not have the market (or could not be read): the market id names it then.
+    pub market: Option<Market>,
+}
 
 /// Whether `trade` is a whale at `threshold` (inclusive).
 pub fn is_whale(trade: &Trade, threshold: Amount) -> bool {

@@ -4,7 +4,9 @@
 //! and a subscriber that falls more than the capacity behind gets `RecvError::Lagged` and skips ahead
 //! instead of slowing ingestion down. Publishing never blocks and never fails, with or without subscribers.
 
-use crossbook_core::{Exchange, Timestamp, Trade};
+use std::sync::Arc;
+
+use crossbook_core::{Exchange, Timestamp, Trade, arb::Opportunity, whale::WhaleEntry};
 use tokio::sync::broadcast;
 
 use crate::live::BookKey;
@@ -12,10 +14,12 @@ use crate::live::BookKey;
 /// Default number of events a subscriber may fall behind before it starts losing them.
 pub const DEFAULT_CAPACITY: usize = 16_384;
 
-/// Something that happened, in venue-neutral terms.
+/// Something that happened, in venue-neutral domain types.
 ///
-/// `#[non_exhaustive]`: the scanner and the whale tracker add their own kinds (opportunities, whale
-/// entries) as they are built; subscribers match with a wildcard arm.
+/// Events carry data, not a wire format: each consumer (webhooks, the live stream) renders them at its own
+/// edge, so adding a consumer never changes a producer. Large payloads are behind an `Arc`, because every
+/// subscriber receives its own clone of every event.
+/// `#[non_exhaustive]`: subscribers match with a wildcard arm, so a new kind breaks none of them.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum DomainEvent {
@@ -27,24 +31,12 @@ pub enum DomainEvent {
     TradeIngested(Trade),
     /// A catalog sync of a venue finished: markets may have opened, closed or settled.
     CatalogSynced { exchange: Exchange, markets: usize },
-    /// A stored trade at or above the platform whale threshold (`whale.entry`, spec §2.13 / §6.1). The
-    /// payload is the webhook's `data` object, already rendered by the whale tracker, so every consumer
-    /// sends the same bytes.
-    WhaleEntry(std::sync::Arc<serde_json::Value>),
+    /// A stored trade at or above the platform whale threshold (`whale.entry`), published once per trade by
+    /// the whale tracker.
+    WhaleEntry(Arc<WhaleEntry>),
     /// An opportunity the scanner found above `webhook_min_net_cents` outside its cooldown
-    /// (`arbitrage.opportunity`, spec §2.9 / §6.1); the payload is the webhook's `data` object.
-    ArbitrageOpportunity(std::sync::Arc<serde_json::Value>),
-}
-
-impl DomainEvent {
-    /// The webhook event type this event is delivered as, if any.
-    pub fn webhook_type(&self) -> Option<&'static str> {
-        match self {
-            DomainEvent::WhaleEntry(_) => Some("whale.entry"),
-            DomainEvent::ArbitrageOpportunity(_) => Some("arbitrage.opportunity"),
-            _ => None,
-        }
-    }
+    /// (`arbitrage.opportunity`).
+    ArbitrageOpportunity(Arc<Opportunity>),
 }
 
 /// Handle to the bus; cheap to clone.

@@ -9,8 +9,7 @@
 //!    logged; the next pass writes the same episodes again (upserts), so nothing is lost for long;
 //! 3. [`Cooldown::select`]: opportunities at or above `webhook_min_net_cents` whose episode key was not
 //!    published in the last `opportunity_cooldown_seconds` are published as
-//!    [`DomainEvent::ArbitrageOpportunity`], the payload being the opportunity object of spec 2.9/2.10 as
-//!    the webhook's `data` (without the captured `orderbook`, which `data` only carries on request).
+//!    [`DomainEvent::ArbitrageOpportunity`] (with the captured books; each consumer renders what it needs).
 //!
 //! A catalog sync heard on the bus invalidates the cached catalog ([`ArbCache::invalidate`]). At start the
 //! episode book is restored from the store (episodes last seen within the gap), so a restart extends the
@@ -33,10 +32,7 @@ use crossbook_venues::DomainEvent;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::{
-    AppState,
-    arbitrage::{render::webhook_data, scan_live},
-};
+use crate::{AppState, arbitrage::scan_live};
 
 /// How the scanner runs.
 #[derive(Clone)]
@@ -130,7 +126,7 @@ impl Scanner {
         for o in &publish {
             self.state
                 .bus
-                .publish(DomainEvent::ArbitrageOpportunity(Arc::new(webhook_data(o))));
+                .publish(DomainEvent::ArbitrageOpportunity(Arc::new((*o).clone())));
         }
         metrics::gauge!("crossbook_arbitrage_opportunities").set(opps.len() as f64);
         PassReport {

@@ -28,8 +28,9 @@ use tokio::{
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
-    AppState,
+    AppState, arbitrage,
     webhooks::{self, Webhooks},
+    whales::whale_entry_data,
 };
 
 /// Most deliveries waiting for a concurrency slot.
@@ -68,14 +69,22 @@ pub fn spawn_with(state: &AppState, settings: Settings, tracker: &TaskTracker, c
     tracker.spawn(async move { run(state, rx, settings, cancel).await });
 }
 
-/// The webhook type and `data` of a bus event, for the events that are delivered.
-fn webhook_event(ev: &DomainEvent) -> Option<(WebhookKind, &'static str, &serde_json::Value)> {
-    let data = match ev {
-        DomainEvent::WhaleEntry(d) | DomainEvent::ArbitrageOpportunity(d) => d.as_ref(),
-        _ => return None,
-    };
-    let event_type = ev.webhook_type()?;
-    Some((WebhookKind::for_event_type(event_type)?, event_type, data))
+/// The registrations a bus event is delivered to, for the events that are delivered.
+fn webhook_kind(ev: &DomainEvent) -> Option<WebhookKind> {
+    match ev {
+        DomainEvent::WhaleEntry(_) => Some(WebhookKind::Whale),
+        DomainEvent::ArbitrageOpportunity(_) => Some(WebhookKind::Arbitrage),
+        _ => None,
+    }
+}
+
+/// The webhook `data` of a delivered event: the bus carries domain types, and this edge renders them.
+fn webhook_data(ev: &DomainEvent) -> Option<serde_json::Value> {
+    match ev {
+        DomainEvent::WhaleEntry(e) => Some(whale_entry_data(&e.trade, e.market.as_ref())),
+        DomainEvent::ArbitrageOpportunity(o) => Some(arbitrage::render::webhook_data(o)),
+        _ => None,
+    }
 }
 
 async fn run(
@@ -97,8 +106,8 @@ async fn run(
             () = cancel.cancelled() => break,
             ev = rx.recv() => match ev {
                 Ok(ev) => {
-                    if let Some((kind, event_type, data)) = webhook_event(&ev) {
-                        fan_out(&hub, &slots, &deliveries, &log_tx, kind, event_type, data);
+                    if let Some(kind) = webhook_kind(&ev) {
+                        fan_out(&hub, &slots, &deliveries, &log_tx, kind, &ev);
                     }
                 }
                 Err(RecvError::Lagged(n)) => {
@@ -124,21 +133,25 @@ async fn reload(state: &AppState) {
     }
 }
 
-/// Starts one delivery per enabled registration of `kind`.
+/// Starts one delivery per enabled registration of `kind`. The event is rendered only when someone is
+/// registered, and once for all of them.
 fn fan_out(
     hub: &Arc<Webhooks>,
     slots: &Arc<Semaphore>,
     deliveries: &TaskTracker,
     log_tx: &mpsc::Sender<NewDelivery>,
     kind: WebhookKind,
-    event_type: &'static str,
-    data: &serde_json::Value,
+    ev: &DomainEvent,
 ) {
     let targets = hub.targets(kind);
     if targets.is_empty() {
         return;
     }
-    let body: Arc<[u8]> = Arc::from(webhooks::payload(event_type, data));
+    let Some(data) = webhook_data(ev) else {
+        return;
+    };
+    let event_type = kind.event_type();
+    let body: Arc<[u8]> = Arc::from(webhooks::payload(event_type, &data));
     for target in targets.iter() {
         if deliveries.len() >= MAX_PENDING {
             log(

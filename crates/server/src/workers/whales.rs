@@ -1,6 +1,6 @@
 //! The whale tracker (spec 6.1, contracts §7): turns every ingested trade at or above the platform threshold
-//! (`whale_platform_threshold_usd`, 1,000 USD by default, inclusive) into a `whale.entry` on the bus, whose
-//! payload is the webhook `data` of spec 2.13 ([`whale_entry_data`]); and draws the day's public pool at start
+//! (`whale_platform_threshold_usd`, 1,000 USD by default, inclusive) into a [`WhaleEntry`] on the bus (the
+//! trade with its catalog market; consumers render it); and draws the day's public pool at start
 //! and at every 00:00 UTC, so the first request of a day finds it drawn.
 //!
 //! Trades are published once each by ingestion ([`DomainEvent::TradeIngested`]), so each whale is published
@@ -12,17 +12,14 @@ use std::{sync::Arc, time::Duration};
 
 use crossbook_core::{
     Amount, Timestamp,
-    whale::{is_whale, utc_day},
+    whale::{WhaleEntry, is_whale, utc_day},
 };
 use crossbook_venues::DomainEvent;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, warn};
 
-use crate::{
-    AppState,
-    whales::{daily_pool, whale_entry_data},
-};
+use crate::{AppState, whales::daily_pool};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -45,7 +42,7 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
             _ = tokio::time::sleep(until_midnight) => draw_today(&state).await,
             ev = rx.recv() => match ev {
                 Ok(DomainEvent::TradeIngested(trade)) if is_whale(&trade, threshold) => {
-                    // A catalog miss or outage still publishes: the payload falls back to the market id.
+                    // A catalog miss or outage still publishes: consumers fall back to the market id.
                     let market = match state.store.get_market(trade.exchange, &trade.market_id).await {
                         Ok(m) => m.map(|m| m.market),
                         Err(e) => {
@@ -53,9 +50,8 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
                             None
                         }
                     };
-                    let data = whale_entry_data(&trade, market.as_ref());
                     metrics::counter!("crossbook_whale_entries_total", "venue" => trade.exchange.as_str()).increment(1);
-                    state.bus.publish(DomainEvent::WhaleEntry(Arc::new(data)));
+                    state.bus.publish(DomainEvent::WhaleEntry(Arc::new(WhaleEntry { trade, market })));
                 }
                 Ok(_) => {}
                 Err(RecvError::Lagged(n)) => {

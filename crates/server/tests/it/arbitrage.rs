@@ -616,11 +616,12 @@ fn manual_clock(start: Timestamp) -> (Arc<AtomicI64>, Arc<dyn Fn() -> Timestamp 
     (t, Arc::new(move || Timestamp::from_millis(r.load(Ordering::SeqCst))))
 }
 
-fn drain(rx: &mut tokio::sync::broadcast::Receiver<DomainEvent>) -> Vec<Arc<Value>> {
+/// The opportunities published on the bus, rendered as the webhook dispatcher renders them.
+fn drain(rx: &mut tokio::sync::broadcast::Receiver<DomainEvent>) -> Vec<Value> {
     let mut out = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let DomainEvent::ArbitrageOpportunity(v) = ev {
-            out.push(v);
+        if let DomainEvent::ArbitrageOpportunity(o) = ev {
+            out.push(crossbook_server::arbitrage::render::webhook_data(&o));
         }
     }
     out

@@ -24,9 +24,14 @@ use axum::{
     routing::any,
 };
 use base64::{Engine as _, engine::general_purpose::STANDARD};
-use crossbook_core::Plan;
+use crossbook_core::{
+    Amount, Exchange, Outcome, Plan, Price, TakerSide, Timestamp, Trade,
+    arb::{Opportunity, ScanParams, fixtures, scan},
+    whale::WhaleEntry,
+};
 use crossbook_server::{
     AppState,
+    arbitrage::render::webhook_data,
     webhooks::{Webhooks, ssrf::StaticResolver},
     workers::webhooks::{Settings, spawn_with},
 };
@@ -279,10 +284,31 @@ fn public_resolver() -> Arc<dyn Resolve> {
     Arc::new(StaticResolver::new().with("hooks.example.com", &["93.184.216.34".parse().unwrap()]))
 }
 
+/// A whale entry for trade `n` of a market the catalog does not have.
 fn whale(n: i64) -> DomainEvent {
-    DomainEvent::WhaleEntry(Arc::new(
-        json!({"trade_id": n, "notional": 1234.5, "market_id": "KX-1"}),
-    ))
+    DomainEvent::WhaleEntry(Arc::new(WhaleEntry {
+        trade: Trade {
+            exchange: Exchange::VenueA,
+            source_trade_id: n.to_string(),
+            market_id: "KX-1".into(),
+            event_id: "KX".into(),
+            executed_at: Timestamp::now(),
+            taker_side: TakerSide::Buy,
+            outcome: Outcome::Yes,
+            price: Price::from_cents(50),
+            size: Amount::from_units(2_469),
+        },
+        market: None,
+    }))
+}
+
+/// An opportunity of the worked example, as the scanner publishes it (with its captured books).
+fn opportunity() -> Opportunity {
+    let now = Timestamp::from_millis(fixtures::T0 + 60_000);
+    let (listings, books) = fixtures::fixture(now.millis());
+    let mut params = ScanParams::new(now);
+    params.include_orderbook = true;
+    scan(&listings, &[], &books, &params).remove(0)
 }
 
 // ------------------------------------------------------------------------------------------------ routes
@@ -816,10 +842,10 @@ async fn deliveries_are_signed_and_logged() {
         h.wait_targets(WebhookKind::Whale, &[store_id(&w)]).await;
         h.wait_targets(WebhookKind::Arbitrage, &[store_id(&a)]).await;
 
-        let before = crossbook_core::Timestamp::now().secs();
+        let before = Timestamp::now().secs();
         h.state().bus.publish(whale(1));
         h.state().bus.publish(whale(2));
-        let opp = json!({"event_id": "E1", "net_cents": 2.5, "buy_yes": {"exchange": "venue_a", "price": 0.41}});
+        let opp = opportunity();
         h.state()
             .bus
             .publish(DomainEvent::ArbitrageOpportunity(Arc::new(opp.clone())));
@@ -835,7 +861,18 @@ async fn deliveries_are_signed_and_logged() {
             let body: Value = serde_json::from_slice(&got.body).unwrap();
             assert_eq!(body["type"], "whale.entry");
             assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
-            trade_ids.push(body["data"]["trade_id"].as_i64().unwrap());
+            assert_eq!(body["data"]["notional_usd"], 1234.5, "{body}");
+            assert_eq!(
+                body["data"]["market_title"], "KX-1",
+                "a market unknown to the catalog is named by its id"
+            );
+            trade_ids.push(
+                body["data"]["source_trade_id"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<i64>()
+                    .unwrap(),
+            );
             ids.push(id);
         }
         trade_ids.sort_unstable();
@@ -846,7 +883,15 @@ async fn deliveries_are_signed_and_logged() {
         let got = arb_rx.next().await;
         verify_signature(&got, a["secret"].as_str().unwrap());
         let body: Value = serde_json::from_slice(&got.body).unwrap();
-        assert_eq!(body, json!({"type": "arbitrage.opportunity", "data": opp}));
+        assert_eq!(
+            body,
+            json!({"type": "arbitrage.opportunity", "data": webhook_data(&opp)})
+        );
+        assert_eq!(body["data"]["event_id"], opp.event_id.as_str());
+        assert!(
+            body["data"].get("orderbook").is_none(),
+            "data carries no captured books"
+        );
         let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
         let sig = got.headers["service-webhook-signature"].to_str().unwrap()[3..].to_string();
         let signed = format!(
@@ -876,7 +921,7 @@ async fn deliveries_are_signed_and_logged() {
         );
         // Events of other kinds are not delivered.
         h.state().bus.publish(DomainEvent::CatalogSynced {
-            exchange: crossbook_core::Exchange::VenueA,
+            exchange: Exchange::VenueA,
             markets: 1,
         });
         h.state().bus.publish(whale(3));
@@ -1041,7 +1086,7 @@ async fn disabled_or_deleted_registrations_get_nothing() {
         // An arbitrage event reaches nobody: there is no arbitrage registration.
         h.state()
             .bus
-            .publish(DomainEvent::ArbitrageOpportunity(Arc::new(json!({"x": 1}))));
+            .publish(DomainEvent::ArbitrageOpportunity(Arc::new(opportunity())));
         h.state().bus.publish(whale(2));
         for _ in 0..2 {
             let body: Value = serde_json::from_slice(&on.next().await.body).unwrap();
@@ -1159,13 +1204,7 @@ async fn registrations_made_elsewhere_are_picked_up() {
             .customer_id;
         let w = db
             .store
-            .create_webhook(
-                customer,
-                WebhookKind::Whale,
-                &rx.url(),
-                "s3cret",
-                crossbook_core::Timestamp::now(),
-            )
+            .create_webhook(customer, WebhookKind::Whale, &rx.url(), "s3cret", Timestamp::now())
             .await
             .unwrap()
             .unwrap();

@@ -706,8 +706,9 @@ async fn a_whale_reaches_the_bus_and_the_feeds() {
         })
         .await
         .expect("whale.entry within 10 s");
+        assert_eq!(data.trade, whale, "the 1000 USD trade, with its market");
         assert_eq!(
-            *data,
+            crossbook_server::whales::whale_entry_data(&data.trade, data.market.as_ref()),
             json!({
                 "exchange": "venue_b", "event_id": "EV1", "market_id": "M1", "market_ticker": "market-1",
                 "market_title": "Market 1", "source_trade_id": "whale", "executed_at": whale.executed_at.to_iso(),
