@@ -2,17 +2,20 @@
 //!
 //! The types ([`Level`], [`BookSnapshot`]) live here; the rules every consumer must agree on live beside
 //! them, once: the top of book with mid and spread and their rounding ([`top`](mod@top)), asks derived from the
-//! opposite side's bids ([`derive`](mod@derive)), and depth over the first levels ([`depth`](mod@depth)). The venue normaliser,
-//! the historical routes and the arbitrage pricing all call these, so a rule cannot drift between them.
+//! opposite side's bids ([`derive`](mod@derive)), depth over the first levels ([`depth`](mod@depth)), and the events
+//! of the book log with the rule that rebuilds a book from them ([`event`](mod@event)). The venue normaliser, the
+//! historical routes and the arbitrage pricing all call these, so a rule cannot drift between them.
 
 use serde::{Deserialize, Serialize};
 
 pub mod depth;
 pub mod derive;
+pub mod event;
 pub mod top;
 
 pub use depth::depth;
 pub use derive::{ask_from_opposite_bid, asks_from_opposite_bids};
+pub use event::{ApplyError, BookChange, BookEvent, BookState, GapCause, KeyframePolicy, Ladders, LevelChange, Side};
 pub use top::{QUOTE_TICK, TopOfBook, best, mid, spread};
 
 use crate::{Amount, Exchange, Price, Timestamp};
