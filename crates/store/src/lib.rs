@@ -33,6 +33,7 @@ pub mod accounts;
 pub mod arbitrage;
 pub mod books;
 pub mod catalog;
+pub mod chunk;
 mod codec;
 mod common;
 mod error;
