@@ -13,17 +13,10 @@ use crate::{
     accounts::{ApiKeyInfo, KeyOwner},
     books::{SnapshotQuery, SnapshotWindow},
     catalog::{EventQuery, EventSummary, MarketQuery, RecentQuery, SeriesQuery, SeriesSummary, StoredMarket},
+    backend::Exec,
     codec::{self, Cols},
     sql::{self, Dialect, Needle, Sql},
 };
-
-/// Runs built statements on one backend's pool.
-#[async_trait::async_trait]
-pub(crate) trait Exec: Send + Sync {
-    type Row: Cols + Send + Sync;
-    async fn rows(&self, sql: &Sql) -> StoreResult<Vec<Self::Row>>;
-    async fn exec(&self, sql: &Sql) -> StoreResult<u64>;
-}
 
 /// Builds `EventSummary`s: the aggregates and questions of each event come from one query over the markets of
 /// the whole page (a handful of index lookups), so no aggregate is computed for rows that are not returned.

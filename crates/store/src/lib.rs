@@ -32,6 +32,7 @@ extern crate self as crossbook_store;
 pub mod accounts;
 pub mod arbitrage;
 pub mod books;
+mod backend;
 pub mod catalog;
 mod codec;
 mod common;

@@ -9,9 +9,8 @@ use std::{collections::HashSet, str::FromStr, time::Duration};
 
 use crossbook_core::{BookSnapshot, Event, Exchange, Market, Plan, Series, Timestamp, Trade};
 use sqlx::{
-    AssertSqlSafe, Postgres, Row, SqlSafeStr,
-    migrate::{Migration, MigrationType, Migrator},
-    postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow},
+    Row,
+    postgres::{PgConnectOptions, PgPool, PgPoolOptions},
 };
 
 use crate::{
@@ -21,17 +20,15 @@ use crate::{
     books::{BookStore, SnapshotQuery},
     catalog::StoredMarket,
     codec,
-    common::{self, Exec, market_insert_cols, market_update_set},
-    sql::{self, Arg, Dialect, Needle, Sql},
+    backend::{self, Backend, Pools},
+    common::{self, market_insert_cols, market_update_set},
+    sql::{self, Dialect, Needle},
     trades::TradeStore,
 };
 
-mod arbitrage;
 mod history;
 mod lock;
 mod search;
-mod webhooks;
-mod whales;
 
 const D: Dialect = Dialect::Postgres;
 
@@ -67,38 +64,17 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
 ];
 
-fn migrator() -> Migrator {
-    Migrator::with_migrations(
-        MIGRATIONS
-            .iter()
-            .map(|&(version, name, sql)| {
-                Migration::new(version, name.into(), MigrationType::Simple, sql.into_sql_str(), false)
-            })
-            .collect(),
-    )
-}
-
-/// A built statement ready to run on PostgreSQL.
-fn query(sql: &Sql) -> sqlx::query::Query<'static, Postgres, <Postgres as sqlx::Database>::Arguments> {
-    let mut q = sqlx::query(AssertSqlSafe(sql.text.clone()));
-    for a in &sql.args {
-        q = match a {
-            Arg::Int(v) => q.bind(*v),
-            Arg::Text(s) => q.bind(s.clone()),
-            Arg::Bytes(b) => q.bind(b.clone()),
-        };
+impl Backend for PgStore {
+    type Exec = PgPool;
+    const DIALECT: Dialect = D;
+    fn reader(&self) -> &PgPool {
+        &self.pool
     }
-    q
-}
-
-#[async_trait::async_trait]
-impl Exec for PgPool {
-    type Row = PgRow;
-    async fn rows(&self, sql: &Sql) -> StoreResult<Vec<PgRow>> {
-        Ok(query(sql).fetch_all(self).await?)
+    fn writer(&self) -> &PgPool {
+        &self.pool
     }
-    async fn exec(&self, sql: &Sql) -> StoreResult<u64> {
-        Ok(query(sql).execute(self).await?.rows_affected())
+    fn pools(&self) -> Pools<'_> {
+        Pools::Postgres(&self.pool)
     }
 }
 
@@ -133,7 +109,7 @@ impl PgStore {
         // with it. Sequential scans are discouraged so the answer does not depend on how few rows a test has.
         let mut tx = self.pool.begin().await?;
         sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx).await?;
-        let rows = query(&s).fetch_all(&mut *tx).await?;
+        let rows = backend::query(&s).fetch_all(&mut *tx).await?;
         tx.rollback().await?;
         rows.iter().map(|r| Ok(r.try_get::<String, _>(0)?)).collect()
     }
@@ -413,7 +389,7 @@ impl Store for PgStore {
     }
 
     async fn migrate(&self) -> StoreResult<()> {
-        Ok(migrator().run(&self.pool).await?)
+        Ok(backend::migrator(MIGRATIONS).run(&self.pool).await?)
     }
 
     async fn close(&self) {

@@ -18,9 +18,8 @@ use std::{path::Path, str::FromStr, time::Duration};
 
 use crossbook_core::{BookSnapshot, Event, Exchange, Market, Plan, Series, Timestamp, Trade};
 use sqlx::{
-    AssertSqlSafe, Row, SqlSafeStr, Sqlite,
-    migrate::{Migration, MigrationType, Migrator},
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous},
+    AssertSqlSafe, Row, Sqlite,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
 use crate::{
@@ -30,16 +29,14 @@ use crate::{
     books::{BookStore, SnapshotQuery},
     catalog::StoredMarket,
     codec::{self, Cols},
-    common::{self, Exec, market_insert_cols, market_update_set},
-    sql::{self, Arg, Dialect, Needle, Sql, Tier},
+    backend::{self, Backend, Exec, Pools},
+    common::{self, market_insert_cols, market_update_set},
+    sql::{self, Dialect, Needle, Sql, Tier},
     trades::TradeStore,
 };
 
-mod arbitrage;
 mod history;
 mod lock;
-mod webhooks;
-mod whales;
 
 const D: Dialect = Dialect::Sqlite;
 
@@ -72,39 +69,26 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
 ];
 
-fn migrator() -> Migrator {
-    Migrator::with_migrations(
-        MIGRATIONS
-            .iter()
-            .map(|&(version, name, sql)| {
-                Migration::new(version, name.into(), MigrationType::Simple, sql.into_sql_str(), false)
-            })
-            .collect(),
-    )
+impl Backend for SqliteStore {
+    type Exec = SqlitePool;
+    const DIALECT: Dialect = D;
+    fn reader(&self) -> &SqlitePool {
+        &self.read
+    }
+    fn writer(&self) -> &SqlitePool {
+        &self.write
+    }
+    fn pools(&self) -> Pools<'_> {
+        Pools::Sqlite {
+            read: &self.read,
+            write: &self.write,
+        }
+    }
 }
 
-/// A built statement ready to run on SQLite.
-fn query(sql: &Sql) -> sqlx::query::Query<'static, Sqlite, <Sqlite as sqlx::Database>::Arguments> {
-    let mut q = sqlx::query(AssertSqlSafe(sql.text.clone()));
-    for a in &sql.args {
-        q = match a {
-            Arg::Int(v) => q.bind(*v),
-            Arg::Text(s) => q.bind(s.clone()),
-            Arg::Bytes(b) => q.bind(b.clone()),
-        };
-    }
-    q
-}
-
-#[async_trait::async_trait]
-impl Exec for SqlitePool {
-    type Row = SqliteRow;
-    async fn rows(&self, sql: &Sql) -> StoreResult<Vec<SqliteRow>> {
-        Ok(query(sql).fetch_all(self).await?)
-    }
-    async fn exec(&self, sql: &Sql) -> StoreResult<u64> {
-        Ok(query(sql).execute(self).await?.rows_affected())
-    }
+/// Starts a write transaction on the single writer connection.
+pub(crate) async fn begin(write: &SqlitePool) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
+    Ok(write.begin_with("BEGIN IMMEDIATE").await?)
 }
 
 impl SqliteStore {
@@ -167,7 +151,7 @@ impl SqliteStore {
 
     /// Starts a write transaction on the single writer connection.
     async fn begin(&self) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
-        Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
+        begin(&self.write).await
     }
 
     async fn count(&self, sql: &Sql) -> StoreResult<i64> {
@@ -745,7 +729,7 @@ impl Store for SqliteStore {
     }
 
     async fn migrate(&self) -> StoreResult<()> {
-        Ok(migrator().run(&self.write).await?)
+        Ok(backend::migrator(MIGRATIONS).run(&self.write).await?)
     }
 
     async fn close(&self) {

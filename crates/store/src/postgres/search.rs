@@ -19,12 +19,13 @@
 
 use sqlx::Row;
 
-use super::{D, PgStore, query};
+use super::{D, PgStore};
 use crate::{
     MarketQuery, StoreResult,
     catalog::{MarketSort, StoredMarket},
     codec,
-    common::{self, Exec},
+    backend::{Exec, query},
+    common,
     sql::{self, Needle, Sql, Tier},
 };
 
