@@ -29,16 +29,18 @@ use std::sync::Arc;
 // test includes it directly.
 extern crate self as crossbook_store;
 
-pub mod accounts;
 pub mod arbitrage;
 pub mod books;
 mod backend;
 pub mod catalog;
 mod codec;
-mod common;
 mod error;
+pub mod keys;
+/// The keys concern under its earlier name, which callers still use.
+pub use keys as accounts;
 pub mod lock;
 pub mod postgres;
+mod retention;
 mod sql;
 pub mod sqlite;
 #[cfg(feature = "testing")]
@@ -47,7 +49,7 @@ pub mod trades;
 pub mod webhooks;
 pub mod whales;
 
-pub use accounts::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
+pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
 pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
