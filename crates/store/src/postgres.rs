@@ -19,12 +19,10 @@ use crate::{
     sql::Dialect,
 };
 
-mod lock;
-
 const D: Dialect = Dialect::Postgres;
 
 /// How long opening the pool or waiting for a connection may take before the database counts as unavailable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The PostgreSQL store: one pool for reads and writes (PostgreSQL has row-level locking).
 #[derive(Debug, Clone)]

@@ -25,8 +25,6 @@ use crate::{
     sql::Dialect,
 };
 
-mod lock;
-
 const D: Dialect = Dialect::Sqlite;
 
 /// How long a connection waits for a lock held by another process before giving up.
