@@ -25,6 +25,9 @@ pub(crate) trait Exec: Send + Sync {
     type Row: Cols + Send + Sync;
     async fn rows(&self, sql: &Sql) -> StoreResult<Vec<Self::Row>>;
     async fn exec(&self, sql: &Sql) -> StoreResult<u64>;
+    /// Runs `stmts` in order in one write transaction (on SQLite `BEGIN IMMEDIATE`, so call it on the writer)
+    /// and returns the rows of each.
+    async fn transaction(&self, stmts: &[Sql]) -> StoreResult<Vec<Vec<Self::Row>>>;
 }
 
 /// The pools of one backend, for the statements written per dialect.
@@ -52,6 +55,8 @@ where
     i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Vec<u8>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     let mut q = sqlx::query(AssertSqlSafe(sql.text.clone()));
     for a in &sql.args {
@@ -59,6 +64,8 @@ where
             Arg::Int(v) => q.bind(*v),
             Arg::Text(s) => q.bind(s.clone()),
             Arg::Bytes(b) => q.bind(b.clone()),
+            Arg::OptInt(v) => q.bind(*v),
+            Arg::OptText(s) => q.bind(s.clone()),
         };
     }
     q
@@ -73,6 +80,15 @@ impl Exec for SqlitePool {
     async fn exec(&self, sql: &Sql) -> StoreResult<u64> {
         Ok(query(sql).execute(self).await?.rows_affected())
     }
+    async fn transaction(&self, stmts: &[Sql]) -> StoreResult<Vec<Vec<Self::Row>>> {
+        let mut tx = crate::sqlite::begin(self).await?;
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            out.push(query(s).fetch_all(&mut *tx).await?);
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
 }
 
 #[async_trait::async_trait]
@@ -83,6 +99,15 @@ impl Exec for PgPool {
     }
     async fn exec(&self, sql: &Sql) -> StoreResult<u64> {
         Ok(query(sql).execute(self).await?.rows_affected())
+    }
+    async fn transaction(&self, stmts: &[Sql]) -> StoreResult<Vec<Vec<Self::Row>>> {
+        let mut tx = self.begin().await?;
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            out.push(query(s).fetch_all(&mut *tx).await?);
+        }
+        tx.commit().await?;
+        Ok(out)
     }
 }
 

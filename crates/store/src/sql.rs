@@ -19,6 +19,9 @@ pub(crate) enum Arg {
     Int(i64),
     Text(String),
     Bytes(Vec<u8>),
+    /// A nullable column's value.
+    OptInt(Option<i64>),
+    OptText(Option<String>),
 }
 
 /// A statement under construction: text with `$N` placeholders and the arguments they refer to.
@@ -29,6 +32,14 @@ pub(crate) struct Sql {
 }
 
 impl Sql {
+    /// A fixed statement whose `$N` placeholders the caller numbered (`$N` may repeat), with its arguments.
+    pub fn with_args(text: &str, args: Vec<Arg>) -> Self {
+        Sql {
+            text: text.to_string(),
+            args,
+        }
+    }
+
     pub fn new(text: &str) -> Self {
         Sql {
             text: text.to_string(),

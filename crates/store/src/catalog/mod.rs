@@ -12,7 +12,7 @@ use crate::{
     StoreResult,
     backend::{Backend, Exec, Pools},
     codec::{self, Cols},
-    sql::{Dialect, Sql},
+    sql::{Arg, Dialect, Sql},
 };
 
 mod postgres;
@@ -385,94 +385,59 @@ macro_rules! market_insert_cols {
 }
 use market_insert_cols;
 
-
-/// Upserts one series per row in a transaction (the statement is the same on both backends).
-fn series_upsert<'q, DB: sqlx::Database>(
-    s: &'q Series,
-    seen_at: Timestamp,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
-where
-    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    sqlx::query(UPSERT_SERIES)
-        .bind(s.exchange.as_str())
-        .bind(s.series_id.as_str())
-        .bind(s.title.as_str())
-        .bind(s.slug.as_deref())
-        .bind(s.url.as_deref())
-        .bind(s.category.as_deref())
-        .bind(s.status.as_str())
-        .bind(seen_at.millis())
+/// The upsert of one series.
+fn series_upsert(s: &Series, seen_at: Timestamp) -> Sql {
+    Sql::with_args(
+        UPSERT_SERIES,
+        vec![
+            Arg::Text(s.exchange.as_str().to_string()),
+            Arg::Text(s.series_id.clone()),
+            Arg::Text(s.title.clone()),
+            Arg::OptText(s.slug.clone()),
+            Arg::OptText(s.url.clone()),
+            Arg::OptText(s.category.clone()),
+            Arg::Text(s.status.as_str().to_string()),
+            Arg::Int(seen_at.millis()),
+        ],
+    )
 }
 
-fn event_upsert<'q, DB: sqlx::Database>(
-    e: &'q Event,
-    seen_at: Timestamp,
-) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments>
-where
-    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<i64>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    sqlx::query(UPSERT_EVENT)
-        .bind(e.exchange.as_str())
-        .bind(e.event_id.as_str())
-        .bind(e.series_id.as_str())
-        .bind(e.title.as_str())
-        .bind(e.subtitle.as_deref())
-        .bind(e.slug.as_deref())
-        .bind(e.url.as_deref())
-        .bind(e.image_url.as_deref())
-        .bind(e.category.as_deref())
-        .bind(e.status.as_str())
-        .bind(e.interval_code.map(|c| c.as_str()))
-        .bind(e.window_start.map(Timestamp::millis))
-        .bind(e.window_end.map(Timestamp::millis))
-        .bind(e.volume_24h.map(|v| v.micros()))
-        .bind(seen_at.millis())
+/// The upsert of one event.
+fn event_upsert(e: &Event, seen_at: Timestamp) -> Sql {
+    Sql::with_args(
+        UPSERT_EVENT,
+        vec![
+            Arg::Text(e.exchange.as_str().to_string()),
+            Arg::Text(e.event_id.clone()),
+            Arg::Text(e.series_id.clone()),
+            Arg::Text(e.title.clone()),
+            Arg::OptText(e.subtitle.clone()),
+            Arg::OptText(e.slug.clone()),
+            Arg::OptText(e.url.clone()),
+            Arg::OptText(e.image_url.clone()),
+            Arg::OptText(e.category.clone()),
+            Arg::Text(e.status.as_str().to_string()),
+            Arg::OptText(e.interval_code.map(|c| c.as_str().to_string())),
+            Arg::OptInt(e.window_start.map(Timestamp::millis)),
+            Arg::OptInt(e.window_end.map(Timestamp::millis)),
+            Arg::OptInt(e.volume_24h.map(|v| v.micros())),
+            Arg::Int(seen_at.millis()),
+        ],
+    )
 }
 
 #[async_trait::async_trait]
 impl<B: Backend> CatalogStore for B {
     async fn upsert_series(&self, items: &[Series], seen_at: Timestamp) -> StoreResult<()> {
-        match self.pools() {
-            Pools::Sqlite { write, .. } => {
-                let mut tx = crate::sqlite::begin(write).await?;
-                for s in items {
-                    series_upsert(s, seen_at).execute(&mut *tx).await?;
-                }
-                Ok(tx.commit().await?)
-            }
-            Pools::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                for s in items {
-                    series_upsert(s, seen_at).execute(&mut *tx).await?;
-                }
-                Ok(tx.commit().await?)
-            }
-        }
+        let stmts: Vec<Sql> = items.iter().map(|s| series_upsert(s, seen_at)).collect();
+        self.writer().transaction(&stmts).await?;
+        Ok(())
     }
 
     async fn upsert_events(&self, items: &[Event], seen_at: Timestamp) -> StoreResult<()> {
-        match self.pools() {
-            Pools::Sqlite { write, .. } => {
-                let mut tx = crate::sqlite::begin(write).await?;
-                for e in items {
-                    event_upsert(e, seen_at).execute(&mut *tx).await?;
-                }
-                Ok(tx.commit().await?)
-            }
-            Pools::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                for e in items {
-                    event_upsert(e, seen_at).execute(&mut *tx).await?;
-                }
-                Ok(tx.commit().await?)
-            }
-        }
+        let stmts: Vec<Sql> = items.iter().map(|e| event_upsert(e, seen_at)).collect();
+        self.writer().transaction(&stmts).await?;
+        Ok(())
     }
 
     async fn upsert_markets(&self, items: &[Market], seen_at: Timestamp) -> StoreResult<()> {

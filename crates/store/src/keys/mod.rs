@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 
 use crate::{
     StoreResult,
-    backend::{Backend, Exec, Pools},
+    StoreError,
+    backend::{Backend, Exec},
     codec::{self, Cols},
-    sql::Sql,
+    sql::{Arg, Sql},
 };
-use sqlx::Row;
 
 /// Characters of the key kept in clear as its prefix (`cbk_` + 8).
 pub const PREFIX_LEN: usize = 12;
@@ -114,9 +114,9 @@ fn key_owner(r: &impl Cols) -> StoreResult<KeyOwner> {
 
 const INSERT_CUSTOMER: &str =
     "INSERT INTO customers (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING";
-const SELECT_CUSTOMER: &str = "SELECT id FROM customers WHERE name = $1";
-const INSERT_KEY: &str =
-    "INSERT INTO api_keys (customer_id, key_hash, prefix, plan, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id";
+/// The key of the customer named `$1` (created just before when new).
+const INSERT_KEY: &str = "INSERT INTO api_keys (customer_id, key_hash, prefix, plan, created_at) \
+     SELECT id, $2, $3, $4, $5 FROM customers WHERE name = $1 RETURNING id, customer_id";
 
 
 #[async_trait::async_trait]
@@ -125,57 +125,20 @@ impl<B: Backend> AccountStore for B {
         let key = generate_key();
         let prefix: String = key.chars().take(PREFIX_LEN).collect();
         let now = Timestamp::now();
-        // The same statements on both backends, in a transaction of each backend's kind.
-        let (customer_id, id) = match self.pools() {
-            Pools::Sqlite { write, .. } => {
-                let mut tx = crate::sqlite::begin(write).await?;
-                sqlx::query(INSERT_CUSTOMER)
-                    .bind(name)
-                    .bind(now.millis())
-                    .execute(&mut *tx)
-                    .await?;
-                let customer_id: i64 = sqlx::query(SELECT_CUSTOMER)
-                    .bind(name)
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("id")?;
-                let id: i64 = sqlx::query(INSERT_KEY)
-                    .bind(customer_id)
-                    .bind(hash_key(&key))
-                    .bind(&prefix)
-                    .bind(plan.as_str())
-                    .bind(now.millis())
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("id")?;
-                tx.commit().await?;
-                (customer_id, id)
-            }
-            Pools::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(INSERT_CUSTOMER)
-                    .bind(name)
-                    .bind(now.millis())
-                    .execute(&mut *tx)
-                    .await?;
-                let customer_id: i64 = sqlx::query(SELECT_CUSTOMER)
-                    .bind(name)
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("id")?;
-                let id: i64 = sqlx::query(INSERT_KEY)
-                    .bind(customer_id)
-                    .bind(hash_key(&key))
-                    .bind(&prefix)
-                    .bind(plan.as_str())
-                    .bind(now.millis())
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("id")?;
-                tx.commit().await?;
-                (customer_id, id)
-            }
-        };
+        let customer = Sql::with_args(INSERT_CUSTOMER, vec![Arg::Text(name.to_string()), Arg::Int(now.millis())]);
+        let key_row = Sql::with_args(
+            INSERT_KEY,
+            vec![
+                Arg::Text(name.to_string()),
+                Arg::Bytes(hash_key(&key)),
+                Arg::Text(prefix.clone()),
+                Arg::Text(plan.as_str().to_string()),
+                Arg::Int(now.millis()),
+            ],
+        );
+        let rows = self.writer().transaction(&[customer, key_row]).await?;
+        let row = rows.last().and_then(|r| r.first()).ok_or(StoreError::NotFound)?;
+        let (id, customer_id) = (row.int("id")?, row.int("customer_id")?);
         let info = ApiKeyInfo {
             id,
             prefix,
