@@ -33,7 +33,10 @@ pub(crate) trait Exec: Send + Sync {
 /// The pools of one backend, for the statements written per dialect.
 pub(crate) enum Pools<'a> {
     /// One writer connection (writes queue in its pool) and a pool of `query_only` readers.
-    Sqlite { read: &'a SqlitePool, write: &'a SqlitePool },
+    Sqlite {
+        read: &'a SqlitePool,
+        write: &'a SqlitePool,
+    },
     /// One pool for reads and writes.
     Postgres(&'a PgPool),
 }
@@ -118,7 +121,13 @@ pub(crate) fn migrator(migrations: &[(i64, &str, &'static str)]) -> Migrator {
         migrations
             .iter()
             .map(|&(version, name, sql)| {
-                Migration::new(version, name.to_string().into(), MigrationType::Simple, sql.into_sql_str(), false)
+                Migration::new(
+                    version,
+                    name.to_string().into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
             })
             .collect(),
     )

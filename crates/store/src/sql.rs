@@ -5,7 +5,6 @@
 //! where the dialects really differ (full-text matching, `sum()` types) branch on [`Dialect`]. User input never
 //! enters the text: every value is an argument, and LIKE patterns are escaped by [`Needle`].
 
-
 /// The two SQL dialects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dialect {
@@ -72,8 +71,6 @@ impl Sql {
         self
     }
 }
-
-/// Minimum needle length, in characters, that a trigram index can serve.
 
 /// ` LIMIT $n OFFSET $m`.
 pub(crate) fn page(sql: &mut Sql, limit: u32, offset: u32) {

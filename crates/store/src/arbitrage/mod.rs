@@ -82,8 +82,8 @@ pub trait ArbitrageStore: Send + Sync {
 use crossbook_core::arb::{EpisodeKey, Opportunity};
 
 use crate::{
-    codec::{self, Cols},
     backend::{Backend, Exec, Pools},
+    codec::{self, Cols},
     sql::Sql,
 };
 

@@ -305,7 +305,6 @@ async fn delete_snapshots_before<E: Exec>(ex: &E, cutoff: Timestamp) -> StoreRes
     ex.exec(&q).await
 }
 
-
 #[async_trait::async_trait]
 impl<B: Backend> BookStore for B {
     async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()> {

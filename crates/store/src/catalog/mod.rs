@@ -167,10 +167,7 @@ pub trait CatalogStore: Send + Sync {
 
 /// Builds `EventSummary`s: the aggregates and questions of each event come from one query over the markets of
 /// the whole page (a handful of index lookups), so no aggregate is computed for rows that are not returned.
-async fn summarize_events<E: Exec>(
-    ex: &E,
-    events: Vec<(Event, Timestamp)>,
-) -> StoreResult<Vec<EventSummary>> {
+async fn summarize_events<E: Exec>(ex: &E, events: Vec<(Event, Timestamp)>) -> StoreResult<Vec<EventSummary>> {
     #[derive(Default)]
     struct Agg {
         count: i64,
@@ -207,10 +204,7 @@ async fn summarize_events<E: Exec>(
 }
 
 /// Builds `SeriesSummary`s with the aggregates of spec 2.1, read for the page only.
-async fn summarize_series<E: Exec>(
-    ex: &E,
-    series: Vec<(Series, Timestamp)>,
-) -> StoreResult<Vec<SeriesSummary>> {
+async fn summarize_series<E: Exec>(ex: &E, series: Vec<(Series, Timestamp)>) -> StoreResult<Vec<SeriesSummary>> {
     #[derive(Default)]
     struct Agg {
         total: i64,
@@ -219,7 +213,8 @@ async fn summarize_series<E: Exec>(
         latest: Option<Timestamp>,
     }
     let mut aggs: HashMap<(String, String), Agg> = HashMap::new();
-    if let Some(q) = search::series_aggregates(series.iter().map(|(s, _)| (s.exchange.as_str(), s.series_id.as_str()))) {
+    if let Some(q) = search::series_aggregates(series.iter().map(|(s, _)| (s.exchange.as_str(), s.series_id.as_str())))
+    {
         for r in ex.rows(&q).await? {
             let agg = Agg {
                 total: r.int("n_total")?,
@@ -256,11 +251,7 @@ pub(super) fn markets_of(rows: &[impl Cols]) -> StoreResult<Vec<StoredMarket>> {
     rows.iter().map(codec::market_row).collect()
 }
 
-async fn get_event<E: Exec>(
-    ex: &E,
-    exchange: Exchange,
-    event_id: &str,
-) -> StoreResult<Option<EventSummary>> {
+async fn get_event<E: Exec>(ex: &E, exchange: Exchange, event_id: &str) -> StoreResult<Option<EventSummary>> {
     let mut q = Sql::new("SELECT ");
     q.push(codec::EVENT_COLS)
         .push(" FROM events e WHERE e.exchange = ")
@@ -282,11 +273,7 @@ async fn find_event<E: Exec>(ex: &E, event_id: &str) -> StoreResult<Option<Event
     Ok(summarize_events(ex, events).await?.pop())
 }
 
-async fn get_market<E: Exec>(
-    ex: &E,
-    exchange: Exchange,
-    market_id: &str,
-) -> StoreResult<Option<StoredMarket>> {
+async fn get_market<E: Exec>(ex: &E, exchange: Exchange, market_id: &str) -> StoreResult<Option<StoredMarket>> {
     // venue_b markets are also known by their numeric source id; the market id itself wins a tie.
     let mut q = Sql::new("SELECT ");
     q.push(codec::MARKET_COLS)

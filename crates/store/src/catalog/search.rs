@@ -8,6 +8,7 @@ use crate::{
     sql::{Dialect, Sql, page},
 };
 
+/// Minimum needle length, in characters, that a trigram index can serve.
 pub(crate) const TRIGRAM: usize = 3;
 
 /// A search needle (`q`) in every form the queries need.
@@ -305,7 +306,6 @@ pub(crate) fn market_order(sql: &mut Sql, d: Dialect, sort: MarketSort, n: Optio
     }
     sql.push(", m.market_id, m.exchange");
 }
-
 
 /// The whole market search as one statement: filters, text predicate (scan-time), order and page. PostgreSQL
 /// always runs this (its planner combines the trigram indexes); SQLite runs it when there is no needle, for

@@ -8,8 +8,7 @@ use rand::{Rng, distr::Alphanumeric};
 use sha2::{Digest, Sha256};
 
 use crate::{
-    StoreResult,
-    StoreError,
+    StoreError, StoreResult,
     backend::{Backend, Exec},
     codec::{self, Cols},
     sql::{Arg, Sql},
@@ -112,12 +111,10 @@ fn key_owner(r: &impl Cols) -> StoreResult<KeyOwner> {
     })
 }
 
-const INSERT_CUSTOMER: &str =
-    "INSERT INTO customers (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING";
+const INSERT_CUSTOMER: &str = "INSERT INTO customers (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING";
 /// The key of the customer named `$1` (created just before when new).
 const INSERT_KEY: &str = "INSERT INTO api_keys (customer_id, key_hash, prefix, plan, created_at) \
      SELECT id, $2, $3, $4, $5 FROM customers WHERE name = $1 RETURNING id, customer_id";
-
 
 #[async_trait::async_trait]
 impl<B: Backend> AccountStore for B {
@@ -125,7 +122,10 @@ impl<B: Backend> AccountStore for B {
         let key = generate_key();
         let prefix: String = key.chars().take(PREFIX_LEN).collect();
         let now = Timestamp::now();
-        let customer = Sql::with_args(INSERT_CUSTOMER, vec![Arg::Text(name.to_string()), Arg::Int(now.millis())]);
+        let customer = Sql::with_args(
+            INSERT_CUSTOMER,
+            vec![Arg::Text(name.to_string()), Arg::Int(now.millis())],
+        );
         let key_row = Sql::with_args(
             INSERT_KEY,
             vec![

@@ -27,7 +27,7 @@ impl GuardImpl for FileGuard {
 }
 
 /// The lock file next to the database file; `None` for an in-memory database.
-    /// The lock file next to the database file, `None` for an in-memory database.
+/// The lock file next to the database file, `None` for an in-memory database.
 fn leader_lock_path(write: &SqlitePool) -> Option<PathBuf> {
     let opts = write.connect_options();
     let db = opts.get_filename();

@@ -16,8 +16,8 @@ use crossbook_core::{Amount, Exchange, Outcome, Price, TakerSide, Timestamp};
 
 use crate::{
     StoreError, StoreResult,
-    codec::{self, Cols},
     backend::{Backend, Exec},
+    codec::{self, Cols},
     sql::{self, Sql},
 };
 
@@ -260,12 +260,7 @@ async fn add_watch<E: Exec>(
     }
 }
 
-async fn get_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-    since: Timestamp,
-) -> StoreResult<Option<WatchEntry>> {
+async fn get_watch<E: Exec>(ex: &E, customer_id: i64, id: i64, since: Timestamp) -> StoreResult<Option<WatchEntry>> {
     let mut s = watch_select(Some(since));
     s.push(" WHERE w.customer_id = ")
         .int(customer_id)
@@ -291,11 +286,7 @@ async fn find_watch<E: Exec>(
     ex.rows(&s).await?.first().map(watch_row).transpose()
 }
 
-async fn list_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    since: Option<Timestamp>,
-) -> StoreResult<Vec<WatchEntry>> {
+async fn list_watch<E: Exec>(ex: &E, customer_id: i64, since: Option<Timestamp>) -> StoreResult<Vec<WatchEntry>> {
     let mut s = watch_select(since);
     s.push(" WHERE w.customer_id = ")
         .int(customer_id)
@@ -303,12 +294,7 @@ async fn list_watch<E: Exec>(
     ex.rows(&s).await?.iter().map(watch_row).collect()
 }
 
-async fn set_watch_threshold<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-    threshold: Amount,
-) -> StoreResult<bool> {
+async fn set_watch_threshold<E: Exec>(ex: &E, customer_id: i64, id: i64, threshold: Amount) -> StoreResult<bool> {
     let mut s = Sql::new("UPDATE whale_watchlist SET threshold = ");
     s.int(threshold.micros())
         .push(" WHERE customer_id = ")
@@ -318,11 +304,7 @@ async fn set_watch_threshold<E: Exec>(
     Ok(ex.exec(&s).await? > 0)
 }
 
-async fn delete_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-) -> StoreResult<Option<(Exchange, String)>> {
+async fn delete_watch<E: Exec>(ex: &E, customer_id: i64, id: i64) -> StoreResult<Option<(Exchange, String)>> {
     let mut s = Sql::new("DELETE FROM whale_watchlist WHERE customer_id = ");
     s.int(customer_id)
         .push(" AND id = ")
@@ -523,11 +505,7 @@ async fn whale_stats<E: Exec>(
     Ok(out)
 }
 
-async fn event_activity<E: Exec>(
-    ex: &E,
-    targets: &[WhaleTarget],
-    since: Timestamp,
-) -> StoreResult<Vec<EventActivity>> {
+async fn event_activity<E: Exec>(ex: &E, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>> {
     let mut out = vec![EventActivity::default(); targets.len()];
     if targets.is_empty() {
         return Ok(out);
@@ -569,11 +547,7 @@ async fn pool<E: Exec>(ex: &E, date: &str) -> StoreResult<Vec<(Exchange, String)
         .collect()
 }
 
-async fn save_pool<E: Exec>(
-    ex: &E,
-    date: &str,
-    events: &[(Exchange, String)],
-) -> StoreResult<Vec<(Exchange, String)>> {
+async fn save_pool<E: Exec>(ex: &E, date: &str, events: &[(Exchange, String)]) -> StoreResult<Vec<(Exchange, String)>> {
     if !events.is_empty() {
         // One statement: a concurrent drawer's rows conflict from the first rank on, so one pool wins whole.
         let mut s = Sql::new("INSERT INTO whale_pool (pool_date, rank, exchange, event_id) VALUES ");
