@@ -23,7 +23,7 @@
 //! implementation of the trait, `impl<B: Backend> XStore for B`. Statements the dialects agree on are built
 //! with the `sql` builder and run through `backend::Exec` (`rows`, `exec`, `transaction`); a method whose SQL
 //! differs matches on `pools()` and calls the concern's `sqlite.rs` or `postgres.rs`, which hold only that.
-//! A new concern is one more folder of the same shape, with no code in the backend files.
+//! A new concern is one more folder of the same shape; the backend files only list its migrations.
 //!
 //! Every backend stores times as `i64` Unix milliseconds and money as `i64` micro-units, so the SQL of the two
 //! backends differs only where the dialects do (bulk writes, full-text search, partitions).

@@ -3,7 +3,7 @@
 //! Statements are assembled as text with `$N` placeholders plus a list of [`Arg`]s. Both backends accept
 //! `$N` (sqlx-sqlite maps `$N` to the N-th argument), so one builder serves both, and only the fragments
 //! where the dialects really differ (full-text matching, `sum()` types) branch on [`Dialect`]. User input never
-//! enters the text: every value is an argument, and LIKE patterns are escaped by [`Needle`].
+//! enters the text: every value is an argument, and LIKE patterns are escaped by `catalog::search::Needle`.
 
 /// The two SQL dialects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -52,9 +52,9 @@ const HEAD: &str = "coalesce(m.title, m.question)";
 /// The headline of a walked row (alias `w`).
 const HEAD_W: &str = "coalesce(w.title, w.question)";
 
-/// Pages up to this deep (`offset + limit`) try [`PgStore::first_pages`] first.
+/// Pages up to this deep (`offset + limit`) try [`Tiered::first_pages`] first.
 const FAST_MAX_ROWS: i64 = 200;
-/// Rows at the top of the volume order that [`PgStore::first_pages`] walks at most per tier: a tier with a
+/// Rows at the top of the volume order that [`Tiered::first_pages`] walks at most per tier: a tier with a
 /// page of hits among them (1 in 50 for a page of 20) is answered by the walk.
 const FAST_WALK_ROWS: i64 = 1_000;
 /// The headline-prefix tier is read from its index and sorted when it names at most this many rows.
@@ -73,7 +73,7 @@ impl Tiered<'_> {
         // there is common, and its walks stop within those rows. Only the others are counted.
         let sort = search::market_sort(q, Some(n));
         // The first pages of a relevance search are answered by one statement when they can be (see
-        // [`PgStore::first_pages`]); only the rest go through the probes and counts below.
+        // [`Tiered::first_pages`]); only the rest go through the probes and counts below.
         let mut sparse_top = false;
         if sort == MarketSort::Relevance && i64::from(q.offset) + i64::from(q.limit) <= FAST_MAX_ROWS {
             match self.first_pages(q, n).await? {
@@ -306,7 +306,7 @@ impl Tiered<'_> {
     }
 }
 
-/// The outcome of [`PgStore::first_pages`].
+/// The outcome of [`Tiered::first_pages`].
 enum Fast {
     /// The exact page.
     Page(Vec<StoredMarket>),

@@ -1,4 +1,4 @@
-//! [`LeaderLock`] on PostgreSQL: a session advisory lock on a dedicated connection (not from the pool, so the
+//! [`LeaderLock`](super::LeaderLock) on PostgreSQL: a session advisory lock on a dedicated connection (not from the pool, so the
 //! pool can never hand the locked session to a query or close it).
 
 use std::{future::Future, pin::Pin, time::Duration};

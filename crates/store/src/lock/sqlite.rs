@@ -1,4 +1,4 @@
-//! [`LeaderLock`] on SQLite: an exclusive OS lock on `<database file>-leader.lock`, released by the OS when
+//! [`LeaderLock`](super::LeaderLock) on SQLite: an exclusive OS lock on `<database file>-leader.lock`, released by the OS when
 //! the process dies; an in-memory database is private to its process, so its lock always succeeds.
 
 use std::{fs::File, future::Future, path::PathBuf, pin::Pin, sync::Arc};
