@@ -91,6 +91,18 @@ use crate::{
 const EPISODE_COLS: &str = "event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at, \
      last_seen_at, interval_code, category, net_micros, peak_micros, opportunity";
 
+/// The `ON CONFLICT` clause of the episode upsert (an extension keeps the later `last_seen_at` and the larger
+/// peak); `greatest` names the dialect's two-argument maximum (`max` on SQLite, `GREATEST` on PostgreSQL).
+fn on_conflict(greatest: &str) -> String {
+    format!(
+        "ON CONFLICT (event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at) DO UPDATE SET \
+         last_seen_at = {greatest}(arb_episodes.last_seen_at, excluded.last_seen_at), \
+         interval_code = excluded.interval_code, category = excluded.category, \
+         net_micros = excluded.net_micros, peak_micros = {greatest}(arb_episodes.peak_micros, excluded.peak_micros), \
+         opportunity = excluded.opportunity"
+    )
+}
+
 /// The values of one episode row, for the upsert.
 struct EpisodeArgs {
     pub event_id: String,

@@ -6,19 +6,15 @@ use std::collections::HashMap;
 use crossbook_core::arb::Episode;
 use sqlx::postgres::PgPool;
 
-use super::{EPISODE_COLS, EpisodeArgs, episode_args};
+use super::{EPISODE_COLS, EpisodeArgs, episode_args, on_conflict};
 use crate::StoreResult;
 
 fn upsert_sql() -> String {
     format!(
         "INSERT INTO arb_episodes ({EPISODE_COLS}) \
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], \
-                              $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[]) \
-         ON CONFLICT (event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at) DO UPDATE SET \
-         last_seen_at = GREATEST(arb_episodes.last_seen_at, excluded.last_seen_at), \
-         interval_code = excluded.interval_code, category = excluded.category, \
-         net_micros = excluded.net_micros, peak_micros = GREATEST(arb_episodes.peak_micros, excluded.peak_micros), \
-         opportunity = excluded.opportunity"
+                              $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[]) {}",
+        on_conflict("GREATEST")
     )
 }
 

@@ -4,17 +4,13 @@
 use crossbook_core::arb::Episode;
 use sqlx::sqlite::SqlitePool;
 
-use super::{EPISODE_COLS, episode_args};
+use super::{EPISODE_COLS, episode_args, on_conflict};
 use crate::StoreResult;
 
 fn upsert_sql() -> String {
     format!(
-        "INSERT INTO arb_episodes ({EPISODE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-         ON CONFLICT (event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at) DO UPDATE SET \
-         last_seen_at = max(arb_episodes.last_seen_at, excluded.last_seen_at), \
-         interval_code = excluded.interval_code, category = excluded.category, \
-         net_micros = excluded.net_micros, peak_micros = max(arb_episodes.peak_micros, excluded.peak_micros), \
-         opportunity = excluded.opportunity"
+        "INSERT INTO arb_episodes ({EPISODE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) {}",
+        on_conflict("max")
     )
 }
 
