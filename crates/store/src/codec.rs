@@ -23,7 +23,7 @@ use crossbook_core::{
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{StoreError, StoreResult, accounts::ApiKeyInfo, catalog::StoredMarket};
+use crate::{StoreError, StoreResult, catalog::StoredMarket, keys::ApiKeyInfo};
 
 const LADDER_V1: u8 = 1;
 const LADDER_V2: u8 = 2;

@@ -1,26 +1,38 @@
-//! Storage of crossbook: traits split by concern, one backend per file.
+//! Storage of crossbook: one folder per concern, each implemented once for both backends.
 //!
 //! # Layout
 //! - [`catalog`]: series, events, markets (and venue_b tokens) with `discovered_at`, and catalog search.
-//! - [`accounts`]: customers and API keys (stored hashed).
+//! - [`keys`]: customers and API keys (stored hashed).
 //! - [`books`]: order-book snapshots.
 //! - [`trades`]: trades, stored once per venue trade id.
-//! - [`webhooks`]: webhook registrations and their delivery log.
+//! - [`arbitrage`]: recorded opportunity episodes, pair overrides, the scanner's catalog view.
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
+//! - [`webhooks`]: webhook registrations and their delivery log.
 //! - [`lock`]: the ingest leader lock (one ingesting process at a time).
-//! - [`sqlite`] / [`postgres`]: the two backends, each with its own migrations under `migrations/`.
-//! - `common`, `sql`, `codec` (private): what both backends share: statements written once, the search query
-//!   builders, the compact ladder encoding and row decoding.
+//! - `retention` (private): snapshot retention, which differs per backend (batched deletes, dropped partitions).
+//! - [`sqlite`] / [`postgres`]: opening each backend (pools, connection options, migrations under
+//!   `migrations/`) and the [`Store`] methods that are not a concern (ping, migrate, close).
+//! - `backend`, `sql`, `codec` (private): the mechanism below, the statement builder, row decoding and the
+//!   compact ladder encoding.
 //! - `testing` (feature `testing`): the harness that runs one test body against both backends.
 //!
+//! # One way to share SQL
+//! Both stores implement the private `backend::Backend` trait: the dialect, the pool reads run on, the pool
+//! writes run on (SQLite has one writer connection, PostgreSQL one pool for both), and `pools()`, the typed
+//! pools. Each concern is a folder whose `mod.rs` holds the trait, its types, the SQL and the one
+//! implementation of the trait, `impl<B: Backend> XStore for B`. Statements the dialects agree on are built
+//! with the `sql` builder and run through `backend::Exec` (`rows`, `exec`, `transaction`); a method whose SQL
+//! differs matches on `pools()` and calls the concern's `sqlite.rs` or `postgres.rs`, which hold only that.
+//! A new concern is one more folder of the same shape; the backend files only list its migrations.
+//!
 //! Every backend stores times as `i64` Unix milliseconds and money as `i64` micro-units, so the SQL of the two
-//! backends differs only where the dialects do (upserts, full-text search).
+//! backends differs only where the dialects do (bulk writes, full-text search, partitions).
 //!
 //! # Search
 //! Text search is served by indexes on both backends: FTS5 trigram tables on SQLite, `pg_trgm` GIN indexes on
-//! PostgreSQL. Needles shorter than three characters cannot use trigrams and scan instead. On SQLite a common
-//! needle would make "rank every match" slow, so the market search reads relevance tiers one at a time, each
-//! from the index that serves it (see `SqliteStore::search_markets_indexed`).
+//! PostgreSQL. Needles shorter than three characters cannot use trigrams and scan instead. A common needle
+//! would make "rank every match" slow, so the market search reads relevance tiers one at a time, each from the
+//! index that serves it (`catalog/sqlite.rs`, `catalog/postgres.rs`).
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -29,16 +41,19 @@ use std::sync::Arc;
 // test includes it directly.
 extern crate self as crossbook_store;
 
-pub mod accounts;
 pub mod arbitrage;
+mod backend;
 pub mod books;
 pub mod catalog;
 pub mod chunk;
 mod codec;
-mod common;
 mod error;
+pub mod keys;
+/// The keys concern under its earlier name, which callers still use.
+pub use keys as accounts;
 pub mod lock;
 pub mod postgres;
+mod retention;
 mod sql;
 pub mod sqlite;
 #[cfg(feature = "testing")]
@@ -47,7 +62,6 @@ pub mod trades;
 pub mod webhooks;
 pub mod whales;
 
-pub use accounts::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
 pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
@@ -56,6 +70,7 @@ pub use catalog::{
 };
 pub use codec::{decode_ladder, encode_ladder};
 pub use error::{StoreError, StoreResult};
+pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use lock::{LeaderGuard, LeaderLock};
 pub use trades::TradeStore;
 pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};

@@ -16,8 +16,8 @@ use crossbook_core::{Amount, Exchange, Outcome, Price, TakerSide, Timestamp};
 
 use crate::{
     StoreError, StoreResult,
+    backend::{Backend, Exec},
     codec::{self, Cols},
-    common::Exec,
     sql::{self, Sql},
 };
 
@@ -232,7 +232,7 @@ fn watch_row(r: &impl Cols) -> StoreResult<WatchEntry> {
     })
 }
 
-pub(crate) async fn add_watch<E: Exec>(
+async fn add_watch<E: Exec>(
     ex: &E,
     customer_id: i64,
     exchange: Exchange,
@@ -260,12 +260,7 @@ pub(crate) async fn add_watch<E: Exec>(
     }
 }
 
-pub(crate) async fn get_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-    since: Timestamp,
-) -> StoreResult<Option<WatchEntry>> {
+async fn get_watch<E: Exec>(ex: &E, customer_id: i64, id: i64, since: Timestamp) -> StoreResult<Option<WatchEntry>> {
     let mut s = watch_select(Some(since));
     s.push(" WHERE w.customer_id = ")
         .int(customer_id)
@@ -274,7 +269,7 @@ pub(crate) async fn get_watch<E: Exec>(
     ex.rows(&s).await?.first().map(watch_row).transpose()
 }
 
-pub(crate) async fn find_watch<E: Exec>(
+async fn find_watch<E: Exec>(
     ex: &E,
     customer_id: i64,
     exchange: Exchange,
@@ -291,11 +286,7 @@ pub(crate) async fn find_watch<E: Exec>(
     ex.rows(&s).await?.first().map(watch_row).transpose()
 }
 
-pub(crate) async fn list_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    since: Option<Timestamp>,
-) -> StoreResult<Vec<WatchEntry>> {
+async fn list_watch<E: Exec>(ex: &E, customer_id: i64, since: Option<Timestamp>) -> StoreResult<Vec<WatchEntry>> {
     let mut s = watch_select(since);
     s.push(" WHERE w.customer_id = ")
         .int(customer_id)
@@ -303,12 +294,7 @@ pub(crate) async fn list_watch<E: Exec>(
     ex.rows(&s).await?.iter().map(watch_row).collect()
 }
 
-pub(crate) async fn set_watch_threshold<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-    threshold: Amount,
-) -> StoreResult<bool> {
+async fn set_watch_threshold<E: Exec>(ex: &E, customer_id: i64, id: i64, threshold: Amount) -> StoreResult<bool> {
     let mut s = Sql::new("UPDATE whale_watchlist SET threshold = ");
     s.int(threshold.micros())
         .push(" WHERE customer_id = ")
@@ -318,11 +304,7 @@ pub(crate) async fn set_watch_threshold<E: Exec>(
     Ok(ex.exec(&s).await? > 0)
 }
 
-pub(crate) async fn delete_watch<E: Exec>(
-    ex: &E,
-    customer_id: i64,
-    id: i64,
-) -> StoreResult<Option<(Exchange, String)>> {
+async fn delete_watch<E: Exec>(ex: &E, customer_id: i64, id: i64) -> StoreResult<Option<(Exchange, String)>> {
     let mut s = Sql::new("DELETE FROM whale_watchlist WHERE customer_id = ");
     s.int(customer_id)
         .push(" AND id = ")
@@ -334,7 +316,7 @@ pub(crate) async fn delete_watch<E: Exec>(
     }
 }
 
-pub(crate) async fn delete_watch_by_event<E: Exec>(
+async fn delete_watch_by_event<E: Exec>(
     ex: &E,
     customer_id: i64,
     exchange: Exchange,
@@ -350,7 +332,7 @@ pub(crate) async fn delete_watch_by_event<E: Exec>(
     ex.rows(&s).await?.first().map(|r| r.int("id")).transpose()
 }
 
-pub(crate) async fn watched_events<E: Exec>(ex: &E) -> StoreResult<Vec<(Exchange, String)>> {
+async fn watched_events<E: Exec>(ex: &E) -> StoreResult<Vec<(Exchange, String)>> {
     let s = Sql::new("SELECT DISTINCT exchange, event_id FROM whale_watchlist ORDER BY exchange, event_id");
     ex.rows(&s)
         .await?
@@ -441,7 +423,7 @@ fn trade_row(r: &impl Cols) -> StoreResult<WhaleTrade> {
     })
 }
 
-pub(crate) async fn whale_trades<E: Exec>(ex: &E, q: &WhaleQuery) -> StoreResult<WhalePage> {
+async fn whale_trades<E: Exec>(ex: &E, q: &WhaleQuery) -> StoreResult<WhalePage> {
     if q.targets.is_empty() {
         return Ok(WhalePage::default());
     }
@@ -491,7 +473,7 @@ pub(crate) async fn whale_trades<E: Exec>(ex: &E, q: &WhaleQuery) -> StoreResult
     })
 }
 
-pub(crate) async fn whale_stats<E: Exec>(
+async fn whale_stats<E: Exec>(
     ex: &E,
     targets: &[WhaleTarget],
     since: Option<Timestamp>,
@@ -523,11 +505,7 @@ pub(crate) async fn whale_stats<E: Exec>(
     Ok(out)
 }
 
-pub(crate) async fn event_activity<E: Exec>(
-    ex: &E,
-    targets: &[WhaleTarget],
-    since: Timestamp,
-) -> StoreResult<Vec<EventActivity>> {
+async fn event_activity<E: Exec>(ex: &E, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>> {
     let mut out = vec![EventActivity::default(); targets.len()];
     if targets.is_empty() {
         return Ok(out);
@@ -559,7 +537,7 @@ pub(crate) async fn event_activity<E: Exec>(
     Ok(out)
 }
 
-pub(crate) async fn pool<E: Exec>(ex: &E, date: &str) -> StoreResult<Vec<(Exchange, String)>> {
+async fn pool<E: Exec>(ex: &E, date: &str) -> StoreResult<Vec<(Exchange, String)>> {
     let mut s = Sql::new("SELECT exchange, event_id FROM whale_pool WHERE pool_date = ");
     s.text(date).push(" ORDER BY rank");
     ex.rows(&s)
@@ -569,11 +547,7 @@ pub(crate) async fn pool<E: Exec>(ex: &E, date: &str) -> StoreResult<Vec<(Exchan
         .collect()
 }
 
-pub(crate) async fn save_pool<E: Exec>(
-    ex: &E,
-    date: &str,
-    events: &[(Exchange, String)],
-) -> StoreResult<Vec<(Exchange, String)>> {
+async fn save_pool<E: Exec>(ex: &E, date: &str, events: &[(Exchange, String)]) -> StoreResult<Vec<(Exchange, String)>> {
     if !events.is_empty() {
         // One statement: a concurrent drawer's rows conflict from the first rank on, so one pool wins whole.
         let mut s = Sql::new("INSERT INTO whale_pool (pool_date, rank, exchange, event_id) VALUES ");
@@ -597,7 +571,7 @@ pub(crate) async fn save_pool<E: Exec>(
     pool(ex, date).await
 }
 
-pub(crate) async fn pool_candidates<E: Exec>(ex: &E, limit: u32) -> StoreResult<Vec<PoolCandidate>> {
+async fn pool_candidates<E: Exec>(ex: &E, limit: u32) -> StoreResult<Vec<PoolCandidate>> {
     let mut s = Sql::new(
         "SELECT e.exchange, e.event_id, coalesce(e.volume_24h, (SELECT CAST(coalesce(sum(m.volume_24h), 0) AS BIGINT) \
          FROM markets m WHERE m.exchange = e.exchange AND m.event_id = e.event_id)) AS volume \
@@ -617,120 +591,66 @@ pub(crate) async fn pool_candidates<E: Exec>(ex: &E, limit: u32) -> StoreResult<
         .collect()
 }
 
-/// Implements [`WhaleStore`] for a backend by delegating every method to the shared functions above, run on
-/// the pool expression given (the reader pool for reads, the writer for writes).
-macro_rules! impl_whale_store {
-    ($ty:ty, read = |$r:ident| $read:expr, write = |$w:ident| $write:expr) => {
-        #[async_trait::async_trait]
-        impl $crate::whales::WhaleStore for $ty {
-            async fn add_watch(
-                &self,
-                customer_id: i64,
-                exchange: crossbook_core::Exchange,
-                event_id: &str,
-                threshold: crossbook_core::Amount,
-                now: crossbook_core::Timestamp,
-            ) -> $crate::StoreResult<i64> {
-                let $w = self;
-                $crate::whales::add_watch($write, customer_id, exchange, event_id, threshold, now).await
-            }
-            async fn get_watch(
-                &self,
-                customer_id: i64,
-                id: i64,
-                since: crossbook_core::Timestamp,
-            ) -> $crate::StoreResult<Option<$crate::whales::WatchEntry>> {
-                let $r = self;
-                $crate::whales::get_watch($read, customer_id, id, since).await
-            }
-            async fn find_watch(
-                &self,
-                customer_id: i64,
-                exchange: crossbook_core::Exchange,
-                event_id: &str,
-                since: crossbook_core::Timestamp,
-            ) -> $crate::StoreResult<Option<$crate::whales::WatchEntry>> {
-                let $r = self;
-                $crate::whales::find_watch($read, customer_id, exchange, event_id, since).await
-            }
-            async fn list_watch(
-                &self,
-                customer_id: i64,
-                since: Option<crossbook_core::Timestamp>,
-            ) -> $crate::StoreResult<Vec<$crate::whales::WatchEntry>> {
-                let $r = self;
-                $crate::whales::list_watch($read, customer_id, since).await
-            }
-            async fn set_watch_threshold(
-                &self,
-                customer_id: i64,
-                id: i64,
-                threshold: crossbook_core::Amount,
-            ) -> $crate::StoreResult<bool> {
-                let $w = self;
-                $crate::whales::set_watch_threshold($write, customer_id, id, threshold).await
-            }
-            async fn delete_watch(
-                &self,
-                customer_id: i64,
-                id: i64,
-            ) -> $crate::StoreResult<Option<(crossbook_core::Exchange, String)>> {
-                let $w = self;
-                $crate::whales::delete_watch($write, customer_id, id).await
-            }
-            async fn delete_watch_by_event(
-                &self,
-                customer_id: i64,
-                exchange: crossbook_core::Exchange,
-                event_id: &str,
-            ) -> $crate::StoreResult<Option<i64>> {
-                let $w = self;
-                $crate::whales::delete_watch_by_event($write, customer_id, exchange, event_id).await
-            }
-            async fn watched_events(&self) -> $crate::StoreResult<Vec<(crossbook_core::Exchange, String)>> {
-                let $r = self;
-                $crate::whales::watched_events($read).await
-            }
-            async fn whale_trades(
-                &self,
-                q: &$crate::whales::WhaleQuery,
-            ) -> $crate::StoreResult<$crate::whales::WhalePage> {
-                let $r = self;
-                $crate::whales::whale_trades($read, q).await
-            }
-            async fn whale_stats(
-                &self,
-                targets: &[$crate::whales::WhaleTarget],
-                since: Option<crossbook_core::Timestamp>,
-            ) -> $crate::StoreResult<Vec<$crate::whales::TargetStats>> {
-                let $r = self;
-                $crate::whales::whale_stats($read, targets, since).await
-            }
-            async fn event_activity(
-                &self,
-                targets: &[$crate::whales::WhaleTarget],
-                since: crossbook_core::Timestamp,
-            ) -> $crate::StoreResult<Vec<$crate::whales::EventActivity>> {
-                let $r = self;
-                $crate::whales::event_activity($read, targets, since).await
-            }
-            async fn pool(&self, date: &str) -> $crate::StoreResult<Vec<(crossbook_core::Exchange, String)>> {
-                let $r = self;
-                $crate::whales::pool($read, date).await
-            }
-            async fn save_pool(
-                &self,
-                date: &str,
-                events: &[(crossbook_core::Exchange, String)],
-            ) -> $crate::StoreResult<Vec<(crossbook_core::Exchange, String)>> {
-                let $w = self;
-                $crate::whales::save_pool($write, date, events).await
-            }
-            async fn pool_candidates(&self, limit: u32) -> $crate::StoreResult<Vec<$crate::whales::PoolCandidate>> {
-                let $r = self;
-                $crate::whales::pool_candidates($read, limit).await
-            }
-        }
-    };
+#[async_trait::async_trait]
+impl<B: Backend> WhaleStore for B {
+    async fn add_watch(
+        &self,
+        customer_id: i64,
+        exchange: Exchange,
+        event_id: &str,
+        threshold: Amount,
+        now: Timestamp,
+    ) -> StoreResult<i64> {
+        add_watch(self.writer(), customer_id, exchange, event_id, threshold, now).await
+    }
+    async fn get_watch(&self, customer_id: i64, id: i64, since: Timestamp) -> StoreResult<Option<WatchEntry>> {
+        get_watch(self.reader(), customer_id, id, since).await
+    }
+    async fn find_watch(
+        &self,
+        customer_id: i64,
+        exchange: Exchange,
+        event_id: &str,
+        since: Timestamp,
+    ) -> StoreResult<Option<WatchEntry>> {
+        find_watch(self.reader(), customer_id, exchange, event_id, since).await
+    }
+    async fn list_watch(&self, customer_id: i64, since: Option<Timestamp>) -> StoreResult<Vec<WatchEntry>> {
+        list_watch(self.reader(), customer_id, since).await
+    }
+    async fn set_watch_threshold(&self, customer_id: i64, id: i64, threshold: Amount) -> StoreResult<bool> {
+        set_watch_threshold(self.writer(), customer_id, id, threshold).await
+    }
+    async fn delete_watch(&self, customer_id: i64, id: i64) -> StoreResult<Option<(Exchange, String)>> {
+        delete_watch(self.writer(), customer_id, id).await
+    }
+    async fn delete_watch_by_event(
+        &self,
+        customer_id: i64,
+        exchange: Exchange,
+        event_id: &str,
+    ) -> StoreResult<Option<i64>> {
+        delete_watch_by_event(self.writer(), customer_id, exchange, event_id).await
+    }
+    async fn watched_events(&self) -> StoreResult<Vec<(Exchange, String)>> {
+        watched_events(self.reader()).await
+    }
+    async fn whale_trades(&self, q: &WhaleQuery) -> StoreResult<WhalePage> {
+        whale_trades(self.reader(), q).await
+    }
+    async fn whale_stats(&self, targets: &[WhaleTarget], since: Option<Timestamp>) -> StoreResult<Vec<TargetStats>> {
+        whale_stats(self.reader(), targets, since).await
+    }
+    async fn event_activity(&self, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>> {
+        event_activity(self.reader(), targets, since).await
+    }
+    async fn pool(&self, date: &str) -> StoreResult<Vec<(Exchange, String)>> {
+        pool(self.reader(), date).await
+    }
+    async fn save_pool(&self, date: &str, events: &[(Exchange, String)]) -> StoreResult<Vec<(Exchange, String)>> {
+        save_pool(self.writer(), date, events).await
+    }
+    async fn pool_candidates(&self, limit: u32) -> StoreResult<Vec<PoolCandidate>> {
+        pool_candidates(self.reader(), limit).await
+    }
 }
-pub(crate) use impl_whale_store;

@@ -19,7 +19,7 @@ use sqlx::{AssertSqlSafe, Row, postgres::PgPool};
 use crate::{
     StoreResult,
     books::{DAY_MS, Pruned},
-    codec, common,
+    codec,
 };
 
 const UPSERT_SNAPSHOTS: &str = "INSERT INTO book_snapshots (exchange, market_id, asset_id, ts, bids, asks, no_bids) \
@@ -41,11 +41,11 @@ pub(crate) fn partition_name(day: i64) -> String {
 }
 
 /// Inserts a batch in one statement; creates the partitions of its days if one is missing, then retries.
-pub(super) async fn insert_snapshots(pool: &PgPool, batch: &[BookSnapshot]) -> StoreResult<()> {
+pub(crate) async fn insert_snapshots(pool: &PgPool, batch: &[BookSnapshot]) -> StoreResult<()> {
     if batch.is_empty() {
         return Ok(());
     }
-    let batch = common::last_per_key(batch, |s| {
+    let batch = crate::postgres::last_per_key(batch, |s| {
         (s.exchange, s.market_id.clone(), s.asset_id.clone(), s.timestamp)
     });
     let text = |f: fn(&BookSnapshot) -> String| batch.iter().map(|s| f(s)).collect::<Vec<_>>();
@@ -114,7 +114,7 @@ async fn ensure_days(pool: &PgPool, days: impl IntoIterator<Item = i64>) -> Stor
 }
 
 /// Creates the daily partitions covering `[from, until]`.
-pub(super) async fn prepare(pool: &PgPool, from: Timestamp, until: Timestamp) -> StoreResult<()> {
+pub(crate) async fn prepare(pool: &PgPool, from: Timestamp, until: Timestamp) -> StoreResult<()> {
     ensure_days(pool, day_of(from.millis())..=day_of(until.millis())).await
 }
 
@@ -160,7 +160,7 @@ pub(crate) async fn partitions(pool: &PgPool) -> StoreResult<Vec<Partition>> {
 }
 
 /// Detaches and drops every partition whose day ends at or before `cutoff`.
-pub(super) async fn prune(pool: &PgPool, cutoff: Timestamp) -> StoreResult<Pruned> {
+pub(crate) async fn prune(pool: &PgPool, cutoff: Timestamp) -> StoreResult<Pruned> {
     let mut dropped = 0;
     for p in partitions(pool).await? {
         if (p.day + 1) * DAY_MS > cutoff.millis() {

@@ -17,6 +17,9 @@ use crossbook_core::{
 
 use crate::StoreResult;
 
+mod postgres;
+mod sqlite;
+
 /// Filters and page of the history (spec 4.3 `/v1/arbitrage/history`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HistoryQuery {
@@ -79,17 +82,29 @@ pub trait ArbitrageStore: Send + Sync {
 use crossbook_core::arb::{EpisodeKey, Opportunity};
 
 use crate::{
+    backend::{Backend, Exec, Pools},
     codec::{self, Cols},
-    common::Exec,
     sql::Sql,
 };
 
 /// Columns of an episode row, in the order [`episode_args`] binds them.
-pub(crate) const EPISODE_COLS: &str = "event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at, \
+const EPISODE_COLS: &str = "event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at, \
      last_seen_at, interval_code, category, net_micros, peak_micros, opportunity";
 
+/// The `ON CONFLICT` clause of the episode upsert (an extension keeps the later `last_seen_at` and the larger
+/// peak); `greatest` names the dialect's two-argument maximum (`max` on SQLite, `GREATEST` on PostgreSQL).
+fn on_conflict(greatest: &str) -> String {
+    format!(
+        "ON CONFLICT (event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at) DO UPDATE SET \
+         last_seen_at = {greatest}(arb_episodes.last_seen_at, excluded.last_seen_at), \
+         interval_code = excluded.interval_code, category = excluded.category, \
+         net_micros = excluded.net_micros, peak_micros = {greatest}(arb_episodes.peak_micros, excluded.peak_micros), \
+         opportunity = excluded.opportunity"
+    )
+}
+
 /// The values of one episode row, for the upsert.
-pub(crate) struct EpisodeArgs {
+struct EpisodeArgs {
     pub event_id: String,
     pub outcome_key: String,
     pub buy_yes_market: &'static str,
@@ -103,7 +118,7 @@ pub(crate) struct EpisodeArgs {
     pub opportunity: String,
 }
 
-pub(crate) fn episode_args(e: &Episode) -> StoreResult<EpisodeArgs> {
+fn episode_args(e: &Episode) -> StoreResult<EpisodeArgs> {
     let o = &e.opportunity;
     Ok(EpisodeArgs {
         event_id: e.key.event_id.clone(),
@@ -160,7 +175,7 @@ fn history_where(q: &HistoryQuery) -> Sql {
     s
 }
 
-pub(crate) async fn episode_history<E: Exec>(ex: &E, q: &HistoryQuery) -> StoreResult<HistoryPage> {
+async fn episode_history<E: Exec>(ex: &E, q: &HistoryQuery) -> StoreResult<HistoryPage> {
     let filter = history_where(q);
     let mut count = Sql::new("SELECT count(*) AS n");
     count.push(&filter.text);
@@ -188,7 +203,7 @@ pub(crate) async fn episode_history<E: Exec>(ex: &E, q: &HistoryQuery) -> StoreR
     Ok(HistoryPage { total, items })
 }
 
-pub(crate) async fn recent_episodes<E: Exec>(ex: &E, since: Timestamp) -> StoreResult<Vec<Episode>> {
+async fn recent_episodes<E: Exec>(ex: &E, since: Timestamp) -> StoreResult<Vec<Episode>> {
     let mut s = Sql::new("SELECT ");
     s.push(EPISODE_COLS)
         .push(" FROM arb_episodes WHERE last_seen_at >= ")
@@ -197,7 +212,7 @@ pub(crate) async fn recent_episodes<E: Exec>(ex: &E, since: Timestamp) -> StoreR
     ex.rows(&s).await?.iter().map(episode_row).collect()
 }
 
-pub(crate) async fn pair_overrides<E: Exec>(ex: &E) -> StoreResult<Vec<StoredOverride>> {
+async fn pair_overrides<E: Exec>(ex: &E) -> StoreResult<Vec<StoredOverride>> {
     let s = Sql::new(
         "SELECT venue_a_market_id, venue_b_market_id, created_at FROM arb_pair_overrides ORDER BY created_at, id",
     );
@@ -218,7 +233,7 @@ pub(crate) async fn pair_overrides<E: Exec>(ex: &E) -> StoreResult<Vec<StoredOve
 
 /// Inserts an override unless either market already has one (both backends: `ON CONFLICT DO NOTHING` covers
 /// both unique columns).
-pub(crate) async fn add_pair_override<E: Exec>(ex: &E, pair: &PairOverride, at: Timestamp) -> StoreResult<bool> {
+async fn add_pair_override<E: Exec>(ex: &E, pair: &PairOverride, at: Timestamp) -> StoreResult<bool> {
     let mut s = Sql::new("INSERT INTO arb_pair_overrides (venue_a_market_id, venue_b_market_id, created_at) VALUES (");
     s.text(&pair.venue_a_market_id)
         .push(", ")
@@ -229,13 +244,13 @@ pub(crate) async fn add_pair_override<E: Exec>(ex: &E, pair: &PairOverride, at: 
     Ok(ex.exec(&s).await? == 1)
 }
 
-pub(crate) async fn remove_pair_override<E: Exec>(ex: &E, market_id: &str) -> StoreResult<u64> {
+async fn remove_pair_override<E: Exec>(ex: &E, market_id: &str) -> StoreResult<u64> {
     let mut s = Sql::new("DELETE FROM arb_pair_overrides WHERE venue_a_market_id = ");
     s.text(market_id).push(" OR venue_b_market_id = ").text(market_id);
     ex.exec(&s).await
 }
 
-pub(crate) async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
+async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
     let mut s = Sql::new("SELECT ");
     s.push(codec::MARKET_COLS).push(
         ", e.title AS event_title, e.slug AS event_slug FROM markets m \
@@ -260,4 +275,42 @@ pub(crate) async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listi
             Ok(Listing::new(market, title, slug))
         })
         .collect()
+}
+
+/// Reads on the reader pool, writes on the writer; only the episode batch is written per dialect.
+#[async_trait::async_trait]
+impl<B: Backend> ArbitrageStore for B {
+    async fn record_episodes(&self, episodes: &[Episode]) -> StoreResult<()> {
+        if episodes.is_empty() {
+            return Ok(());
+        }
+        match self.pools() {
+            Pools::Sqlite { write, .. } => sqlite::record_episodes(write, episodes).await,
+            Pools::Postgres(pool) => postgres::record_episodes(pool, episodes).await,
+        }
+    }
+
+    async fn recent_episodes(&self, since: Timestamp) -> StoreResult<Vec<Episode>> {
+        recent_episodes(self.reader(), since).await
+    }
+
+    async fn episode_history(&self, q: &HistoryQuery) -> StoreResult<HistoryPage> {
+        episode_history(self.reader(), q).await
+    }
+
+    async fn add_pair_override(&self, pair: &PairOverride, at: Timestamp) -> StoreResult<bool> {
+        add_pair_override(self.writer(), pair, at).await
+    }
+
+    async fn pair_overrides(&self) -> StoreResult<Vec<StoredOverride>> {
+        pair_overrides(self.reader()).await
+    }
+
+    async fn remove_pair_override(&self, market_id: &str) -> StoreResult<u64> {
+        remove_pair_override(self.writer(), market_id).await
+    }
+
+    async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
+        arbitrage_listings(self.reader()).await
+    }
 }

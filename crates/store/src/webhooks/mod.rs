@@ -21,7 +21,16 @@ use std::fmt;
 
 use crossbook_core::Timestamp;
 
-use crate::{StoreError, StoreResult, books::Pruned, codec::Cols, common::Exec, sql::Sql};
+use crate::{
+    StoreError, StoreResult,
+    backend::{Backend, Exec, Pools},
+    books::Pruned,
+    codec::Cols,
+    sql::Sql,
+};
+
+mod postgres;
+mod sqlite;
 
 /// Attempts kept per registration (contracts §8: "the last 100 attempts").
 pub const DELIVERY_LOG_KEEP: i64 = 100;
@@ -197,7 +206,7 @@ fn rows_to_webhooks<R: Cols>(rows: Vec<R>) -> StoreResult<Vec<Webhook>> {
     rows.iter().map(webhook_row).collect()
 }
 
-pub(crate) async fn create_webhook<E: Exec>(
+async fn create_webhook<E: Exec>(
     ex: &E,
     customer_id: i64,
     kind: WebhookKind,
@@ -221,13 +230,13 @@ pub(crate) async fn create_webhook<E: Exec>(
     Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
 }
 
-pub(crate) async fn webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>> {
+async fn webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>> {
     let mut s = Sql::new(&format!("SELECT {WEBHOOK_COLS} FROM webhooks WHERE customer_id = "));
     s.int(customer_id).push(" AND kind = ").text(kind.as_str());
     Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
 }
 
-pub(crate) async fn customer_webhooks<E: Exec>(ex: &E, customer_id: i64) -> StoreResult<Vec<Webhook>> {
+async fn customer_webhooks<E: Exec>(ex: &E, customer_id: i64) -> StoreResult<Vec<Webhook>> {
     let mut s = Sql::new(&format!("SELECT {WEBHOOK_COLS} FROM webhooks WHERE customer_id = "));
     s.int(customer_id);
     let mut hooks = rows_to_webhooks(ex.rows(&s).await?)?;
@@ -235,7 +244,7 @@ pub(crate) async fn customer_webhooks<E: Exec>(ex: &E, customer_id: i64) -> Stor
     Ok(hooks)
 }
 
-pub(crate) async fn update_webhook<E: Exec>(
+async fn update_webhook<E: Exec>(
     ex: &E,
     customer_id: i64,
     kind: WebhookKind,
@@ -256,7 +265,7 @@ pub(crate) async fn update_webhook<E: Exec>(
     Ok(rows_to_webhooks(ex.rows(&s).await?)?.into_iter().next())
 }
 
-pub(crate) async fn delete_webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<bool> {
+async fn delete_webhook<E: Exec>(ex: &E, customer_id: i64, kind: WebhookKind) -> StoreResult<bool> {
     let mut s = Sql::new("DELETE FROM webhooks WHERE customer_id = ");
     s.int(customer_id)
         .push(" AND kind = ")
@@ -271,14 +280,14 @@ pub(crate) async fn delete_webhook<E: Exec>(ex: &E, customer_id: i64, kind: Webh
     Ok(!rows.is_empty())
 }
 
-pub(crate) async fn enabled_webhooks<E: Exec>(ex: &E) -> StoreResult<Vec<Webhook>> {
+async fn enabled_webhooks<E: Exec>(ex: &E) -> StoreResult<Vec<Webhook>> {
     let s = Sql::new(&format!(
         "SELECT {WEBHOOK_COLS} FROM webhooks WHERE enabled = 1 ORDER BY id"
     ));
     rows_to_webhooks(ex.rows(&s).await?)
 }
 
-pub(crate) async fn deliveries<E: Exec>(ex: &E, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
+async fn deliveries<E: Exec>(ex: &E, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
     let mut s = Sql::new(
         "SELECT id, webhook_id, message_id, event_type, status_code, latency_ms, error, blocked, created_at \
          FROM webhook_deliveries WHERE webhook_id = ",
@@ -314,7 +323,7 @@ fn prunable(s: &mut Sql, webhook_id: i64, bound: Option<i64>, before: Option<Tim
 /// `keep + 1` entries of the `(webhook_id, id)` index; every attempt at or below it goes. Age is checked on the
 /// registration's rows in id order (there is no index on `created_at`; the log of a registration is short, at
 /// most `keep` plus what arrived since the last pass, and the oldest rows, the likely expired ones, come first).
-pub(crate) async fn prune_deliveries<R: Exec, W: Exec>(
+async fn prune_deliveries<R: Exec, W: Exec>(
     read: &R,
     write: &W,
     keep: u32,
@@ -370,12 +379,12 @@ async fn ex_first_id<E: Exec>(ex: &E, s: &Sql) -> StoreResult<Option<i64>> {
 }
 
 /// Inserts one attempt unless its registration is gone (`$1` … `$9` in column order).
-pub(crate) const INSERT_DELIVERY: &str = "INSERT INTO webhook_deliveries \
+const INSERT_DELIVERY: &str = "INSERT INTO webhook_deliveries \
     (webhook_id, message_id, event_type, status_code, latency_ms, error, blocked, created_at) \
     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)";
 
 /// Deletes all but the newest [`DELIVERY_LOG_KEEP`] attempts of registration `$1`.
-pub(crate) fn trim_deliveries_sql() -> String {
+fn trim_deliveries_sql() -> String {
     format!(
         "DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND id <= \
          (SELECT id FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT 1 OFFSET {DELIVERY_LOG_KEEP})"
@@ -383,9 +392,70 @@ pub(crate) fn trim_deliveries_sql() -> String {
 }
 
 /// The distinct registrations of a batch, in first-seen order.
-pub(crate) fn webhooks_in(batch: &[NewDelivery]) -> Vec<i64> {
+fn webhooks_in(batch: &[NewDelivery]) -> Vec<i64> {
     let mut ids: Vec<i64> = batch.iter().map(|d| d.webhook_id).collect();
     ids.sort_unstable();
     ids.dedup();
     ids
+}
+
+/// Reads on the reader pool, writes on the writer; pruning reads on the reader and deletes in short statements
+/// on the writer, so ingestion's writes interleave. Only the batch of attempts is written per dialect.
+#[async_trait::async_trait]
+impl<B: Backend> WebhookStore for B {
+    async fn create_webhook(
+        &self,
+        customer_id: i64,
+        kind: WebhookKind,
+        url: &str,
+        secret: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<Webhook>> {
+        create_webhook(self.writer(), customer_id, kind, url, secret, at).await
+    }
+
+    async fn webhook(&self, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>> {
+        webhook(self.reader(), customer_id, kind).await
+    }
+
+    async fn customer_webhooks(&self, customer_id: i64) -> StoreResult<Vec<Webhook>> {
+        customer_webhooks(self.reader(), customer_id).await
+    }
+
+    async fn update_webhook(
+        &self,
+        customer_id: i64,
+        kind: WebhookKind,
+        url: &str,
+        enabled: Option<bool>,
+        at: Timestamp,
+    ) -> StoreResult<Option<Webhook>> {
+        update_webhook(self.writer(), customer_id, kind, url, enabled, at).await
+    }
+
+    async fn delete_webhook(&self, customer_id: i64, kind: WebhookKind) -> StoreResult<bool> {
+        delete_webhook(self.writer(), customer_id, kind).await
+    }
+
+    async fn enabled_webhooks(&self) -> StoreResult<Vec<Webhook>> {
+        enabled_webhooks(self.reader()).await
+    }
+
+    async fn record_deliveries(&self, batch: &[NewDelivery]) -> StoreResult<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        match self.pools() {
+            Pools::Sqlite { write, .. } => sqlite::record_deliveries(write, batch).await,
+            Pools::Postgres(pool) => postgres::record_deliveries(pool, batch).await,
+        }
+    }
+
+    async fn deliveries(&self, webhook_id: i64, limit: u32) -> StoreResult<Vec<Delivery>> {
+        deliveries(self.reader(), webhook_id, limit).await
+    }
+
+    async fn prune_deliveries(&self, keep: u32, before: Option<Timestamp>, max_rows: u32) -> StoreResult<Pruned> {
+        prune_deliveries(self.reader(), self.writer(), keep, before, max_rows).await
+    }
 }

@@ -1,12 +1,13 @@
-//! Market search on PostgreSQL for needles of three characters or more, one relevance tier at a time.
+//! The catalog on PostgreSQL: markets upserted as arrays (`UNNEST`) in one statement, and the market search for
+//! needles of three characters or more, one relevance tier at a time.
 //!
 //! A single statement ("every match, ranked by tier then volume, one page") is right for a rare needle, but a
 //! common one ("bitcoin" over a million markets) makes PostgreSQL fetch and sort every match: hundreds of
-//! milliseconds. This is the plan the SQLite backend follows (`SqliteStore::search_markets_indexed`):
+//! milliseconds. This is the plan the SQLite backend follows (`catalog/sqlite.rs`):
 //!
 //! 1. Count the matches, stopping at `SPARSE_LIMIT + 1` (trigram index). If there are few, the single
 //!    statement is cheap: run it. For relevance, a probe of the first rows in volume order comes first
-//!    ([`PgStore::dense`]): a needle with a page of matches there skips the count, which for a common needle
+//!    ([`Tiered::dense`]): a needle with a page of matches there skips the count, which for a common needle
 //!    costs more than the whole walk.
 //! 2. Otherwise, for `newest`/`volume`/`liquidity`, walk the index of that order and stop after the page.
 //! 3. For `relevance`, fill the page tier by tier (exact id, headline prefix, headline substring, other field),
@@ -17,16 +18,21 @@
 //! The planner cannot know which case it is in (trigram selectivity estimates are coarse), so the walks run
 //! with bitmap scans disabled for that one transaction: the same role as SQLite's `INDEXED BY`.
 
-use sqlx::Row;
+use crossbook_core::{Market, Timestamp};
+use sqlx::{Row, postgres::PgPool};
 
-use super::{D, PgStore, query};
-use crate::{
-    MarketQuery, StoreResult,
-    catalog::{MarketSort, StoredMarket},
-    codec,
-    common::{self, Exec},
-    sql::{self, Needle, Sql, Tier},
+use super::{
+    MarketQuery, MarketSort, StoredMarket, markets_of,
+    search::{self, Needle, Tier},
 };
+use crate::{
+    StoreResult,
+    backend::{Exec, query},
+    codec,
+    sql::{Dialect, Sql},
+};
+
+const D: Dialect = Dialect::Postgres;
 
 /// At most this many matches count as "few": ranking them in one statement is cheap.
 const SPARSE_LIMIT: i64 = 2_000;
@@ -35,7 +41,7 @@ const SPARSE_LIMIT: i64 = 2_000;
 /// walked in volume order.
 const NAMED_LIMIT: i64 = 25_000;
 
-/// Rows at the top of the volume order that [`PgStore::dense`] looks at.
+/// Rows at the top of the volume order that [`Tiered::dense`] looks at.
 const PROBE_ROWS: i64 = 4_000;
 /// Matches among those rows that make a needle common (1 in 40: a walk in volume order fills a page of 100
 /// within a few thousand rows), without counting it.
@@ -46,23 +52,28 @@ const HEAD: &str = "coalesce(m.title, m.question)";
 /// The headline of a walked row (alias `w`).
 const HEAD_W: &str = "coalesce(w.title, w.question)";
 
-/// Pages up to this deep (`offset + limit`) try [`PgStore::first_pages`] first.
+/// Pages up to this deep (`offset + limit`) try [`Tiered::first_pages`] first.
 const FAST_MAX_ROWS: i64 = 200;
-/// Rows at the top of the volume order that [`PgStore::first_pages`] walks at most per tier: a tier with a
+/// Rows at the top of the volume order that [`Tiered::first_pages`] walks at most per tier: a tier with a
 /// page of hits among them (1 in 50 for a page of 20) is answered by the walk.
 const FAST_WALK_ROWS: i64 = 1_000;
 /// The headline-prefix tier is read from its index and sorted when it names at most this many rows.
 const FAST_NAMED_LIMIT: i64 = 5_000;
 
-impl PgStore {
-    pub(super) async fn search_markets_tiered(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Vec<StoredMarket>> {
+/// The tiered search runs on the pool.
+pub(super) struct Tiered<'a> {
+    pub pool: &'a PgPool,
+}
+
+impl Tiered<'_> {
+    pub(super) async fn search_markets(&self, q: &MarketQuery, n: &Needle) -> StoreResult<Vec<StoredMarket>> {
         // Counting the matches of a common needle through the trigram index costs tens of milliseconds (the
         // whole bitmap is built before the LIMIT applies), so for relevance (whose walks are in volume order)
         // a cheap look at the top of the volume order comes first: a needle with at least a page of matches
         // there is common, and its walks stop within those rows. Only the others are counted.
-        let sort = sql::market_sort(q, Some(n));
+        let sort = search::market_sort(q, Some(n));
         // The first pages of a relevance search are answered by one statement when they can be (see
-        // [`PgStore::first_pages`]); only the rest go through the probes and counts below.
+        // [`Tiered::first_pages`]); only the rest go through the probes and counts below.
         let mut sparse_top = false;
         if sort == MarketSort::Relevance && i64::from(q.offset) + i64::from(q.limit) <= FAST_MAX_ROWS {
             match self.first_pages(q, n).await? {
@@ -74,18 +85,18 @@ impl PgStore {
         // A needle whose first three tiers left a page unfilled among the rows the fast path walked is not
         // dense at the top of the volume order either: the probe would only confirm it.
         let dense =
-            sort == MarketSort::Relevance && !sparse_top && self.dense(q, |s| sql::market_match(s, D, n)).await?;
+            sort == MarketSort::Relevance && !sparse_top && self.dense(q, |s| search::market_match(s, D, n)).await?;
         if !dense {
             let all = self
-                .capped_count(q, SPARSE_LIMIT, |s| sql::market_match(s, D, n))
+                .capped_count(q, SPARSE_LIMIT, |s| search::market_match(s, D, n))
                 .await?;
             if all <= SPARSE_LIMIT {
-                return common::search_markets_scan(&self.pool, D, q, Some(n)).await;
+                return super::search_markets_scan(self.pool, D, q, Some(n)).await;
             }
         }
         tracing::debug!(needle = %n.raw, ?sort, "common needle: reading ordered indexes");
         if sort != MarketSort::Relevance {
-            return self.walk_rows(&sql::market_search(D, q, Some(n))).await;
+            return self.walk_rows(&search::market_search(D, q, Some(n))).await;
         }
 
         let mut skip = i64::from(q.offset);
@@ -127,7 +138,7 @@ impl PgStore {
                 Tier::Other => !dense,
             };
             s.push(" AND ");
-            sql::market_tier_predicate(&mut s, D, n, tier, false);
+            search::market_tier_predicate(&mut s, D, n, tier, false);
             if skip > 0 {
                 let mut c = Sql::new("SELECT count(*) AS n FROM (SELECT 1");
                 c.push(&s.text[s.text.find(" FROM ").unwrap_or(0)..]);
@@ -167,17 +178,17 @@ impl PgStore {
         let need = i64::from(q.offset) + i64::from(q.limit);
         // The rows of tier 1 by the prefix index, at most one more than the limit.
         let mut s = Sql::new("WITH p AS MATERIALIZED (SELECT m.id, m.volume, m.market_id, m.exchange FROM markets m");
-        sql::market_filters(&mut s, q);
+        search::market_filters(&mut s, q);
         s.push(" AND ");
         prefix_range(&mut s, n);
         s.push(" AND NOT (");
-        sql::id_equals(&mut s, D, "m.market_id", n);
+        search::id_equals(&mut s, D, "m.market_id", n);
         s.push(&format!(") LIMIT {}), ", FAST_NAMED_LIMIT + 1));
         // Tier 0.
         s.push("t0 AS MATERIALIZED (SELECT m.id, m.volume, m.market_id, m.exchange FROM markets m");
-        sql::market_filters(&mut s, q);
+        search::market_filters(&mut s, q);
         s.push(" AND ");
-        sql::id_equals(&mut s, D, "m.market_id", n);
+        search::id_equals(&mut s, D, "m.market_id", n);
         s.push(&format!(
             " ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT {need}), \
              pc AS (SELECT count(*) AS n FROM p) \
@@ -196,7 +207,7 @@ impl PgStore {
             need,
             |s| {
                 s.push(HEAD_W).push(" ILIKE ").text(&n.prefix).push(" AND NOT (");
-                sql::id_equals(s, D, "w.market_id", n);
+                search::id_equals(s, D, "w.market_id", n);
                 s.push(")");
             },
         );
@@ -217,7 +228,7 @@ impl PgStore {
                     .push(" ILIKE ")
                     .text(&n.prefix)
                     .push(") AND NOT (");
-                sql::id_equals(s, D, "w.market_id", n);
+                search::id_equals(s, D, "w.market_id", n);
                 s.push(")");
             },
         );
@@ -233,7 +244,7 @@ impl PgStore {
         // Tier 0 is always complete, tier 1 when read from its index, tier 2 never (it is walked).
         if last_tier <= 1 || (last_tier == 2 && prefix_named) {
             let skip = q.offset as usize;
-            Ok(Fast::Page(common::markets_of(&rows[skip.min(rows.len())..])?))
+            Ok(Fast::Page(markets_of(&rows[skip.min(rows.len())..])?))
         } else {
             Ok(Fast::Inexact)
         }
@@ -246,7 +257,7 @@ impl PgStore {
         let mut s = Sql::new("SELECT count(*) AS n FROM (SELECT ");
         pred(&mut s);
         s.push(" AS hit FROM markets m");
-        sql::market_filters(&mut s, q);
+        search::market_filters(&mut s, q);
         s.push(" ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT ")
             .int(PROBE_ROWS)
             .push(") x WHERE hit");
@@ -256,7 +267,7 @@ impl PgStore {
     /// How many active rows match `pred` under the query's filters, counting no further than `cap + 1`.
     async fn capped_count(&self, q: &MarketQuery, cap: i64, pred: impl FnOnce(&mut Sql)) -> StoreResult<i64> {
         let mut s = Sql::new("SELECT count(*) AS n FROM (SELECT 1 FROM markets m");
-        sql::market_filters(&mut s, q);
+        search::market_filters(&mut s, q);
         s.push(" AND ");
         pred(&mut s);
         s.push(" LIMIT ").int(cap + 1).push(") x");
@@ -269,7 +280,7 @@ impl PgStore {
     }
 
     async fn pool_rows(&self, s: &Sql) -> StoreResult<Vec<StoredMarket>> {
-        common::markets_of(&self.pool.rows(s).await?)
+        markets_of(&self.pool.rows(s).await?)
     }
 
     /// Runs `s` in a read-only transaction where the planner must walk an ordered index instead of collecting
@@ -281,7 +292,7 @@ impl PgStore {
             .await?;
         let rows = query(s).fetch_all(&mut *tx).await?;
         tx.commit().await?;
-        common::markets_of(&rows)
+        markets_of(&rows)
     }
 
     async fn walk_count(&self, s: &Sql) -> StoreResult<i64> {
@@ -295,7 +306,7 @@ impl PgStore {
     }
 }
 
-/// The outcome of [`PgStore::first_pages`].
+/// The outcome of [`Tiered::first_pages`].
 enum Fast {
     /// The exact page.
     Page(Vec<StoredMarket>),
@@ -312,7 +323,7 @@ fn walk_branch(s: &mut Sql, q: &MarketQuery, tier: i32, gate: &str, need: i64, p
     s.push(&format!(
         "(SELECT w.id, {tier} FROM (SELECT m.id, m.title, m.question, m.market_id, m.exchange, m.volume FROM markets m"
     ));
-    sql::market_filters(s, q);
+    search::market_filters(s, q);
     s.push(&format!(
         " ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT {FAST_WALK_ROWS}) w WHERE {gate} AND "
     ));
@@ -326,7 +337,7 @@ fn walk_branch(s: &mut Sql, q: &MarketQuery, tier: i32, gate: &str, need: i64, p
 fn from_markets(q: &MarketQuery) -> Sql {
     let mut s = Sql::new("SELECT ");
     s.push(codec::MARKET_COLS).push(" FROM markets m");
-    sql::market_filters(&mut s, q);
+    search::market_filters(&mut s, q);
     s
 }
 
@@ -353,4 +364,54 @@ fn prefix_range(s: &mut Sql, n: &Needle) {
         .push(" ILIKE ")
         .text(&n.prefix)
         .push(")");
+}
+
+const UPSERT_MARKETS: &str = concat!(
+    "INSERT INTO markets (",
+    super::market_insert_cols!(),
+    ") SELECT u.*, $26, $26 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int8[], \
+     $15::int8[], $16::int8[], $17::int8[], $18::int8[], $19::int8[], $20::int8[], $21::int8[], $22::int8[], \
+     $23::text[], $24::text[], $25::text[]) AS u ON CONFLICT (exchange, market_id) DO UPDATE SET ",
+    super::market_update_set!()
+);
+
+pub(super) async fn upsert_markets(pool: &PgPool, items: &[Market], seen_at: Timestamp) -> StoreResult<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    // One statement may not update a row twice, so a batch naming a market twice keeps its last state.
+    let items = crate::postgres::last_per_key(items, |m| (m.exchange, m.market_id.clone()));
+    let col = |f: fn(&Market) -> Option<String>| items.iter().map(|m| f(m)).collect::<Vec<_>>();
+    let int = |f: fn(&Market) -> Option<i64>| items.iter().map(|m| f(m)).collect::<Vec<_>>();
+    sqlx::query(UPSERT_MARKETS)
+        .bind(col(|m| Some(m.exchange.as_str().to_string())))
+        .bind(col(|m| Some(m.market_id.clone())))
+        .bind(col(|m| Some(m.event_id.clone())))
+        .bind(col(|m| Some(m.series_id.clone())))
+        .bind(col(|m| m.title.clone()))
+        .bind(col(|m| m.subtitle.clone()))
+        .bind(col(|m| Some(m.question.clone())))
+        .bind(col(|m| m.description.clone()))
+        .bind(col(|m| m.slug.clone()))
+        .bind(col(|m| m.url.clone()))
+        .bind(col(|m| m.category.clone()))
+        .bind(col(|m| Some(m.status.as_str().to_string())))
+        .bind(col(|m| m.interval_code.map(|c| c.as_str().to_string())))
+        .bind(int(|m| m.window_start.map(Timestamp::millis)))
+        .bind(int(|m| m.window_end.map(Timestamp::millis)))
+        .bind(int(|m| Some(m.volume.micros())))
+        .bind(int(|m| Some(m.volume_24h.micros())))
+        .bind(int(|m| Some(m.liquidity.micros())))
+        .bind(int(|m| Some(m.open_interest.micros())))
+        .bind(int(|m| m.last_yes_price.map(|p| p.micros())))
+        .bind(int(|m| m.last_no_price.map(|p| p.micros())))
+        .bind(int(|m| m.settled_at.map(Timestamp::millis)))
+        .bind(col(|m| m.source_id.clone()))
+        .bind(col(|m| m.yes_token_id.clone()))
+        .bind(col(|m| m.no_token_id.clone()))
+        .bind(seen_at.millis())
+        .execute(pool)
+        .await?;
+    Ok(())
 }

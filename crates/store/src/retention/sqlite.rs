@@ -43,7 +43,7 @@ async fn next_book(
 }
 
 /// Deletes up to `max_rows` snapshots older than `cutoff` (each book's oldest first), one short write per book.
-pub(super) async fn prune(
+pub(crate) async fn prune(
     read: &SqlitePool,
     write: &SqlitePool,
     cutoff: Timestamp,

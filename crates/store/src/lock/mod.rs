@@ -12,7 +12,13 @@
 
 use std::{future::Future, pin::Pin, time::Duration};
 
-use crate::StoreResult;
+use crate::{
+    StoreResult,
+    backend::{Backend, Pools},
+};
+
+mod postgres;
+mod sqlite;
 
 /// The advisory-lock key of the ingest leader (an arbitrary constant: "crossbook" + "ingest").
 pub const LEADER_LOCK_KEY: i64 = 0x63_62_69_6e_67_73_74_01;
@@ -62,4 +68,15 @@ pub trait LeaderLock: Send + Sync {
     /// One attempt: `Ok(Some(guard))` when this process now holds the lock, `Ok(None)` when another process
     /// does. Errors when the database cannot be reached.
     async fn try_leader_lock(&self) -> StoreResult<Option<LeaderGuard>>;
+}
+
+/// Each backend locks in its own way (an OS file lock, an advisory lock); nothing is shared but the guard.
+#[async_trait::async_trait]
+impl<B: Backend> LeaderLock for B {
+    async fn try_leader_lock(&self) -> StoreResult<Option<LeaderGuard>> {
+        match self.pools() {
+            Pools::Sqlite { write, .. } => sqlite::try_leader_lock(write).await,
+            Pools::Postgres(pool) => postgres::try_leader_lock(pool).await,
+        }
+    }
 }

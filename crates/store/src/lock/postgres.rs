@@ -1,15 +1,15 @@
-//! [`LeaderLock`] on PostgreSQL: a session advisory lock on a dedicated connection (not from the pool, so the
+//! [`LeaderLock`](super::LeaderLock) on PostgreSQL: a session advisory lock on a dedicated connection (not from the pool, so the
 //! pool can never hand the locked session to a query or close it).
 
 use std::{future::Future, pin::Pin, time::Duration};
 
-use sqlx::{Connection, postgres::PgConnection};
-
-use super::{CONNECT_TIMEOUT, PgStore};
-use crate::{
-    StoreError, StoreResult,
-    lock::{GuardImpl, LEADER_LOCK_KEY, LeaderGuard, LeaderLock, PING_INTERVAL},
+use sqlx::{
+    Connection,
+    postgres::{PgConnection, PgPool},
 };
+
+use super::{GuardImpl, LEADER_LOCK_KEY, LeaderGuard, PING_INTERVAL};
+use crate::{StoreError, StoreResult, postgres::CONNECT_TIMEOUT};
 
 /// A ping that takes longer than this counts as a dead connection.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
@@ -56,22 +56,19 @@ impl GuardImpl for PgGuard {
     }
 }
 
-#[async_trait::async_trait]
-impl LeaderLock for PgStore {
-    async fn try_leader_lock(&self) -> StoreResult<Option<LeaderGuard>> {
-        let opts = self.pool.connect_options();
-        let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&opts))
-            .await
-            .map_err(|_| StoreError::Unavailable("no answer while opening the lock connection".into()))??;
-        let got: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-            .bind(LEADER_LOCK_KEY)
-            .fetch_one(&mut conn)
-            .await?;
-        if got {
-            Ok(Some(LeaderGuard::new(PgGuard { conn: Some(conn) })))
-        } else {
-            let _ = conn.close().await;
-            Ok(None)
-        }
+pub(super) async fn try_leader_lock(pool: &PgPool) -> StoreResult<Option<LeaderGuard>> {
+    let opts = pool.connect_options();
+    let mut conn = tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&opts))
+        .await
+        .map_err(|_| StoreError::Unavailable("no answer while opening the lock connection".into()))??;
+    let got: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        .bind(LEADER_LOCK_KEY)
+        .fetch_one(&mut conn)
+        .await?;
+    if got {
+        Ok(Some(LeaderGuard::new(PgGuard { conn: Some(conn) })))
+    } else {
+        let _ = conn.close().await;
+        Ok(None)
     }
 }
