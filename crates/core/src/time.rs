@@ -11,6 +11,9 @@ use time::{
     macros::format_description,
 };
 
+/// One day in milliseconds.
+pub const DAY_MS: i64 = 86_400_000;
+
 /// A point in time as Unix milliseconds (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -113,14 +113,48 @@ pub enum View {
     Preview,
 }
 
-/// The route groups of contracts §3. [`RouteGroup::access`] is the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RouteGroup {
-    /// Search (spec 4.1).
+/// Declares the route groups once: the [`RouteGroup`] enum, [`RouteGroup::ALL`] in this order, and a
+/// marker type per group in [`groups`].
+macro_rules! route_groups {
+    ($($(#[$m:meta])* $name:ident),* $(,)?) => {
+        /// The route groups of contracts §3. [`RouteGroup::access`] is the table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RouteGroup {
+            $($(#[$m])* $name,)*
+        }
+
+        impl RouteGroup {
+            /// Every group, in the order of contracts §3.
+            pub const ALL: [RouteGroup; [$(RouteGroup::$name),*].len()] = [$(RouteGroup::$name),*];
+        }
+
+        /// Zero-sized markers naming a [`RouteGroup`] in a type, for [`Gate<G>`].
+        pub mod groups {
+            use super::RouteGroup;
+
+            /// A type that names a route group.
+            pub trait Group: Send + Sync + 'static {
+                const GROUP: RouteGroup;
+            }
+
+            $(
+                $(#[$m])*
+                #[derive(Debug, Clone, Copy)]
+                pub struct $name;
+                impl Group for $name {
+                    const GROUP: RouteGroup = RouteGroup::$name;
+                }
+            )*
+        }
+    };
+}
+
+route_groups!(
+    /// Search (spec 4.1); public.
     Search,
-    /// Public whale feed and catalog.
+    /// Public whale feed and catalog; preview below Builder.
     PublicWhales,
-    /// Arbitrage history.
+    /// Arbitrage history; preview below Trader.
     ArbitrageHistory,
     /// Historical order books.
     Historical,
@@ -136,23 +170,9 @@ pub enum RouteGroup {
     WebhooksWriteWhale,
     /// Webhooks: POST, PUT of type `arbitrage` (and its test delivery).
     WebhooksWriteArbitrage,
-}
+);
 
 impl RouteGroup {
-    /// Every group, in the order of contracts §3.
-    pub const ALL: [RouteGroup; 10] = [
-        RouteGroup::Search,
-        RouteGroup::PublicWhales,
-        RouteGroup::ArbitrageHistory,
-        RouteGroup::Historical,
-        RouteGroup::ArbitrageCurrent,
-        RouteGroup::PriceSpread,
-        RouteGroup::PersonalWhales,
-        RouteGroup::WebhooksRead,
-        RouteGroup::WebhooksWriteWhale,
-        RouteGroup::WebhooksWriteArbitrage,
-    ];
-
     /// The gating table of contracts §3.
     pub const fn access(self) -> Access {
         match self {
@@ -196,50 +216,6 @@ impl RouteGroup {
             RouteGroup::WebhooksWriteArbitrage => "webhooks: POST, PUT arbitrage",
         }
     }
-}
-
-/// Zero-sized markers naming a [`RouteGroup`] in a type, for [`Gate<G>`].
-pub mod groups {
-    use super::RouteGroup;
-
-    /// A type that names a route group.
-    pub trait Group: Send + Sync + 'static {
-        const GROUP: RouteGroup;
-    }
-
-    macro_rules! group {
-        ($($(#[$m:meta])* $name:ident),* $(,)?) => {$(
-            $(#[$m])*
-            #[derive(Debug, Clone, Copy)]
-            pub struct $name;
-            impl Group for $name {
-                const GROUP: RouteGroup = RouteGroup::$name;
-            }
-        )*};
-    }
-
-    group!(
-        /// Search (public).
-        Search,
-        /// Public whale feed and catalog (preview below Builder).
-        PublicWhales,
-        /// Arbitrage history (preview below Trader).
-        ArbitrageHistory,
-        /// Historical order books (any valid key).
-        Historical,
-        /// Current arbitrage (any valid key).
-        ArbitrageCurrent,
-        /// Price spread (Trader).
-        PriceSpread,
-        /// Personal whale routes (any valid key).
-        PersonalWhales,
-        /// Webhook reads (any valid key).
-        WebhooksRead,
-        /// Webhook writes of type whale (Builder).
-        WebhooksWriteWhale,
-        /// Webhook writes of type arbitrage (Trader).
-        WebhooksWriteArbitrage,
-    );
 }
 
 /// Plan markers for [`RequirePlan<P>`].

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use axum::{extract::FromRequestParts, http::request::Parts};
-use crossbook_core::{Amount, Timestamp};
+use crossbook_core::{Amount, Timestamp, arb::MicroUsd};
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ApiResult};
@@ -137,14 +137,40 @@ impl QueryMap {
     /// A non-negative decimal (integer or up to 6 decimals) as exact micro-units: `min_volume`,
     /// `min_liquidity`, `min_trade_size`, `min_net_cents`, ...
     pub fn non_negative_amount(&self, name: &str) -> ApiResult<Option<Amount>> {
+        self.plain_decimal(
+            name,
+            |v| v.parse::<Amount>().ok().filter(|a| a.micros() >= 0),
+            || format!("{name} must be a non-negative number with at most 6 decimals (e.g. 1000 or 2.5)"),
+        )
+    }
+
+    /// A non-negative decimal number of cents as micro-dollars, rounded up to the next 1e-4 cent (which keeps
+    /// an inclusive comparison against whole micro-dollars exact): `min_net_cents`.
+    pub fn cents_ceil(&self, name: &str) -> ApiResult<Option<MicroUsd>> {
+        self.plain_decimal(
+            name,
+            |v| {
+                (v.matches('.').count() <= 1 && v.len() <= 24)
+                    .then(|| MicroUsd::parse_cents_ceil(v).ok())
+                    .flatten()
+            },
+            || format!("{name} must be a non-negative number of cents (e.g. 0, 1 or 2.5)"),
+        )
+    }
+
+    /// The one reading of money in a query: plain digits with an optional decimal point (no sign, exponent or
+    /// space), then `parse`; anything else is a 400 naming `name` with `message`.
+    fn plain_decimal<T>(
+        &self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+        message: impl FnOnce() -> String,
+    ) -> ApiResult<Option<T>> {
         let Some(v) = self.raw(name) else { return Ok(None) };
         let plain = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-        match v.parse::<Amount>() {
-            Ok(a) if plain && a.micros() >= 0 => Ok(Some(a)),
-            _ => Err(ApiError::invalid(
-                name,
-                format!("{name} must be a non-negative number with at most 6 decimals (e.g. 1000 or 2.5)"),
-            )),
+        match plain.then(|| parse(v)).flatten() {
+            Some(x) => Ok(Some(x)),
+            None => Err(ApiError::invalid(name, message())),
         }
     }
 

@@ -165,7 +165,7 @@ impl MatchKey {
             .window_start
             .or(market.window_end)?
             .millis()
-            .div_euclid(86_400_000);
+            .div_euclid(crate::time::DAY_MS);
         let (first, second) = [
             market.title.as_deref(),
             Some(market.question.as_str()),

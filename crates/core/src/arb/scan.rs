@@ -49,6 +49,12 @@ impl<S: BuildHasher> BookSource for HashMap<(Exchange, String), BookSnapshot, S>
     }
 }
 
+/// The book staleness of the background scanner and the default of `/v1/arbitrage/current` (spec 4.3).
+pub const DEFAULT_MAX_STALENESS_SECONDS: i64 = 30;
+
+/// The window tolerance of the background scanner and the default of `/v1/arbitrage/current` (spec 4.3).
+pub const DEFAULT_WINDOW_TOLERANCE_SECONDS: i64 = 60;
+
 /// Parameters of one scan (spec 4.3 `/v1/arbitrage/current`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanParams {
@@ -59,9 +65,9 @@ pub struct ScanParams {
     pub min_net: MicroUsd,
     /// Only window pairs of this interval.
     pub interval_code: Option<IntervalCode>,
-    /// Books older than this relative to `now` drop their pair (default 30).
+    /// Books older than this relative to `now` drop their pair (default [`DEFAULT_MAX_STALENESS_SECONDS`]).
     pub max_staleness_seconds: i64,
-    /// Maximum start/end skew when pairing windows (default 60).
+    /// Maximum start/end skew when pairing windows (default [`DEFAULT_WINDOW_TOLERANCE_SECONDS`]).
     pub window_tolerance_seconds: i64,
     /// Attach the top ask levels per leg (`orderbook=true`).
     pub include_orderbook: bool,
@@ -75,8 +81,8 @@ impl ScanParams {
             now,
             min_net: MicroUsd::ZERO,
             interval_code: None,
-            max_staleness_seconds: 30,
-            window_tolerance_seconds: 60,
+            max_staleness_seconds: DEFAULT_MAX_STALENESS_SECONDS,
+            window_tolerance_seconds: DEFAULT_WINDOW_TOLERANCE_SECONDS,
             include_orderbook: false,
         }
     }

@@ -23,7 +23,7 @@ use crate::{
     api::{also_unversioned, common::IntervalCodeName},
     arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, render, scan_live, spreads_live},
     auth::{Gate, View, groups},
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     json::Json,
     params::{FromQuery, IntRange, Limit, ParamEnum, QueryMap, ValidQuery},
 };
@@ -263,25 +263,6 @@ impl From<CategoryName> for Category {
     }
 }
 
-/// `min_net_cents`: a non-negative decimal number of cents, exact (rounded up to the next 1e-4 cent, which
-/// keeps the inclusive comparison exact).
-fn min_net_cents(q: &QueryMap) -> ApiResult<Option<MicroUsd>> {
-    let Some(v) = q.raw("min_net_cents") else {
-        return Ok(None);
-    };
-    let bad = || {
-        ApiError::invalid(
-            "min_net_cents",
-            "min_net_cents must be a non-negative number of cents (e.g. 0, 1 or 2.5)",
-        )
-    };
-    let plain = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.') && v.matches('.').count() <= 1;
-    if !plain || v.len() > 24 {
-        return Err(bad());
-    }
-    MicroUsd::parse_cents_ceil(v).map(Some).map_err(|_| bad())
-}
-
 /// Parameters of `/v1/arbitrage/current`.
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -309,7 +290,7 @@ pub struct CurrentParams {
 impl FromQuery for CurrentParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(CurrentParams {
-            min_net_cents: min_net_cents(q)?,
+            min_net_cents: q.cents_ceil("min_net_cents")?,
             interval_code: q.one_of("interval_code")?,
             orderbook: q.boolean("orderbook")?.unwrap_or(false),
             max_staleness_seconds: q
@@ -382,7 +363,7 @@ impl FromQuery for HistoryParams {
             offset: q.offset()?,
             interval_code: q.one_of("interval_code")?,
             category: q.one_of("category")?,
-            min_net_cents: min_net_cents(q)?,
+            min_net_cents: q.cents_ceil("min_net_cents")?,
             from: q.timestamp("from")?,
             to: q.timestamp("to")?,
         })
@@ -519,7 +500,11 @@ mod tests {
 
     #[test]
     fn min_net_cents_is_exact_and_strict() {
-        let parse = |v: &str| min_net_cents(&QueryMap::parse(&format!("min_net_cents={v}")).unwrap());
+        let parse = |v: &str| {
+            QueryMap::parse(&format!("min_net_cents={v}"))
+                .unwrap()
+                .cents_ceil("min_net_cents")
+        };
         assert_eq!(parse("0").unwrap(), Some(MicroUsd::ZERO));
         assert_eq!(parse("1.25").unwrap(), Some(MicroUsd(12_500)));
         assert_eq!(parse("0.00001").unwrap(), Some(MicroUsd(1)));

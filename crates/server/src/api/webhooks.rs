@@ -272,6 +272,35 @@ async fn checked_url(state: &AppState, raw: &str) -> ApiResult<String> {
         .map_err(|e| ApiError::UrlNotAllowed { detail: e.0 })
 }
 
+/// A POST or PUT, checked: the caller's customer, the webhook type (whose write group the caller's plan must
+/// reach), and the body's public URL and optional `enabled`.
+struct WriteRequest {
+    customer: i64,
+    kind: WebhookKind,
+    url: String,
+    enabled: Option<bool>,
+}
+
+async fn write_request(
+    state: &AppState,
+    gate: std::result::Result<Gate<groups::WebhooksRead>, ApiError>,
+    path: std::result::Result<Path<String>, ApiError>,
+    body: std::result::Result<Json<Value>, ApiError>,
+) -> Result<WriteRequest> {
+    let (gate, customer) = customer(gate)?;
+    let kind = kind_of(&path?.0)?;
+    gate.caller
+        .authorize(RouteGroup::webhook_write(kind == WebhookKind::Arbitrage))?;
+    let (raw, enabled) = read_body(body)?;
+    let url = checked_url(state, &raw).await?;
+    Ok(WriteRequest {
+        customer,
+        kind,
+        url,
+        enabled,
+    })
+}
+
 fn not_registered(kind: WebhookKind) -> ApiError {
     ApiError::not_found(format!("no {kind} webhook is registered"))
 }
@@ -349,12 +378,9 @@ async fn create_webhook(
     path: std::result::Result<Path<String>, ApiError>,
     body: std::result::Result<Json<Value>, ApiError>,
 ) -> Result<(StatusCode, Json<Value>)> {
-    let (gate, customer) = customer(gate)?;
-    let kind = kind_of(&path?.0)?;
-    gate.caller
-        .authorize(RouteGroup::webhook_write(kind == WebhookKind::Arbitrage))?;
-    let (raw, _enabled) = read_body(body)?;
-    let url = checked_url(&state, &raw).await?;
+    let WriteRequest {
+        customer, kind, url, ..
+    } = write_request(&state, gate, path, body).await?;
     let created = state
         .store
         .create_webhook(customer, kind, &url, &webhooks::new_secret(), Timestamp::now())
@@ -395,12 +421,12 @@ async fn update_webhook(
     path: std::result::Result<Path<String>, ApiError>,
     body: std::result::Result<Json<Value>, ApiError>,
 ) -> Result<Json<Value>> {
-    let (gate, customer) = customer(gate)?;
-    let kind = kind_of(&path?.0)?;
-    gate.caller
-        .authorize(RouteGroup::webhook_write(kind == WebhookKind::Arbitrage))?;
-    let (raw, enabled) = read_body(body)?;
-    let url = checked_url(&state, &raw).await?;
+    let WriteRequest {
+        customer,
+        kind,
+        url,
+        enabled,
+    } = write_request(&state, gate, path, body).await?;
     let updated = state
         .store
         .update_webhook(customer, kind, &url, enabled, Timestamp::now())

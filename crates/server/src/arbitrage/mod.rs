@@ -15,8 +15,4 @@ pub mod scan;
 pub use catalog::{ArbCache, ArbCatalog, CATALOG_TTL};
 pub use scan::{scan_live, spreads_live};
 
-/// The window tolerance of the scanner and the default of `/v1/arbitrage/current` (spec 4.3).
-pub const DEFAULT_WINDOW_TOLERANCE_SECONDS: i64 = 60;
-
-/// The book staleness of the scanner and the default of `/v1/arbitrage/current` (spec 4.3).
-pub const DEFAULT_MAX_STALENESS_SECONDS: i64 = 30;
+pub use crossbook_core::arb::scan::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS};

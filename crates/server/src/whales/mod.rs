@@ -17,8 +17,7 @@ pub use entry::{market_ticker, whale_entry_data};
 pub use pool::daily_pool;
 pub use watchlist::{WatchError, add_watch};
 
-/// One day in milliseconds.
-pub const DAY_MS: i64 = 86_400_000;
+pub use crossbook_core::time::DAY_MS;
 
 /// `now` minus one day: the start of the 24h whale counts of watchlist entries and pool events.
 pub fn day_ago(now: Timestamp) -> Timestamp {

@@ -1,0 +1,299 @@
+//! Query parameters and request bodies of the whale routes, each parsed field by field so an error names its
+//! field.
+
+use crossbook_core::{Amount, Exchange, Timestamp};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::{FEED_LIMIT, MAX_THRESHOLD_USD};
+use crate::{
+    api::common::ExchangeName,
+    error::{ApiError, ApiResult},
+    params::{FromQuery, ParamEnum, QueryMap, check_order, text_value},
+    whales::DAY_MS,
+};
+
+// ------------------------------------------------------------------------------------------------ parameters
+
+/// Period of `/whales/user/stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub enum StatsPeriod {
+    #[serde(rename = "24h")]
+    H24,
+    #[serde(rename = "7d")]
+    D7,
+    #[serde(rename = "all")]
+    All,
+}
+
+impl ParamEnum for StatsPeriod {
+    const VALUES: &'static [(&'static str, Self)] = &[
+        ("24h", StatsPeriod::H24),
+        ("7d", StatsPeriod::D7),
+        ("all", StatsPeriod::All),
+    ];
+}
+
+impl StatsPeriod {
+    pub(super) fn since(self, now: Timestamp) -> Option<Timestamp> {
+        match self {
+            StatsPeriod::H24 => Some(Timestamp::from_millis(now.millis() - DAY_MS)),
+            StatsPeriod::D7 => Some(Timestamp::from_millis(now.millis() - 7 * DAY_MS)),
+            StatsPeriod::All => None,
+        }
+    }
+}
+
+/// Parameters of `/whales/user/feed`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UserFeedParams {
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 500, default = 50)]
+    pub limit: u32,
+    /// Trades to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+    /// Only trades executed at or after this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub start_date: Option<Timestamp>,
+    /// Only trades executed at or before this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub end_date: Option<Timestamp>,
+    /// Only this venue.
+    #[param(inline)]
+    pub platform: Option<ExchangeName>,
+    /// Only this watchlist event (the venue's event id).
+    #[param(min_length = 1, max_length = 256)]
+    pub event_id: Option<String>,
+    /// Minimum notional in dollars for every event, instead of each event's own threshold.
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_trade_size: Option<Amount>,
+}
+
+impl FromQuery for UserFeedParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = UserFeedParams {
+            limit: q.limit(FEED_LIMIT)?,
+            offset: q.offset()?,
+            start_date: q.timestamp("start_date")?,
+            end_date: q.timestamp("end_date")?,
+            platform: q.one_of("platform")?,
+            event_id: q.text("event_id")?,
+            min_trade_size: threshold_param(q, "min_trade_size")?,
+        };
+        check_order("start_date", p.start_date, "end_date", p.end_date)?;
+        Ok(p)
+    }
+}
+
+/// Parameters of `/v1/whales/public/feed`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PublicFeedParams {
+    /// Page size.
+    #[param(required = false, minimum = 1, maximum = 500, default = 50)]
+    pub limit: u32,
+    /// Trades to skip.
+    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    pub offset: u32,
+    /// Only trades executed at or after this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub start_date: Option<Timestamp>,
+    /// Only trades executed at or before this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub end_date: Option<Timestamp>,
+    /// Only this venue.
+    #[param(inline)]
+    pub platform: Option<ExchangeName>,
+    /// Minimum notional in dollars, `abs(price × size)`; at least the platform minimum (500 by default),
+    /// which is also the default.
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_trade_size: Option<Amount>,
+}
+
+impl FromQuery for PublicFeedParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = PublicFeedParams {
+            limit: q.limit(FEED_LIMIT)?,
+            offset: q.offset()?,
+            start_date: q.timestamp("start_date")?,
+            end_date: q.timestamp("end_date")?,
+            platform: q.one_of("platform")?,
+            min_trade_size: threshold_param(q, "min_trade_size")?,
+        };
+        check_order("start_date", p.start_date, "end_date", p.end_date)?;
+        Ok(p)
+    }
+}
+
+/// Parameters of `/whales/user/stats`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatsParams {
+    /// The period the stats cover.
+    #[param(inline, required = false, default = "24h")]
+    pub period: StatsPeriod,
+}
+
+impl FromQuery for StatsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(StatsParams {
+            period: q.one_of("period")?.unwrap_or(StatsPeriod::H24),
+        })
+    }
+}
+
+/// Parameters of `/v1/whales/public/events`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CatalogParams {
+    /// Only events of this venue.
+    #[param(inline)]
+    pub platform: Option<ExchangeName>,
+}
+
+impl FromQuery for CatalogParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(CatalogParams {
+            platform: q.one_of("platform")?,
+        })
+    }
+}
+
+/// A dollar threshold query parameter: a non-negative decimal, at most [`MAX_THRESHOLD_USD`].
+pub(super) fn threshold_param(q: &QueryMap, name: &str) -> ApiResult<Option<Amount>> {
+    let v = q.non_negative_amount(name)?;
+    if v.is_some_and(|a| a > Amount::from_units(MAX_THRESHOLD_USD)) {
+        return Err(ApiError::invalid(
+            name,
+            format!("{name} must be at most {MAX_THRESHOLD_USD}"),
+        ));
+    }
+    Ok(v)
+}
+
+// ------------------------------------------------------------------------------------------------ bodies
+
+/// Body of `POST /whales/user/events/by-ticker`.
+#[derive(Debug, Clone, ToSchema)]
+#[allow(dead_code)] // Documentation of the body; it is parsed field by field so errors can name the field.
+pub struct AddEventIn {
+    /// `venue_a` or `venue_b`.
+    exchange: ExchangeName,
+    /// The venue's event id (venue_a event ticker; venue_b event id or slug).
+    event_ticker: String,
+    /// Notional in dollars at or above which a trade is a whale; default 1000.
+    #[schema(minimum = 0)]
+    whale_threshold_usd: Option<f64>,
+}
+
+/// Body of `PATCH /whales/user/events/{id}`.
+#[derive(Debug, Clone, ToSchema)]
+#[allow(dead_code)] // Documentation of the body; it is parsed field by field so errors can name the field.
+pub struct PatchEventIn {
+    /// The new threshold in dollars.
+    #[schema(minimum = 0)]
+    whale_threshold_usd: f64,
+}
+
+/// The body as a JSON object.
+pub(super) fn body_object(body: &Value) -> ApiResult<&serde_json::Map<String, Value>> {
+    body.as_object()
+        .ok_or_else(|| ApiError::invalid_request("the body must be a JSON object"))
+}
+
+/// A dollar amount in a body: a JSON number (or a numeric string) read exactly, never through `f64` arithmetic.
+pub(super) fn body_threshold(obj: &serde_json::Map<String, Value>, name: &str) -> ApiResult<Option<Amount>> {
+    let bad = || {
+        ApiError::invalid(
+            name,
+            format!(
+                "{name} must be a non-negative number of dollars with at most 6 decimals, at most {MAX_THRESHOLD_USD}"
+            ),
+        )
+    };
+    let text = match obj.get(name) {
+        None => return Ok(None),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(bad()),
+    };
+    // `1000.0` is how JSON writers often render a whole number.
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    match text.parse::<Amount>() {
+        Ok(a) if a >= Amount::ZERO && a <= Amount::from_units(MAX_THRESHOLD_USD) => Ok(Some(a)),
+        _ => Err(bad()),
+    }
+}
+
+pub(super) fn body_exchange(obj: &serde_json::Map<String, Value>) -> ApiResult<Exchange> {
+    match obj.get("exchange") {
+        None | Some(Value::Null) => Err(ApiError::missing("exchange")),
+        Some(Value::String(s)) => parse_exchange("exchange", s),
+        Some(_) => Err(ApiError::invalid(
+            "exchange",
+            "exchange must be one of venue_a or venue_b",
+        )),
+    }
+}
+
+pub(super) fn parse_exchange(name: &str, s: &str) -> ApiResult<Exchange> {
+    ExchangeName::VALUES
+        .iter()
+        .find(|(spelling, _)| *spelling == s)
+        .map(|(_, e)| Exchange::from(*e))
+        .ok_or_else(|| ApiError::invalid(name, format!("{name} must be one of {}", ExchangeName::listing())))
+}
+
+pub(super) fn body_text(obj: &serde_json::Map<String, Value>, name: &str) -> ApiResult<String> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Err(ApiError::missing(name)),
+        Some(Value::String(s)) => text_value(name, s),
+        Some(_) => Err(ApiError::invalid(name, format!("{name} must be a string"))),
+    }
+}
+
+/// A watchlist id path segment: a positive integer.
+pub(super) fn watch_id(raw: &str) -> ApiResult<i64> {
+    match raw.parse::<i64>() {
+        Ok(id) if id > 0 && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
+        _ => Err(ApiError::invalid("id", "id must be a positive integer watchlist id")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::common::tests::assert_spellings_match_serde;
+    use serde_json::json;
+
+    #[test]
+    fn period_spellings_match_their_schema() {
+        assert_spellings_match_serde::<StatsPeriod>();
+    }
+
+    #[test]
+    fn body_thresholds_are_exact() {
+        let obj = |v: Value| v.as_object().unwrap().clone();
+        let t = |v: Value| body_threshold(&obj(json!({ "x": v })), "x");
+        assert_eq!(t(json!(1000)).unwrap(), Some(Amount::from_units(1000)));
+        assert_eq!(t(json!(1000.0)).unwrap(), Some(Amount::from_units(1000)));
+        assert_eq!(t(json!(2500.25)).unwrap(), Some(Amount::from_micros(2_500_250_000)));
+        assert_eq!(t(json!("0.5")).unwrap(), Some(Amount::from_micros(500_000)));
+        assert_eq!(t(json!(0)).unwrap(), Some(Amount::ZERO));
+        for bad in [json!(-1), json!("x"), json!(true), json!(1e300), json!(0.1234567)] {
+            assert!(t(bad.clone()).is_err(), "{bad}");
+        }
+        assert_eq!(body_threshold(&obj(json!({})), "x").unwrap(), None);
+    }
+
+    #[test]
+    fn watch_ids_are_positive_integers() {
+        assert_eq!(watch_id("65").unwrap(), 65);
+        for bad in ["0", "-1", "+1", "x", "", "1.5", "99999999999999999999"] {
+            assert!(watch_id(bad).is_err(), "{bad}");
+        }
+    }
+}
