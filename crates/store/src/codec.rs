@@ -28,7 +28,7 @@ use crate::{StoreError, StoreResult, catalog::StoredMarket, keys::ApiKeyInfo};
 const LADDER_V1: u8 = 1;
 const LADDER_V2: u8 = 2;
 
-fn put_varint(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, v: i64) {
     // Zigzag so that small negative numbers (never expected, but representable) stay short.
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     loop {
@@ -42,7 +42,7 @@ fn put_varint(out: &mut Vec<u8>, v: i64) {
     }
 }
 
-fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<i64> {
+pub(crate) fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<i64> {
     let mut z: u64 = 0;
     let mut shift = 0u32;
     loop {

@@ -45,7 +45,6 @@ pub mod arbitrage;
 mod backend;
 pub mod books;
 pub mod catalog;
-pub mod chunk;
 mod codec;
 mod error;
 pub mod keys;

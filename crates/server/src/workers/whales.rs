@@ -12,6 +12,7 @@ use std::{sync::Arc, time::Duration};
 
 use crossbook_core::{
     Amount, Timestamp,
+    time::DAY_MS,
     whale::{WhaleEntry, is_whale, utc_day},
 };
 use crossbook_venues::DomainEvent;
@@ -20,8 +21,6 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, warn};
 
 use crate::{AppState, whales::daily_pool};
-
-const DAY_MS: i64 = 86_400_000;
 
 /// Starts the tracker. It subscribes to the bus before returning, so no trade published afterwards is missed.
 pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {

@@ -16,6 +16,7 @@ use crate::{
     sql::{Dialect, Sql},
 };
 
+pub mod chunk;
 mod sqlite;
 
 /// Which snapshots of one book to read (the historical routes, contracts §5).
@@ -128,7 +129,7 @@ pub struct Pruned {
 }
 
 /// The length of a PostgreSQL snapshot partition, and of the day retention reasons in.
-pub const DAY_MS: i64 = 86_400_000;
+pub use crossbook_core::time::DAY_MS;
 
 // ------------------------------------------------------------------------------------------------ shared SQL
 

@@ -29,6 +29,8 @@ use crossbook_core::{
     book::{BookChange, BookEvent, GapCause, Level, LevelChange, Side},
 };
 
+use crate::codec::{get_varint, put_varint};
+
 const VERSION: u8 = 1;
 const KIND_SNAPSHOT: u8 = 0;
 const KIND_DELTA: u8 = 1;
@@ -41,19 +43,6 @@ const HAS_VENUE_TS: u8 = 16;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("corrupt chunk: {0}")]
 pub struct ChunkError(&'static str);
-
-fn put(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    loop {
-        let b = (z & 0x7f) as u8;
-        z >>= 7;
-        if z == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
 
 /// A cursor over the bytes of a chunk.
 struct Reader<'a> {
@@ -69,19 +58,7 @@ impl Reader<'_> {
     }
 
     fn int(&mut self) -> Result<i64, ChunkError> {
-        let mut z: u64 = 0;
-        let mut shift = 0u32;
-        loop {
-            let b = self.byte()?;
-            if shift >= 64 {
-                return Err(ChunkError("varint too long"));
-            }
-            z |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(((z >> 1) as i64) ^ -((z & 1) as i64));
-            }
-            shift += 7;
-        }
+        get_varint(self.bytes, &mut self.pos).ok_or(ChunkError("truncated varint"))
     }
 
     /// A count, bounded by the bytes left (every counted item takes at least one byte), so a corrupt count
@@ -140,14 +117,14 @@ pub fn encode(events: &[BookEvent]) -> Vec<u8> {
 
     let mut out = Vec::with_capacity(16 + events.len() * 12);
     out.push(VERSION);
-    put(&mut out, events.len() as i64);
+    put_varint(&mut out, events.len() as i64);
     let first = events.first();
     let first_seq = first.map_or(0, |e| e.seq as i64);
     let first_received = first.map_or(0, |e| e.received_at.millis());
-    put(&mut out, first_seq);
-    put(&mut out, first_received);
-    put(&mut out, i64::from(kp));
-    put(&mut out, i64::from(ks));
+    put_varint(&mut out, first_seq);
+    put_varint(&mut out, first_received);
+    put_varint(&mut out, i64::from(kp));
+    put_varint(&mut out, i64::from(ks));
 
     let (mut seq, mut received, mut venue_seq, mut price) = (first_seq.wrapping_sub(1), first_received, 0i64, 0i64);
     for e in events {
@@ -168,45 +145,45 @@ pub fn encode(events: &[BookEvent]) -> Vec<u8> {
         }
         out.push(head);
         if skip != 0 {
-            put(&mut out, skip);
+            put_varint(&mut out, skip);
         }
         seq = e.seq as i64;
-        put(&mut out, e.received_at.millis().wrapping_sub(received));
+        put_varint(&mut out, e.received_at.millis().wrapping_sub(received));
         received = e.received_at.millis();
         if let Some(v) = e.venue_seq {
-            put(&mut out, v.wrapping_sub(venue_seq.wrapping_add(1)));
+            put_varint(&mut out, v.wrapping_sub(venue_seq.wrapping_add(1)));
             venue_seq = v;
         }
         if let Some(ts) = e.venue_ts {
-            put(&mut out, ts.millis().wrapping_sub(received));
+            put_varint(&mut out, ts.millis().wrapping_sub(received));
         }
         match &e.change {
             BookChange::Snapshot { bids, asks, no_bids } => {
                 for ladder in [bids, asks, no_bids] {
-                    put(&mut out, ladder.len() as i64);
+                    put_varint(&mut out, ladder.len() as i64);
                     for l in ladder {
                         let p = l.price.micros() / up;
-                        put(&mut out, p.wrapping_sub(price));
+                        put_varint(&mut out, p.wrapping_sub(price));
                         price = p;
-                        put(&mut out, l.size.micros() / us);
+                        put_varint(&mut out, l.size.micros() / us);
                     }
                 }
             }
             BookChange::Delta(changes) => {
-                put(&mut out, changes.len() as i64);
+                put_varint(&mut out, changes.len() as i64);
                 for c in changes {
                     let p = c.price.micros() / up;
                     // The step's zigzag form times four plus the side: one byte for a nearby level.
                     let step = p.wrapping_sub(price);
                     let z = ((step << 1) ^ (step >> 63)) as u64;
-                    put(&mut out, (z.wrapping_mul(4) | u64::from(c.side.code())) as i64);
+                    put_varint(&mut out, (z.wrapping_mul(4) | u64::from(c.side.code())) as i64);
                     price = p;
-                    put(&mut out, c.size.micros() / us);
+                    put_varint(&mut out, c.size.micros() / us);
                 }
             }
             BookChange::Gap(cause) => {
                 let code = GapCause::ALL.iter().position(|c| c == cause).unwrap_or(0);
-                put(&mut out, code as i64);
+                put_varint(&mut out, code as i64);
             }
         }
     }
