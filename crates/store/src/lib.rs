@@ -3,7 +3,7 @@
 //! # Layout
 //! - [`catalog`]: series, events, markets (and venue_b tokens) with `discovered_at`, and catalog search.
 //! - [`keys`]: customers and API keys (stored hashed).
-//! - [`books`]: order-book snapshots.
+//! - [`books`]: order-book snapshots, and [`books::chunk`], the at-rest codec of the book event log.
 //! - [`trades`]: trades, stored once per venue trade id.
 //! - [`arbitrage`]: recorded opportunity episodes, pair overrides, the scanner's catalog view.
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
