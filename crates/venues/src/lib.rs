@@ -45,4 +45,4 @@ pub use error::VenueError;
 pub use health::{FeedHealth, FeedMode, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
 pub use live::{BookKey, BookMap, LiveBook, LiveBooks};
-pub use venue::{CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};
+pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};

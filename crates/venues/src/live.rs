@@ -11,7 +11,7 @@ use std::{
     sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard},
 };
 
-use crossbook_core::{BookSnapshot, Exchange, Timestamp};
+use crossbook_core::{BookSnapshot, Exchange, Market, Timestamp};
 
 /// The live books by key. The scanner looks up three books per pair on every pass, and venue_b keys are
 /// long (a 66-character condition id and a 78-digit token id), so the hasher is foldhash rather than SipHash:
@@ -36,6 +36,18 @@ impl BookKey {
             exchange: book.exchange,
             market_id: book.market_id.clone(),
             asset_id: book.asset_id.clone(),
+        }
+    }
+
+    /// The books of a market: one on venue_a, one per token on venue_b.
+    pub fn of_market(m: &Market) -> Vec<BookKey> {
+        match m.exchange {
+            Exchange::VenueA => vec![BookKey::venue_a(&m.market_id)],
+            Exchange::VenueB => [&m.yes_token_id, &m.no_token_id]
+                .into_iter()
+                .flatten()
+                .map(|t| BookKey::venue_b(&m.market_id, t))
+                .collect(),
         }
     }
 

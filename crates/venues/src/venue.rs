@@ -11,7 +11,10 @@ use std::{
     time::Duration,
 };
 
-use crossbook_core::{BookSnapshot, Event, Exchange, Market, Series, Timestamp, Trade};
+use crossbook_core::{
+    BookSnapshot, Event, Exchange, Market, Series, Timestamp, Trade,
+    book::{BookChange, GapCause, LevelChange},
+};
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 
 use crate::{error::VenueError, live::BookKey};
@@ -49,13 +52,68 @@ impl CatalogBatch {
 /// trade poller.
 pub type MarketSet = BTreeMap<String, Market>;
 
+/// One change of a book as the feed saw it: the book after the change (for the live map) and what the venue
+/// sent (for the event log): a whole book, or the levels a delta set, never a diff of two copies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BookUpdate {
+    /// The whole book after the change, best first.
+    pub book: BookSnapshot,
+    /// [`BookChange::Snapshot`] or [`BookChange::Delta`] (new absolute sizes, 0 removing a level).
+    pub change: BookChange,
+    /// The venue's sequence number of the frame, where the protocol has one.
+    pub venue_seq: Option<i64>,
+    /// The venue's timestamp of the frame, where it carries one.
+    pub venue_ts: Option<Timestamp>,
+}
+
+impl BookUpdate {
+    /// A whole book (a venue snapshot or a REST read).
+    pub fn snapshot(book: BookSnapshot, venue_seq: Option<i64>, venue_ts: Option<Timestamp>) -> Self {
+        let change = BookChange::Snapshot {
+            bids: book.bids.clone(),
+            asks: book.asks.clone(),
+            no_bids: book.no_bids.clone(),
+        };
+        BookUpdate {
+            book,
+            change,
+            venue_seq,
+            venue_ts,
+        }
+    }
+
+    /// Level changes, with the book they left.
+    pub fn delta(
+        book: BookSnapshot,
+        changes: Vec<LevelChange>,
+        venue_seq: Option<i64>,
+        venue_ts: Option<Timestamp>,
+    ) -> Self {
+        BookUpdate {
+            book,
+            change: BookChange::Delta(changes),
+            venue_seq,
+            venue_ts,
+        }
+    }
+}
+
+/// Reading an update's book reads the book after the change (most consumers only want that).
+impl std::ops::Deref for BookUpdate {
+    type Target = BookSnapshot;
+
+    fn deref(&self) -> &BookSnapshot {
+        &self.book
+    }
+}
+
 /// What a feed frame (or a subscription change) produced, in venue-neutral terms.
 #[derive(Debug, Default)]
 pub struct FeedUpdate {
-    /// Books that changed, as full copies (best first).
-    pub books: Vec<BookSnapshot>,
-    /// Books that can no longer be trusted until the venue sends a fresh snapshot.
-    pub stale: Vec<BookKey>,
+    /// Books that changed, in the order the venue changed them.
+    pub books: Vec<BookUpdate>,
+    /// Books that can no longer be trusted until the venue sends a fresh snapshot, and why.
+    pub stale: Vec<(BookKey, GapCause)>,
     /// Trades seen on the feed.
     pub trades: Vec<Trade>,
     /// Text frames to send to the venue (subscribe, resubscribe).
@@ -100,8 +158,8 @@ pub trait FeedSession: Send + 'static {
     /// Brings the subscriptions in line with `markets`: subscribes new markets, drops gone ones.
     fn sync_markets(&mut self, markets: &MarketSet) -> FeedUpdate;
     /// Throws away every local book and subscribes again from scratch (the watchdog's remedy for a silent
-    /// feed, and the answer to terminal subscription errors).
-    fn resubscribe(&mut self) -> FeedUpdate;
+    /// feed, and the answer to terminal subscription errors); the books become stale for `cause`.
+    fn resubscribe(&mut self, cause: GapCause) -> FeedUpdate;
     /// Handles one text frame received at `now`.
     fn on_text(&mut self, text: &str, now: Timestamp) -> FeedUpdate;
     /// Called on every watchdog tick: the place to ask again for snapshots that never came.

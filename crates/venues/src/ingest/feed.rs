@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crossbook_core::Timestamp;
+use crossbook_core::{Timestamp, book::GapCause};
 use futures_util::{SinkExt, StreamExt};
 use tokio::{sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Message;
@@ -15,7 +15,7 @@ use crate::{
     error::{VenueError, report_malformed},
     health::FeedMode,
     live::BookKey,
-    venue::{FeedSession, FeedUpdate, MarketSet, Venue},
+    venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet, Venue},
 };
 
 use super::polling::poll_books_worker;
@@ -35,11 +35,11 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
         ctx.health.update(ex, |h| h.malformed += n);
     }
     if !update.stale.is_empty() {
-        let keys = std::mem::take(&mut update.stale);
+        let keys: Vec<BookKey> = update.stale.drain(..).map(|(k, _cause)| k).collect();
         ctx.live.mark_stale(keys.iter());
         ctx.bus.publish(DomainEvent::BooksStale { exchange: ex, keys });
     }
-    for book in update.books.drain(..) {
+    for BookUpdate { book, .. } in update.books.drain(..) {
         let key = BookKey::of(&book);
         let timestamp = book.timestamp;
         if !ctx.live.upsert(book.clone()) {
@@ -234,7 +234,7 @@ async fn ws_session<V: Venue>(
                         .increment(1);
                     resubscribed = true;
                     last_data = Instant::now();
-                    session.resubscribe()
+                    session.resubscribe(GapCause::Silence)
                 }
             }
         };

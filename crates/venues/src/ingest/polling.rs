@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use crossbook_core::{Market, Timestamp};
+use crossbook_core::{Market, Timestamp, book::GapCause};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::{
     backoff::Backoff,
     health::FeedMode,
-    venue::{FeedUpdate, Venue},
+    live::BookKey,
+    venue::{BookUpdate, FeedUpdate, Venue},
 };
 
 use super::feed::publish;
@@ -39,13 +40,27 @@ pub(super) async fn poll_books_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
                     backoff.reset();
                     ctx.health.touch(ex, Timestamp::now());
                     let mut update = FeedUpdate {
-                        books,
+                        books: books.into_iter().map(|b| BookUpdate::snapshot(b, None, None)).collect(),
                         data: true,
                         ..Default::default()
                     };
                     publish(&rt, &ctx, &mut update).await;
                 }
                 Err(e) => {
+                    // The books of this chunk are not followed until a read succeeds: a gap for each.
+                    let cause = if e.is_rate_limited() {
+                        GapCause::RateLimited
+                    } else {
+                        GapCause::Disconnect
+                    };
+                    let mut update = FeedUpdate {
+                        stale: chunk
+                            .iter()
+                            .flat_map(|m| BookKey::of_market(m).into_iter().map(|k| (k, cause)))
+                            .collect(),
+                        ..Default::default()
+                    };
+                    publish(&rt, &ctx, &mut update).await;
                     let delay = backoff.next_delay();
                     warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, error = %e, "book poll failed");
                     ctx.health.update(ex, |h| {

@@ -17,7 +17,10 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crossbook_core::{Amount, BookSnapshot, Exchange, Price, Timestamp};
+use crossbook_core::{
+    Amount, BookSnapshot, Exchange, Price, Timestamp,
+    book::{GapCause, LevelChange, Side},
+};
 use serde_json::json;
 use tracing::{debug, warn};
 
@@ -26,7 +29,7 @@ use crate::{
     classify::{Ladder, levels},
     error::VenueError,
     live::BookKey,
-    venue::{FeedSession, FeedUpdate, MarketSet},
+    venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet},
 };
 
 const EX: Exchange = Exchange::VenueA;
@@ -230,7 +233,9 @@ impl Session {
             }
         }
         owned.sort();
-        update.stale.extend(owned.iter().map(|t| BookKey::venue_a(t)));
+        update
+            .stale
+            .extend(owned.iter().map(|t| (BookKey::venue_a(t), GapCause::SequenceGap)));
         let resubscribe: Vec<String> = sub
             .tickers
             .iter()
@@ -311,7 +316,9 @@ impl Session {
             stale: false,
         };
         self.books.insert(msg.market_ticker, local);
-        update.books.push(book);
+        update
+            .books
+            .push(BookUpdate::snapshot(book, seq.map(|s| s as i64), None));
         Ok(update)
     }
 
@@ -379,14 +386,25 @@ impl Session {
         let Some(book) = self.books.get_mut(&msg.market_ticker) else {
             return Ok(update);
         };
-        let ladder = if side == "yes" { &mut book.yes } else { &mut book.no };
+        let (ladder, side) = if side == "yes" {
+            (&mut book.yes, Side::Bid)
+        } else {
+            (&mut book.no, Side::NoBid)
+        };
         let level = ladder.entry(price).or_insert(Amount::ZERO);
         *level = Amount::from_micros(level.micros().saturating_add(delta.micros()));
+        // The log records the level's new size (what the venue's change left), 0 when it emptied.
+        let size = Amount::from_micros(level.micros().max(0));
         if level.micros() <= 0 {
             ladder.remove(&price);
         }
-        let timestamp = msg.ts_ms.map(Timestamp::from_millis).unwrap_or(now);
-        update.books.extend(self.snapshot_of(&msg.market_ticker, timestamp));
+        let venue_ts = msg.ts_ms.map(Timestamp::from_millis);
+        let change = LevelChange { side, price, size };
+        if let Some(book) = self.snapshot_of(&msg.market_ticker, venue_ts.unwrap_or(now)) {
+            update
+                .books
+                .push(BookUpdate::delta(book, vec![change], seq.map(|s| s as i64), venue_ts));
+        }
         Ok(update)
     }
 
@@ -444,7 +462,7 @@ impl Session {
                 warn!(venue = %EX, ?id, ?sid, code, message = ?msg.msg, "venue rejected a command");
                 // 10 (channel error) and 25 (buffer overflow) end the subscription: start over.
                 if code == 10 || code == 25 {
-                    self.resubscribe()
+                    self.resubscribe(GapCause::Disconnect)
                 } else {
                     FeedUpdate::default()
                 }
@@ -479,7 +497,7 @@ impl FeedSession for Session {
         }
         self.dead_tickers += gone.len();
         if self.dead_tickers > MAX_DEAD_TICKERS {
-            return self.resubscribe();
+            return self.resubscribe(GapCause::Disconnect);
         }
         let mut new: Vec<String> = self
             .events
@@ -492,9 +510,9 @@ impl FeedSession for Session {
         FeedUpdate::sending(self.subscribe_all(new, &[BOOK_CHANNEL, TRADE_CHANNEL], Timestamp::now()))
     }
 
-    fn resubscribe(&mut self) -> FeedUpdate {
+    fn resubscribe(&mut self, cause: GapCause) -> FeedUpdate {
         let mut update = FeedUpdate {
-            stale: self.books.keys().map(|t| BookKey::venue_a(t)).collect(),
+            stale: self.books.keys().map(|t| (BookKey::venue_a(t), cause)).collect(),
             ..Default::default()
         };
         let mut sids: Vec<u64> = self.subs.keys().copied().collect();
@@ -539,6 +557,8 @@ impl FeedSession for Session {
 mod tests {
     use crossbook_core::{Level, Market, Outcome};
     use serde_json::Value;
+
+    use crossbook_core::book::BookChange;
 
     use super::*;
 
@@ -610,6 +630,13 @@ mod tests {
         let u = s.on_text(WS_SNAPSHOT, now());
         assert_eq!(u.books.len(), 1);
         assert!(u.data);
+        let BookChange::Snapshot { bids, asks, no_bids } = &u.books[0].change else {
+            panic!("a venue snapshot is logged as a keyframe: {:?}", u.books[0].change);
+        };
+        assert_eq!(
+            (bids, asks, no_bids),
+            (&u.books[0].bids, &u.books[0].asks, &u.books[0].no_bids)
+        );
         s
     }
 
@@ -624,9 +651,23 @@ mod tests {
         assert_eq!(b.bids[0], lv("0.47", "300"), "312 − 12");
         assert_eq!(b.no_bids[0], lv("0.52", "95.5"));
         assert!(b.asks.is_empty());
-        // A level that reaches zero disappears; a new level appears.
+        // The log gets the level's new size, not the venue's difference, with the venue's seq and time.
+        let level = |side, price: &str, size: &str| LevelChange {
+            side,
+            price: price.parse().unwrap(),
+            size: size.parse().unwrap(),
+        };
+        assert_eq!(b.change, BookChange::Delta(vec![level(Side::Bid, "0.47", "300")]));
+        assert_eq!(b.venue_seq, Some(2));
+        assert_eq!(b.venue_ts, Some(Timestamp::from_millis(1_778_584_051_412)));
+        // A level that reaches zero disappears (a change to size 0); a new level appears.
         let u = s.on_text(&delta(2, 3, A, "0.4700", "-300.00", "yes"), now());
         assert_eq!(u.books[0].bids[0], lv("0.46", "88"));
+        assert_eq!(
+            u.books[0].change,
+            BookChange::Delta(vec![level(Side::Bid, "0.47", "0")])
+        );
+        assert_eq!(u.books[0].venue_seq, Some(3));
         let u = s.on_text(&delta(2, 4, A, "0.4800", "5.00", "no"), now());
         assert_eq!(u.books[0].no_bids[0], lv("0.52", "95.5"));
         assert!(u.books[0].no_bids.contains(&lv("0.48", "5")));
@@ -643,9 +684,10 @@ mod tests {
         // seq 3 is lost.
         let u = s.on_text(&delta(2, 4, A, "0.4700", "1.00", "yes"), now());
         assert!(u.books.is_empty(), "the delta after a gap is not applied");
-        let mut stale: Vec<&str> = u.stale.iter().map(|k| k.market_id.as_str()).collect();
+        let mut stale: Vec<&str> = u.stale.iter().map(|(k, _)| k.market_id.as_str()).collect();
         stale.sort();
         assert_eq!(stale, vec![A, B], "every book of sid 2, not only the delta's");
+        assert!(u.stale.iter().all(|(_, cause)| *cause == GapCause::SequenceGap));
         let cmds = json(&u.send);
         assert_eq!(cmds[0]["cmd"], "unsubscribe");
         assert_eq!(cmds[0]["params"]["sids"], serde_json::json!([2]));
@@ -768,7 +810,7 @@ mod tests {
             r#"{"type":"error","sid":2,"msg":{"code":25,"msg":"buffer overflow"}}"#,
             now(),
         );
-        assert_eq!(u.stale, vec![BookKey::venue_a(A)]);
+        assert_eq!(u.stale, vec![(BookKey::venue_a(A), GapCause::Disconnect)]);
         let cmds = json(&u.send);
         assert_eq!(cmds[0]["cmd"], "unsubscribe");
         assert_eq!(cmds[0]["params"]["sids"], serde_json::json!([2, 3]));

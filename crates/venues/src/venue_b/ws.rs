@@ -15,7 +15,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crossbook_core::{Amount, BookSnapshot, Exchange, Price, Timestamp};
+use crossbook_core::{
+    Amount, BookSnapshot, Exchange, Price, Timestamp,
+    book::{GapCause, LevelChange, Side},
+};
 use serde::Deserialize;
 use serde_json::json;
 use tracing::debug;
@@ -25,7 +28,7 @@ use crate::{
     classify::{Ladder, levels},
     error::VenueError,
     live::BookKey,
-    venue::{FeedSession, FeedUpdate, MarketSet},
+    venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet},
     wire::Num,
 };
 
@@ -98,25 +101,26 @@ impl Session {
         })
     }
 
-    /// Sets one level to an absolute size; `false` when the token has no book yet (the change is dropped:
-    /// the `book` that follows the subscription carries it).
-    fn set_level(&mut self, asset: &str, side: &str, price: &Num, size: &Num) -> Result<bool, String> {
+    /// Sets one level to an absolute size and returns the change; `None` when the token has no book yet (the
+    /// change is dropped: the `book` that follows the subscription carries it).
+    fn set_level(&mut self, asset: &str, side: &str, price: &Num, size: &Num) -> Result<Option<LevelChange>, String> {
         let price: Price = price.price().map_err(|e| format!("price: {e}"))?;
         let size: Amount = size.amount().map_err(|e| format!("size: {e}"))?;
         let Some(book) = self.books.get_mut(asset) else {
-            return Ok(false);
+            return Ok(None);
         };
-        let ladder = match side.to_ascii_uppercase().as_str() {
-            "BUY" => &mut book.bids,
-            "SELL" => &mut book.asks,
+        let (ladder, side) = match side.to_ascii_uppercase().as_str() {
+            "BUY" => (&mut book.bids, Side::Bid),
+            "SELL" => (&mut book.asks, Side::Ask),
             other => return Err(format!("unknown side {other:?}")),
         };
-        if size.micros() <= 0 {
+        let size = Amount::from_micros(size.micros().max(0));
+        if size.micros() == 0 {
             ladder.remove(&price);
         } else {
             ladder.insert(price, size);
         }
-        Ok(true)
+        Ok(Some(LevelChange { side, price, size }))
     }
 
     fn on_event(&mut self, ev: model::WsEvent, now: Timestamp) -> Result<FeedUpdate, String> {
@@ -140,14 +144,19 @@ impl Session {
                         asks: snap.asks.iter().map(|l| (l.price, l.size)).collect(),
                     },
                 );
-                update.books.push(snap);
+                let venue_ts = b.timestamp.map(|t| t.timestamp());
+                update.books.push(BookUpdate::snapshot(snap, None, venue_ts));
             }
             E::PriceChange(pc) => {
-                let timestamp = pc.timestamp.map(|t| t.timestamp()).unwrap_or(now);
-                let mut touched: Vec<String> = Vec::new();
+                let venue_ts = pc.timestamp.map(|t| t.timestamp());
+                // The changes of each token, in the order the frame lists them.
+                let mut touched: Vec<(String, Vec<LevelChange>)> = Vec::new();
                 let mut apply = |s: &mut Session, asset: &str, side: &str, price: &Num, size: &Num| {
-                    if s.set_level(asset, side, price, size)? && !touched.iter().any(|a| a == asset) {
-                        touched.push(asset.to_string());
+                    if let Some(change) = s.set_level(asset, side, price, size)? {
+                        match touched.iter_mut().find(|(a, _)| a == asset) {
+                            Some((_, changes)) => changes.push(change),
+                            None => touched.push((asset.to_string(), vec![change])),
+                        }
                     }
                     Ok::<(), String>(())
                 };
@@ -164,8 +173,10 @@ impl Session {
                     }
                     _ => return Err("price_change without price_changes or changes".into()),
                 }
-                for asset in touched {
-                    update.books.extend(self.snapshot_of(&asset, timestamp));
+                for (asset, changes) in touched {
+                    if let Some(book) = self.snapshot_of(&asset, venue_ts.unwrap_or(now)) {
+                        update.books.push(BookUpdate::delta(book, changes, None, venue_ts));
+                    }
                 }
             }
             E::LastTradePrice(_) => update.backfill_trades = true,
@@ -217,12 +228,12 @@ impl FeedSession for Session {
         FeedUpdate::sending(send)
     }
 
-    fn resubscribe(&mut self) -> FeedUpdate {
+    fn resubscribe(&mut self, cause: GapCause) -> FeedUpdate {
         let mut update = FeedUpdate {
             stale: self
                 .books
                 .iter()
-                .map(|(asset, b)| BookKey::venue_b(&b.market, asset))
+                .map(|(asset, b)| (BookKey::venue_b(&b.market, asset), cause))
                 .collect(),
             ..Default::default()
         };
@@ -313,6 +324,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crossbook_core::book::BookChange;
 
     const WS_PRICE_CHANGE: &str = include_str!("../../tests/fixtures/polymarket_ws_price_change.json");
     const WS_PRICE_CHANGE_LEGACY: &str =
@@ -400,6 +412,17 @@ mod tests {
         assert_eq!(up.market_id, COND);
         assert_eq!(up.bids[0], lv("0.51", "262.49"), "absolute, not 212.49 + 262.49");
         assert_eq!(up.timestamp.millis(), 1_778_584_051_512);
+        assert_eq!(
+            up.change,
+            BookChange::Delta(vec![LevelChange {
+                side: Side::Bid,
+                price: "0.51".parse().unwrap(),
+                size: "262.49".parse().unwrap(),
+            }]),
+            "the log gets the level the venue set"
+        );
+        assert_eq!(up.venue_ts, Some(Timestamp::from_millis(1_778_584_051_512)));
+        assert_eq!(up.venue_seq, None, "venue_b has no sequence numbers");
         let down = u.books.iter().find(|b| b.asset_id.as_deref() == Some(DOWN)).unwrap();
         assert!(down.asks.contains(&lv("0.49", "262.49")), "SELL is the ask side");
         assert_eq!(down.asks[0], lv("0.49", "262.49"), "best ask first");
@@ -503,8 +526,9 @@ mod tests {
     #[test]
     fn resubscribe_drops_books_and_subscribes_again() {
         let mut s = session_with_books();
-        let u = s.resubscribe();
-        let mut stale: Vec<String> = u.stale.iter().filter_map(|k| k.asset_id.clone()).collect();
+        let u = s.resubscribe(GapCause::Silence);
+        assert!(u.stale.iter().all(|(_, cause)| *cause == GapCause::Silence));
+        let mut stale: Vec<String> = u.stale.iter().filter_map(|(k, _)| k.asset_id.clone()).collect();
         stale.sort();
         assert_eq!(stale, vec![DOWN.to_string(), UP.to_string()]);
         let msgs = parse(&u.send);
