@@ -11,6 +11,7 @@ use crate::{Amount, Price, Timestamp};
 
 /// One of the two venues. The API spells them `venue_a` and `venue_b` everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ExchangeName, description = "A venue: `venue_a` or `venue_b`."))]
 pub enum Exchange {
     #[serde(rename = "venue_a")]
     VenueA,
@@ -48,6 +49,7 @@ impl FromStr for Exchange {
 /// Trading status of a series, event or market.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = StatusName, description = "Trading status: `active` or `closed`."))]
 pub enum Status {
     Active,
     Closed,
@@ -106,6 +108,7 @@ impl FromStr for Category {
 
 /// Window length of an interval market.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = IntervalCodeName, description = "Window length of an interval market: `5m`, `15m`, `1h`, `24h` or `1w`."))]
 pub enum IntervalCode {
     #[serde(rename = "5m")]
     M5,
@@ -164,6 +167,7 @@ impl FromStr for IntervalCode {
 /// The two outcomes of a binary market.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = OutcomeName, description = "`YES` or `NO`."))]
 pub enum Outcome {
     Yes,
     No,

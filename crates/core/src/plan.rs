@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// A customer's plan (contracts §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PlanName, description = "A plan name as it appears in `required_plan`."))]
 pub enum Plan {
     Free,
     Builder,

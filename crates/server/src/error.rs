@@ -98,25 +98,6 @@ pub enum ErrorCode {
     Unavailable,
 }
 
-/// A plan name as it appears in `required_plan`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PlanName {
-    Free,
-    Builder,
-    Trader,
-}
-
-impl From<Plan> for PlanName {
-    fn from(p: Plan) -> Self {
-        match p {
-            Plan::Free => PlanName::Free,
-            Plan::Builder => PlanName::Builder,
-            Plan::Trader => PlanName::Trader,
-        }
-    }
-}
-
 /// The body of every error response.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -132,7 +113,7 @@ pub struct ErrorBody {
     /// On 403 only: the lowest plan that may call the route.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub required_plan: Option<PlanName>,
+    pub required_plan: Option<Plan>,
 }
 
 /// Marks a response whose error body was rendered by [`ApiError`], so the normalising layer of the app
@@ -316,7 +297,7 @@ impl ApiError {
             _ => None,
         };
         let required_plan = match self {
-            ApiError::EntitlementRequired { required } => Some(PlanName::from(*required)),
+            ApiError::EntitlementRequired { required } => Some(*required),
             _ => None,
         };
         ErrorBody {

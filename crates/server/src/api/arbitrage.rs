@@ -9,7 +9,7 @@
 
 use axum::{extract::State, response::Response};
 use crossbook_core::{
-    Category, Plan, Timestamp,
+    Category, IntervalCode, Plan, Timestamp,
     arb::{MicroUsd, ScanParams, SpreadParams, mask_page},
 };
 use crossbook_store::HistoryQuery;
@@ -20,7 +20,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
-    api::{also_unversioned, common::IntervalCodeName},
+    api::also_unversioned,
     arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, render, scan_live, spreads_live},
     auth::{Gate, View, groups},
     error::ApiResult,
@@ -242,6 +242,7 @@ pub struct SpreadOut {
 // ------------------------------------------------------------------------------------------------ parameters
 
 /// `crypto` or `sports`.
+// Not core's `Category`: that has a third variant, and the scan routes accept and document only these two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CategoryName {
@@ -272,7 +273,7 @@ pub struct CurrentParams {
     pub min_net_cents: Option<MicroUsd>,
     /// Only windows of this interval (matched pairs have none).
     #[param(inline)]
-    pub interval_code: Option<IntervalCodeName>,
+    pub interval_code: Option<IntervalCode>,
     /// Attach the top 5 ask levels per leg under `orderbook`.
     #[param(required = false, default = false)]
     pub orderbook: bool,
@@ -313,7 +314,7 @@ pub struct DifferenceParams {
     pub minutes: i64,
     /// Only windows of this interval.
     #[param(inline)]
-    pub interval_code: Option<IntervalCodeName>,
+    pub interval_code: Option<IntervalCode>,
     /// Maximum rows.
     #[param(required = false, minimum = 1, maximum = 100, default = 50)]
     pub limit: u32,
@@ -341,7 +342,7 @@ pub struct HistoryParams {
     pub offset: u32,
     /// Only windows of this interval.
     #[param(inline)]
-    pub interval_code: Option<IntervalCodeName>,
+    pub interval_code: Option<IntervalCode>,
     /// Only this category.
     #[param(inline)]
     pub category: Option<CategoryName>,
@@ -401,7 +402,7 @@ async fn current(
             let params = ScanParams {
                 now: Timestamp::now(),
                 min_net: p.min_net_cents.unwrap_or(MicroUsd::ZERO),
-                interval_code: p.interval_code.map(Into::into),
+                interval_code: p.interval_code,
                 max_staleness_seconds: p.max_staleness_seconds,
                 window_tolerance_seconds: p.window_tolerance_seconds,
                 include_orderbook: p.orderbook,
@@ -437,7 +438,7 @@ async fn difference(
     let catalog = state.arb.catalog(state.store.as_ref()).await?;
     let params = SpreadParams {
         now: Timestamp::now(),
-        interval_code: p.interval_code.map(Into::into),
+        interval_code: p.interval_code,
         max_staleness_seconds: p.minutes * 60,
         window_tolerance_seconds: DEFAULT_WINDOW_TOLERANCE_SECONDS,
     };
@@ -469,7 +470,7 @@ async fn history(
     ValidQuery(p): ValidQuery<HistoryParams>,
 ) -> ApiResult<Json<Value>> {
     let q = HistoryQuery {
-        interval_code: p.interval_code.map(Into::into),
+        interval_code: p.interval_code,
         category: p.category.map(Into::into),
         min_net: p.min_net_cents,
         from: p.from,

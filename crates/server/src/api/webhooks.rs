@@ -14,7 +14,7 @@
 //! (`workers::webhooks`). Changes are signalled to this process's dispatcher at once.
 
 use axum::{extract::State, http::StatusCode};
-use crossbook_core::Timestamp;
+use crossbook_core::{Plan, Timestamp};
 use crossbook_store::{Delivery, Webhook, WebhookKind};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ use crate::{
     AppState,
     api::common::iso,
     auth::{Gate, RouteGroup, groups},
-    error::{ApiError, ApiResult, Enveloped, ErrorCode, PlanName},
+    error::{ApiError, ApiResult, Enveloped, ErrorCode},
     json::Json,
     params::Path,
     webhooks::{self, Target},
@@ -58,6 +58,7 @@ type Result<T> = std::result::Result<T, Enveloped>;
 // ------------------------------------------------------------------------------------------------ outputs
 
 /// A webhook type: `whale` or `arbitrage`.
+// Not the store's `WebhookKind`: the store carries no wire spellings or OpenAPI schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WebhookTypeName {
@@ -204,7 +205,7 @@ pub struct WebhookErrorBody {
     #[schema(nullable = false)]
     pub param: Option<String>,
     #[schema(nullable = false)]
-    pub required_plan: Option<PlanName>,
+    pub required_plan: Option<Plan>,
 }
 
 /// Body of POST and PUT.

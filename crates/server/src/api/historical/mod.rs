@@ -35,7 +35,7 @@
 //! side is the NO token's latest snapshot at or before that row's timestamp (empty ladders when there is none).
 
 use axum::extract::State;
-use crossbook_core::{Exchange, Timestamp, TopOfBook};
+use crossbook_core::{Exchange, Outcome, Timestamp, TopOfBook};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
@@ -137,7 +137,7 @@ async fn venue_b_orderbook(
         .rows
         .iter()
         .map(|(rank, s)| {
-            let outcome = if *rank == 0 { OutcomeName::Yes } else { OutcomeName::No };
+            let outcome = if *rank == 0 { Outcome::Yes } else { Outcome::No };
             let top = TopOfBook::of(&s.bids, &s.asks);
             let (bid, ask) = (top.bid_price(), top.ask_price());
             let (mid, spread) = mid_spread(bid, ask);
@@ -185,7 +185,7 @@ async fn unified_orderbook(
     ValidQuery(p): ValidQuery<UnifiedParams>,
 ) -> ApiResult<Json<UnifiedHistoryOut>> {
     let c = p.common;
-    let exchange = Exchange::from(p.exchange);
+    let exchange = p.exchange;
     let market = market_of(&state, exchange, &c.market_id).await?;
     let format = p.format.unwrap_or(if market.interval_code.is_some() {
         FormatName::Interval

@@ -1,10 +1,10 @@
 //! Response bodies of the historical routes (spec §2.5–2.8, contracts §5), and the rows built from books.
 
-use crossbook_core::{Amount, BookSnapshot, Level, Market, Price, TopOfBook, book};
+use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Outcome, Price, TopOfBook, book};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::common::{ExchangeName, IntervalCodeName, iso};
+use crate::api::common::iso;
 
 use super::params::FormatName;
 
@@ -106,14 +106,6 @@ impl From<&BookSnapshot> for VenueASnapshotOut {
     }
 }
 
-/// `YES` or `NO`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum OutcomeName {
-    Yes,
-    No,
-}
-
 /// A venue_b snapshot of one token (spec 2.7, contracts §5).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VenueBSnapshotOut {
@@ -122,7 +114,7 @@ pub struct VenueBSnapshotOut {
     /// Token id.
     pub asset_id: String,
     /// Which side of the market the token is.
-    pub outcome: OutcomeName,
+    pub outcome: Outcome,
     /// Snapshot time, Unix milliseconds.
     pub timestamp: i64,
     /// Bids, best first.
@@ -172,7 +164,7 @@ pub struct IntervalRowOut {
     pub timestamp: i64,
     /// The market's interval code; null for a market without one (`format=interval` asked explicitly).
     #[schema(required = true)]
-    pub interval_code: Option<IntervalCodeName>,
+    pub interval_code: Option<IntervalCode>,
     /// Window start, ISO 8601.
     #[schema(required = true, format = DateTime)]
     pub window_start: Option<String>,
@@ -224,7 +216,7 @@ pub struct VenueBHistoryOut {
 /// Response of `/v1/historical/orderbook`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UnifiedHistoryOut {
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// The market's venue-native id (for venue_b the condition id, also when asked by numeric id).
     pub market_id: String,
     pub format: FormatName,
@@ -292,7 +284,7 @@ impl Sides {
         let (mid, spread) = self.yes_mid_spread();
         IntervalRowOut {
             timestamp: self.timestamp,
-            interval_code: market.interval_code.map(Into::into),
+            interval_code: market.interval_code,
             window_start: market.window_start.map(iso),
             window_end: market.window_end.map(iso),
             yes_bid: price(book::best(&self.yes_bids)),

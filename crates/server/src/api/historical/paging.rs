@@ -2,7 +2,7 @@
 
 use std::cmp::Reverse;
 
-use crossbook_core::{BookSnapshot, Exchange, Market, Timestamp, history};
+use crossbook_core::{BookSnapshot, Exchange, Market, Outcome, Timestamp, history};
 use crossbook_store::{SnapshotQuery, SnapshotWindow};
 
 use crate::{
@@ -12,7 +12,7 @@ use crate::{
 
 use super::{
     cursor::Cursor,
-    out::{OutcomeName, PaginationOut},
+    out::PaginationOut,
     params::{Common, FormatName},
 };
 
@@ -144,12 +144,12 @@ pub(super) fn cursor_of(c: &Common, binding: &str) -> ApiResult<Option<Cursor>> 
 
 /// The venue_b tokens of `market` to read, YES first; `asset_id` narrows to one (404 when it is not a token
 /// of the market).
-pub(super) fn venue_b_books(market: &Market, asset_id: Option<&str>) -> ApiResult<Vec<(Book, OutcomeName)>> {
+pub(super) fn venue_b_books(market: &Market, asset_id: Option<&str>) -> ApiResult<Vec<(Book, Outcome)>> {
     let tokens = [
-        (market.yes_token_id.as_deref(), OutcomeName::Yes, 0u8),
-        (market.no_token_id.as_deref(), OutcomeName::No, 1u8),
+        (market.yes_token_id.as_deref(), Outcome::Yes, 0u8),
+        (market.no_token_id.as_deref(), Outcome::No, 1u8),
     ];
-    let books: Vec<(Book, OutcomeName)> = tokens
+    let books: Vec<(Book, Outcome)> = tokens
         .into_iter()
         .filter_map(|(token, outcome, rank)| Some((token?, outcome, rank)))
         .filter(|(token, _, _)| asset_id.is_none_or(|a| a == *token))

@@ -1,11 +1,10 @@
 //! Query parameters of the historical routes, validated into [`Common`] plus each route's own.
 
-use crossbook_core::{Timestamp, history};
+use crossbook_core::{Exchange, Timestamp, history};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    api::common::ExchangeName,
     error::{ApiError, ApiResult},
     params::{FromQuery, ParamEnum, QueryMap, check_order, check_together},
 };
@@ -164,7 +163,7 @@ impl FromQuery for VenueBParams {
 pub struct UnifiedParams {
     /// The venue of `market_id`.
     #[param(inline)]
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// Venue-native market id: venue_a ticker, venue_b condition id or numeric source id.
     #[param(min_length = 1, max_length = 256)]
     pub market_id: String,

@@ -1,18 +1,18 @@
 //! The objects search answers with (spec §2.1–2.3), built from the store's rows.
 
-use crossbook_core::Price;
+use crossbook_core::{Exchange, Price, Status};
 use crossbook_store::{EventSummary, SeriesSummary, catalog::StoredMarket};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::common::{ExchangeName, StatusName, dollars, iso_opt};
+use crate::api::common::{dollars, iso_opt};
 
 /// A series (spec 2.1).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SeriesOut {
     /// Source series ID; pass it as `series_id` to event and market search.
     pub series_id: String,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// Human-readable title.
     pub title: String,
     /// Web URL slug of venue_a; null for venue_b.
@@ -24,7 +24,7 @@ pub struct SeriesOut {
     /// Category label; may be null.
     #[schema(required = true)]
     pub category: Option<String>,
-    pub status: StatusName,
+    pub status: Status,
     /// Total events in the series.
     pub n_events_total: i64,
     /// Events currently open for trading.
@@ -41,12 +41,12 @@ impl From<SeriesSummary> for SeriesOut {
     fn from(s: SeriesSummary) -> Self {
         SeriesOut {
             series_id: s.series.series_id,
-            exchange: s.series.exchange.into(),
+            exchange: s.series.exchange,
             title: s.series.title,
             slug: s.series.slug,
             url: s.series.url,
             category: s.series.category,
-            status: s.series.status.into(),
+            status: s.series.status,
             n_events_total: s.n_events_total,
             n_events_active: s.n_events_active,
             earliest_event_at: iso_opt(s.earliest_event_at),
@@ -60,7 +60,7 @@ impl From<SeriesSummary> for SeriesOut {
 pub struct EventOut {
     /// Source event ticker / ID.
     pub event_id: String,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// Parent series source ID.
     pub series_id: String,
     /// Event title.
@@ -71,7 +71,7 @@ pub struct EventOut {
     /// Event image URL when available (often for venue_b).
     #[schema(required = true)]
     pub image_url: Option<String>,
-    pub status: StatusName,
+    pub status: Status,
     /// Number of child markets.
     pub market_count: i64,
     /// Sum of child market volume.
@@ -86,12 +86,12 @@ impl From<EventSummary> for EventOut {
     fn from(s: EventSummary) -> Self {
         EventOut {
             event_id: s.event.event_id,
-            exchange: s.event.exchange.into(),
+            exchange: s.event.exchange,
             series_id: s.event.series_id,
             title: s.event.title,
             url: s.event.url,
             image_url: s.event.image_url,
-            status: s.event.status.into(),
+            status: s.event.status,
             market_count: s.market_count,
             total_volume: dollars(s.total_volume),
             total_liquidity: dollars(s.total_liquidity),
@@ -105,7 +105,7 @@ impl From<EventSummary> for EventOut {
 pub struct MarketOut {
     /// Source market ticker / ID; used with the historical routes.
     pub market_id: String,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// Parent series source ID.
     pub series_id: String,
     /// Formatted headline (venue_a); may be null for venue_b.
@@ -116,7 +116,7 @@ pub struct MarketOut {
     pub subtitle: Option<String>,
     /// Market question text.
     pub question: String,
-    pub status: StatusName,
+    pub status: Status,
     /// Traded volume.
     pub volume: f64,
     /// Liquidity.
@@ -144,12 +144,12 @@ impl From<StoredMarket> for MarketOut {
         let last_yes = m.last_yes_price.unwrap_or(Price::ZERO);
         MarketOut {
             market_id: m.market_id,
-            exchange: m.exchange.into(),
+            exchange: m.exchange,
             series_id: m.series_id,
             title: m.title,
             subtitle: m.subtitle,
             question: m.question,
-            status: m.status.into(),
+            status: m.status,
             volume: dollars(m.volume),
             liquidity: dollars(m.liquidity),
             last_yes_price: last_yes.to_string4(),

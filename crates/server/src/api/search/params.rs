@@ -1,12 +1,11 @@
 //! Search parameters: sort orders and the validated query of each route, with its limits.
 
-use crossbook_core::{Amount, Timestamp};
+use crossbook_core::{Amount, Exchange, Status, Timestamp};
 use crossbook_store::{EventQuery, EventSort, MarketQuery, MarketSort, RecentQuery, SeriesSort};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    api::common::{ExchangeName, StatusName},
     error::{ApiError, ApiResult},
     params::{FromQuery, Limit, ParamEnum, QueryMap},
 };
@@ -128,10 +127,10 @@ pub struct CombinedParams {
     pub q: String,
     /// Only this venue.
     #[param(inline)]
-    pub exchange: Option<ExchangeName>,
+    pub exchange: Option<Exchange>,
     /// Status of the returned items.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Maximum items in each of the three arrays.
     #[param(required = false, minimum = 1, maximum = 50, default = 10)]
     pub limit: u32,
@@ -142,7 +141,7 @@ impl FromQuery for CombinedParams {
         Ok(CombinedParams {
             q: q.required_text("q")?,
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             limit: q.limit(COMBINED_LIMIT)?,
         })
     }
@@ -157,13 +156,13 @@ pub struct SeriesParams {
     pub q: Option<String>,
     /// Only this venue.
     #[param(inline)]
-    pub exchange: Option<ExchangeName>,
+    pub exchange: Option<Exchange>,
     /// Exact category match.
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned series.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Order of the results: `title` (A to Z) or `newest` (by `discovered_at`).
     #[param(inline, required = false, default = "title")]
     pub sort_by: SeriesSortBy,
@@ -181,7 +180,7 @@ impl FromQuery for SeriesParams {
             q: q.text("q")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             sort_by: q.one_of("sort_by")?.unwrap_or(SeriesSortBy::Title),
             limit: q.limit(SERIES_LIMIT)?,
             offset: q.offset()?,
@@ -202,13 +201,13 @@ pub struct EventsParams {
     pub series_id: Option<String>,
     /// Only this venue.
     #[param(inline)]
-    pub exchange: Option<ExchangeName>,
+    pub exchange: Option<Exchange>,
     /// Exact category match.
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned events.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Minimum aggregate volume across the child markets (inclusive).
     #[param(value_type = Option<f64>, minimum = 0)]
     pub min_volume: Option<Amount>,
@@ -234,7 +233,7 @@ impl FromQuery for EventsParams {
             series_id: q.text("series_id")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             min_volume: q.non_negative_amount("min_volume")?,
             discovered_after: q.timestamp("discovered_after")?,
             sort_by: q.one_of("sort_by")?,
@@ -258,9 +257,9 @@ impl EventsParams {
         EventQuery {
             q: self.q,
             series_id: self.series_id,
-            exchange: self.exchange.map(Into::into),
+            exchange: self.exchange,
             category: self.category,
-            status: self.status.into(),
+            status: self.status,
             min_volume: self.min_volume,
             discovered_after: self.discovered_after,
             sort,
@@ -283,13 +282,13 @@ pub struct MarketsParams {
     pub series_id: Option<String>,
     /// Only this venue.
     #[param(inline)]
-    pub exchange: Option<ExchangeName>,
+    pub exchange: Option<Exchange>,
     /// Exact category match.
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned markets.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Minimum market volume (inclusive).
     #[param(value_type = Option<f64>, minimum = 0)]
     pub min_volume: Option<Amount>,
@@ -324,7 +323,7 @@ impl FromQuery for MarketsParams {
             series_id: q.text("series_id")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             min_volume: q.non_negative_amount("min_volume")?,
             min_liquidity: q.non_negative_amount("min_liquidity")?,
             discovered_after: q.timestamp("discovered_after")?,
@@ -352,9 +351,9 @@ impl MarketsParams {
             q: self.q,
             series_id: self.series_id,
             event_id: None,
-            exchange: self.exchange.map(Into::into),
+            exchange: self.exchange,
             category: self.category,
-            status: self.status.into(),
+            status: self.status,
             min_volume: self.min_volume,
             min_liquidity: self.min_liquidity,
             discovered_after: self.discovered_after,
@@ -373,10 +372,10 @@ impl MarketsParams {
 pub struct RecentParams {
     /// Only this venue.
     #[param(inline)]
-    pub exchange: Option<ExchangeName>,
+    pub exchange: Option<Exchange>,
     /// Status of the returned items.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Page size.
     #[param(required = false, minimum = 1, maximum = 100, default = 25)]
     pub limit: u32,
@@ -389,7 +388,7 @@ impl FromQuery for RecentParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(RecentParams {
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             limit: q.limit(RECENT_LIMIT)?,
             offset: q.offset()?,
         })
@@ -399,8 +398,8 @@ impl FromQuery for RecentParams {
 impl RecentParams {
     pub(super) fn into_query(self) -> RecentQuery {
         RecentQuery {
-            exchange: self.exchange.map(Into::into),
-            status: self.status.into(),
+            exchange: self.exchange,
+            status: self.status,
             limit: self.limit,
             offset: self.offset,
         }
@@ -413,7 +412,7 @@ impl RecentParams {
 pub struct EventMarketsParams {
     /// Status of the returned markets.
     #[param(inline, required = false, default = "active")]
-    pub status: StatusName,
+    pub status: Status,
     /// Page size.
     #[param(required = false, minimum = 1, maximum = 100, default = 100)]
     pub limit: u32,
@@ -425,7 +424,7 @@ pub struct EventMarketsParams {
 impl FromQuery for EventMarketsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(EventMarketsParams {
-            status: q.one_of("status")?.unwrap_or(StatusName::Active),
+            status: q.one_of("status")?.unwrap_or(Status::Active),
             limit: q.limit(EVENT_MARKETS_LIMIT)?,
             offset: q.offset()?,
         })

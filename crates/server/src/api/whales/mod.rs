@@ -24,7 +24,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
-    api::common::{ExchangeName, dollars},
+    api::common::dollars,
     auth::{Gate, View, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
@@ -66,8 +66,8 @@ fn unlocked_count(state: &AppState, view: View, len: usize) -> usize {
     }
 }
 
-fn platform_ok(platform: Option<ExchangeName>, exchange: Exchange) -> bool {
-    platform.is_none_or(|p| Exchange::from(p) == exchange)
+fn platform_ok(platform: Option<Exchange>, exchange: Exchange) -> bool {
+    platform.is_none_or(|p| p == exchange)
 }
 
 // ------------------------------------------------------------------------------------------------ handlers
@@ -283,7 +283,7 @@ async fn delete_event(
     Ok(Json(WatchDeletedOut {
         success: true,
         id,
-        exchange: exchange.into(),
+        exchange,
         event_ticker: event_id,
     }))
 }
@@ -294,7 +294,7 @@ async fn delete_event(
     path = "/whales/user/events/by-ticker/{exchange}/{event_ticker}",
     tag = "whales",
     params(
-        ("exchange" = ExchangeName, Path, description = "`venue_a` or `venue_b`."),
+        ("exchange" = Exchange, Path, description = "`venue_a` or `venue_b`."),
         ("event_ticker" = String, Path, description = "The venue's event id."),
     ),
     security(("api_key" = [])),
@@ -321,7 +321,7 @@ async fn delete_event_by_ticker(
     Ok(Json(WatchDeletedOut {
         success: true,
         id,
-        exchange: exchange.into(),
+        exchange,
         event_ticker: ticker,
     }))
 }
@@ -362,7 +362,7 @@ async fn user_stats(
         .zip(stats)
         .map(|(e, s)| WatchStatsOut {
             id: e.id,
-            exchange: e.exchange.into(),
+            exchange: e.exchange,
             event_id: e.event_id,
             event_title: e.event_title,
             stats: EventStatsOut {
@@ -485,7 +485,7 @@ async fn public_events(
             .map_or_else(|| event_id.clone(), |e| e.event.title);
         events.push(match activity.get(i) {
             Some(a) => CatalogEventOut {
-                exchange: exchange.into(),
+                exchange,
                 event_id: Some(event_id),
                 title,
                 trades_24h: Some(a.trades.trade_count),
@@ -494,7 +494,7 @@ async fn public_events(
                 locked: false,
             },
             None => CatalogEventOut {
-                exchange: exchange.into(),
+                exchange,
                 event_id: None,
                 title,
                 trades_24h: None,

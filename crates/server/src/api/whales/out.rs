@@ -1,12 +1,13 @@
 //! Response bodies of the whale routes (spec §2.13, contracts §7).
 
+use crossbook_core::Exchange;
 use crossbook_store::{WatchEntry, WhaleAggregate, WhaleTrade};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::StatsPeriod;
 use crate::{
-    api::common::{ExchangeName, dollars, iso},
+    api::common::{dollars, iso},
     whales::market_ticker,
 };
 // ------------------------------------------------------------------------------------------------ outputs
@@ -16,7 +17,7 @@ use crate::{
 pub struct WhaleTradeOut {
     /// The stored trade's id.
     pub id: i64,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// The venue's event id.
     pub event_id: String,
     /// The event's title; null when the catalog does not have the event.
@@ -49,7 +50,7 @@ impl From<WhaleTrade> for WhaleTradeOut {
     fn from(t: WhaleTrade) -> Self {
         WhaleTradeOut {
             id: t.id,
-            exchange: t.exchange.into(),
+            exchange: t.exchange,
             market_ticker: market_ticker(t.exchange, &t.market_id, t.market_slug.as_deref()),
             market_title: t.market_title.unwrap_or_else(|| t.market_id.clone()),
             event_id: t.event_id,
@@ -125,7 +126,7 @@ pub struct WatchRecordOut {
     /// The numeric watchlist id (for PATCH and DELETE).
     #[schema(examples(65))]
     pub id: i64,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// The venue's event id.
     pub event_id: String,
     /// The venue's event id, as the ticker it was added by.
@@ -145,7 +146,7 @@ impl From<WatchEntry> for WatchRecordOut {
     fn from(e: WatchEntry) -> Self {
         WatchRecordOut {
             id: e.id,
-            exchange: e.exchange.into(),
+            exchange: e.exchange,
             event_ticker: e.event_id.clone(),
             event_id: e.event_id,
             event_title: e.event_title,
@@ -186,7 +187,7 @@ pub struct WatchDeletedOut {
     pub success: bool,
     /// The removed record's id.
     pub id: i64,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     pub event_ticker: String,
 }
 
@@ -208,7 +209,7 @@ pub struct EventStatsOut {
 pub struct WatchStatsOut {
     /// The watchlist id.
     pub id: i64,
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     pub event_id: String,
     #[schema(required = true)]
     pub event_title: Option<String>,
@@ -225,7 +226,7 @@ pub struct UserStatsOut {
 /// An event of the public catalog. Locked entries keep `exchange` and `title` and null the rest.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CatalogEventOut {
-    pub exchange: ExchangeName,
+    pub exchange: Exchange,
     /// Null when locked.
     #[schema(required = true)]
     pub event_id: Option<String>,

@@ -8,7 +8,6 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{FEED_LIMIT, MAX_THRESHOLD_USD};
 use crate::{
-    api::common::ExchangeName,
     error::{ApiError, ApiResult},
     params::{FromQuery, ParamEnum, QueryMap, check_order, text_value},
     whales::DAY_MS,
@@ -63,7 +62,7 @@ pub struct UserFeedParams {
     pub end_date: Option<Timestamp>,
     /// Only this venue.
     #[param(inline)]
-    pub platform: Option<ExchangeName>,
+    pub platform: Option<Exchange>,
     /// Only this watchlist event (the venue's event id).
     #[param(min_length = 1, max_length = 256)]
     pub event_id: Option<String>,
@@ -106,7 +105,7 @@ pub struct PublicFeedParams {
     pub end_date: Option<Timestamp>,
     /// Only this venue.
     #[param(inline)]
-    pub platform: Option<ExchangeName>,
+    pub platform: Option<Exchange>,
     /// Minimum notional in dollars, `abs(price × size)`; at least the platform minimum (500 by default),
     /// which is also the default.
     #[param(value_type = Option<f64>, minimum = 0)]
@@ -151,7 +150,7 @@ impl FromQuery for StatsParams {
 pub struct CatalogParams {
     /// Only events of this venue.
     #[param(inline)]
-    pub platform: Option<ExchangeName>,
+    pub platform: Option<Exchange>,
 }
 
 impl FromQuery for CatalogParams {
@@ -181,7 +180,7 @@ pub(super) fn threshold_param(q: &QueryMap, name: &str) -> ApiResult<Option<Amou
 #[allow(dead_code)] // Documentation of the body; it is parsed field by field so errors can name the field.
 pub struct AddEventIn {
     /// `venue_a` or `venue_b`.
-    exchange: ExchangeName,
+    exchange: Exchange,
     /// The venue's event id (venue_a event ticker; venue_b event id or slug).
     event_ticker: String,
     /// Notional in dollars at or above which a trade is a whale; default 1000.
@@ -240,11 +239,11 @@ pub(super) fn body_exchange(obj: &serde_json::Map<String, Value>) -> ApiResult<E
 }
 
 pub(super) fn parse_exchange(name: &str, s: &str) -> ApiResult<Exchange> {
-    ExchangeName::VALUES
+    Exchange::VALUES
         .iter()
         .find(|(spelling, _)| *spelling == s)
-        .map(|(_, e)| Exchange::from(*e))
-        .ok_or_else(|| ApiError::invalid(name, format!("{name} must be one of {}", ExchangeName::listing())))
+        .map(|(_, e)| *e)
+        .ok_or_else(|| ApiError::invalid(name, format!("{name} must be one of {}", Exchange::listing())))
 }
 
 pub(super) fn body_text(obj: &serde_json::Map<String, Value>, name: &str) -> ApiResult<String> {
