@@ -92,6 +92,24 @@ impl GapCause {
     pub fn parse(s: &str) -> Option<GapCause> {
         GapCause::ALL.into_iter().find(|c| c.as_str() == s)
     }
+
+    /// The compact code of the cause at rest. Written down per variant, never derived from the order of
+    /// [`GapCause::ALL`], so that stored logs keep their meaning when a cause is added.
+    pub const fn code(self) -> u8 {
+        match self {
+            GapCause::SequenceGap => 0,
+            GapCause::Disconnect => 1,
+            GapCause::Silence => 2,
+            GapCause::Restart => 3,
+            GapCause::RateLimited => 4,
+            GapCause::BadMessage => 5,
+        }
+    }
+
+    /// The cause of a [`GapCause::code`].
+    pub fn from_code(code: u8) -> Option<GapCause> {
+        GapCause::ALL.into_iter().find(|c| c.code() == code)
+    }
 }
 
 /// What one event of a book records.
@@ -361,6 +379,7 @@ mod tests {
         }
         for c in GapCause::ALL {
             assert_eq!(GapCause::parse(c.as_str()), Some(c));
+            assert_eq!(GapCause::from_code(c.code()), Some(c));
         }
         assert_eq!(GapCause::parse("resnapshot"), None);
     }

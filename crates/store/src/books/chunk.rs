@@ -182,8 +182,7 @@ pub fn encode(events: &[BookEvent]) -> Vec<u8> {
                 }
             }
             BookChange::Gap(cause) => {
-                let code = GapCause::ALL.iter().position(|c| c == cause).unwrap_or(0);
-                put_varint(&mut out, code as i64);
+                put_varint(&mut out, i64::from(cause.code()));
             }
         }
     }
@@ -262,8 +261,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BookEvent>, ChunkError> {
                 BookChange::Delta(changes)
             }
             KIND_GAP => {
-                let code = usize::try_from(r.int()?).map_err(|_| ChunkError("unknown gap cause"))?;
-                BookChange::Gap(*GapCause::ALL.get(code).ok_or(ChunkError("unknown gap cause"))?)
+                let cause = u8::try_from(r.int()?).ok().and_then(GapCause::from_code);
+                BookChange::Gap(cause.ok_or(ChunkError("unknown gap cause"))?)
             }
             _ => return Err(ChunkError("unknown event kind")),
         };
