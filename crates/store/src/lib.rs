@@ -3,7 +3,9 @@
 //! # Layout
 //! - [`catalog`]: series, events, markets (and venue_b tokens) with `discovered_at`, and catalog search.
 //! - [`keys`]: customers and API keys (stored hashed).
-//! - [`books`]: order-book snapshots, and [`books::chunk`], the at-rest codec of the book event log.
+//! - [`books`]: order-book snapshots (the sampled history the event log replaces).
+//! - [`book_log`]: the book event log: every book change as chunks of compact events ([`book_log::chunk`]),
+//!   appended in time order, compacted and pruned in the background.
 //! - [`trades`]: trades, stored once per venue trade id.
 //! - [`arbitrage`]: recorded opportunity episodes, pair overrides, the scanner's catalog view.
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
@@ -43,6 +45,7 @@ extern crate self as crossbook_store;
 
 pub mod arbitrage;
 mod backend;
+pub mod book_log;
 pub mod books;
 pub mod catalog;
 mod codec;
@@ -62,6 +65,7 @@ pub mod webhooks;
 pub mod whales;
 
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
+pub use book_log::{BookLogStore, Compacted, CorruptChunk, LogHead, LogRead, LogRun};
 pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
     CatalogStore, EventQuery, EventSort, EventSummary, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort,
@@ -84,6 +88,7 @@ pub trait Store:
     CatalogStore
     + AccountStore
     + BookStore
+    + BookLogStore
     + TradeStore
     + ArbitrageStore
     + LeaderLock

@@ -51,6 +51,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "search_tiers",
         include_str!("../migrations/postgres/0006_search_tiers.sql"),
     ),
+    (7, "book_log", include_str!("../migrations/postgres/0007_book_log.sql")),
 ];
 
 impl Backend for PgStore {

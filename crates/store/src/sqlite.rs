@@ -49,6 +49,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "snapshots_without_ts_index",
         include_str!("../migrations/sqlite/0006_snapshots_without_ts_index.sql"),
     ),
+    (7, "book_log", include_str!("../migrations/sqlite/0007_book_log.sql")),
 ];
 
 impl Backend for SqliteStore {

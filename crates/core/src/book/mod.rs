@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 pub mod depth;
 pub mod derive;
 pub mod event;
+pub mod key;
 pub mod top;
 
 pub use depth::depth;
 pub use derive::{ask_from_opposite_bid, asks_from_opposite_bids};
 pub use event::{ApplyError, BookChange, BookEvent, BookState, GapCause, KeyframePolicy, Ladders, LevelChange, Side};
+pub use key::BookKey;
 pub use top::{QUOTE_TICK, TopOfBook, best, mid, spread};
 
 use crate::{Amount, Exchange, Price, Timestamp};

@@ -16,7 +16,6 @@ use crate::{
     sql::{Dialect, Sql},
 };
 
-pub mod chunk;
 mod sqlite;
 
 /// Which snapshots of one book to read (the historical routes, contracts §5).
@@ -337,14 +336,16 @@ impl<B: Backend> BookStore for B {
     async fn prune_snapshots(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {
         match self.pools() {
             Pools::Sqlite { read, write } => retention::sqlite::prune(read, write, cutoff, max_rows).await,
-            Pools::Postgres(pool) => retention::postgres::prune(pool, cutoff).await,
+            Pools::Postgres(pool) => retention::postgres::prune(pool, retention::postgres::SNAPSHOTS, cutoff).await,
         }
     }
 
     async fn prepare_snapshots(&self, from: Timestamp, until: Timestamp) -> StoreResult<()> {
         match self.pools() {
             Pools::Sqlite { .. } => Ok(()),
-            Pools::Postgres(pool) => retention::postgres::prepare(pool, from, until).await,
+            Pools::Postgres(pool) => {
+                retention::postgres::prepare(pool, retention::postgres::SNAPSHOTS, from, until).await
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
-//! Order-book snapshots on PostgreSQL: a table partitioned by day (migration 0002), so retention drops whole
-//! partitions instead of deleting rows.
+//! Daily partitions on PostgreSQL: the book snapshots (migration 0002) and the book log's chunks (migration
+//! 0007) are tables partitioned by day, so retention drops whole partitions instead of deleting rows.
 //!
-//! - Partition of day `d` (days since the Unix epoch, UTC): `book_snapshots_d{d}`, holding
+//! - Partition of day `d` (days since the Unix epoch, UTC) of table `t`: `{t}_d{d}`, holding
 //!   `[d × 86 400 000, (d + 1) × 86 400 000)` ms.
 //! - Creation: the retention worker creates today's and the next days' partitions ahead
 //!   ([`prepare`]); an insert that still meets a missing day (a backfill, a clock jump) creates it and retries
@@ -35,9 +35,18 @@ pub(crate) fn day_of(ms: i64) -> i64 {
     ms.div_euclid(DAY_MS)
 }
 
-/// The name of day `day`'s partition.
-pub(crate) fn partition_name(day: i64) -> String {
-    format!("book_snapshots_d{day}")
+/// A table partitioned by day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Daily(pub &'static str);
+
+/// The order-book snapshots.
+pub(crate) const SNAPSHOTS: Daily = Daily("book_snapshots");
+
+impl Daily {
+    /// The name of day `day`'s partition.
+    pub(crate) fn partition_name(self, day: i64) -> String {
+        format!("{}_d{day}", self.0)
+    }
 }
 
 /// Inserts a batch in one statement; creates the partitions of its days if one is missing, then retries.
@@ -72,7 +81,7 @@ pub(crate) async fn insert_snapshots(pool: &PgPool, batch: &[BookSnapshot]) -> S
         Ok(_) => Ok(()),
         Err(e) if is_missing_partition(&e) => {
             let days: BTreeSet<i64> = times.iter().map(|t| day_of(*t)).collect();
-            ensure_days(pool, days).await?;
+            ensure_days(pool, SNAPSHOTS, days).await?;
             run().await?;
             Ok(())
         }
@@ -81,7 +90,7 @@ pub(crate) async fn insert_snapshots(pool: &PgPool, batch: &[BookSnapshot]) -> S
 }
 
 /// "no partition of relation … found for row" (SQLSTATE 23514, raised by the partition router).
-fn is_missing_partition(e: &sqlx::Error) -> bool {
+pub(crate) fn is_missing_partition(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(d) => d.code().as_deref() == Some("23514") && d.message().contains("no partition"),
         _ => false,
@@ -89,8 +98,8 @@ fn is_missing_partition(e: &sqlx::Error) -> bool {
 }
 
 /// Creates the partitions of `days` that do not exist yet.
-async fn ensure_days(pool: &PgPool, days: impl IntoIterator<Item = i64>) -> StoreResult<()> {
-    let existing = partitions(pool).await?;
+pub(crate) async fn ensure_days(pool: &PgPool, table: Daily, days: impl IntoIterator<Item = i64>) -> StoreResult<()> {
+    let existing = partitions(pool, table).await?;
     for day in days {
         if existing.iter().any(|p| p.day == day && p.attached) {
             continue;
@@ -102,8 +111,9 @@ async fn ensure_days(pool: &PgPool, days: impl IntoIterator<Item = i64>) -> Stor
             .await?;
         // Names and bounds are integers formatted here, never user input.
         let ddl = format!(
-            "CREATE TABLE IF NOT EXISTS \"{}\" PARTITION OF book_snapshots FOR VALUES FROM ({}) TO ({})",
-            partition_name(day),
+            "CREATE TABLE IF NOT EXISTS \"{}\" PARTITION OF {} FOR VALUES FROM ({}) TO ({})",
+            table.partition_name(day),
+            table.0,
             day * DAY_MS,
             (day + 1) * DAY_MS
         );
@@ -114,37 +124,39 @@ async fn ensure_days(pool: &PgPool, days: impl IntoIterator<Item = i64>) -> Stor
 }
 
 /// Creates the daily partitions covering `[from, until]`.
-pub(crate) async fn prepare(pool: &PgPool, from: Timestamp, until: Timestamp) -> StoreResult<()> {
-    ensure_days(pool, day_of(from.millis())..=day_of(until.millis())).await
+pub(crate) async fn prepare(pool: &PgPool, table: Daily, from: Timestamp, until: Timestamp) -> StoreResult<()> {
+    ensure_days(pool, table, day_of(from.millis())..=day_of(until.millis())).await
 }
 
-/// A snapshot partition (or a detached leftover of one).
+/// A daily partition (or a detached leftover of one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Partition {
     pub day: i64,
-    /// Attached to `book_snapshots` (possibly with a detach pending).
+    /// Attached to its parent table (possibly with a detach pending).
     pub attached: bool,
     /// A `DETACH … CONCURRENTLY` started but did not finish.
     pub detach_pending: bool,
 }
 
-/// Every table named like a snapshot partition in the current schema, attached or not, oldest first.
-pub(crate) async fn partitions(pool: &PgPool) -> StoreResult<Vec<Partition>> {
+/// Every table named like a partition of `table` in the current schema, attached or not, oldest first.
+pub(crate) async fn partitions(pool: &PgPool, table: Daily) -> StoreResult<Vec<Partition>> {
     let rows = sqlx::query(
         "SELECT c.relname::text AS name, i.inhrelid IS NOT NULL AS attached, \
          coalesce(i.inhdetachpending, false) AS pending \
          FROM pg_class c \
-         LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'book_snapshots'::regclass \
+         LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = $1::regclass \
          WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace \
-         AND c.relname LIKE 'book\\_snapshots\\_d%'",
+         AND starts_with(c.relname::text, $2)",
     )
+    .bind(table.0)
+    .bind(format!("{}_d", table.0))
     .fetch_all(pool)
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let name: String = r.try_get("name")?;
         let Some(day) = name
-            .strip_prefix("book_snapshots_d")
+            .strip_prefix(&format!("{}_d", table.0))
             .and_then(|d| d.parse::<i64>().ok())
         else {
             continue;
@@ -160,18 +172,19 @@ pub(crate) async fn partitions(pool: &PgPool) -> StoreResult<Vec<Partition>> {
 }
 
 /// Detaches and drops every partition whose day ends at or before `cutoff`.
-pub(crate) async fn prune(pool: &PgPool, cutoff: Timestamp) -> StoreResult<Pruned> {
+pub(crate) async fn prune(pool: &PgPool, table: Daily, cutoff: Timestamp) -> StoreResult<Pruned> {
     let mut dropped = 0;
-    for p in partitions(pool).await? {
+    for p in partitions(pool, table).await? {
         if (p.day + 1) * DAY_MS > cutoff.millis() {
             continue;
         }
-        let name = partition_name(p.day);
+        let name = table.partition_name(p.day);
         if p.attached {
             // CONCURRENTLY cannot run inside a transaction block; each statement here is its own.
             let how = if p.detach_pending { "FINALIZE" } else { "CONCURRENTLY" };
             sqlx::raw_sql(AssertSqlSafe(format!(
-                "ALTER TABLE book_snapshots DETACH PARTITION \"{name}\" {how}"
+                "ALTER TABLE {} DETACH PARTITION \"{name}\" {how}",
+                table.0
             )))
             .execute(pool)
             .await?;
@@ -180,7 +193,7 @@ pub(crate) async fn prune(pool: &PgPool, cutoff: Timestamp) -> StoreResult<Prune
             .execute(pool)
             .await?;
         dropped += 1;
-        tracing::info!(partition = %name, "dropped an expired snapshot partition");
+        tracing::info!(partition = %name, "dropped an expired daily partition");
     }
     Ok(Pruned {
         rows: 0,

@@ -44,6 +44,12 @@ const HAS_VENUE_TS: u8 = 16;
 #[error("corrupt chunk: {0}")]
 pub struct ChunkError(&'static str);
 
+impl ChunkError {
+    pub(crate) const fn new(what: &'static str) -> Self {
+        ChunkError(what)
+    }
+}
+
 /// A cursor over the bytes of a chunk.
 struct Reader<'a> {
     bytes: &'a [u8],

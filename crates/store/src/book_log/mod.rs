@@ -1,0 +1,538 @@
+//! The book event log: every change of every book, in order, as the history that the historical routes,
+//! replay and export read.
+//!
+//! Each book's events (snapshots, deltas, gaps; [`crossbook_core::book::BookEvent`]) are numbered by the book's
+//! own `seq`, which goes up by one. They are stored as *chunks*: runs of one book's consecutive events in the
+//! compact form of [`chunk`], one row each, appended in time order so that a flush writes to the end of the
+//! table instead of one page per book.
+//!
+//! - **Chunk boundaries.** A chunk starts at every snapshot (so a keyframe always opens its chunk and a reader
+//!   finds one by an index seek), and holds at most [`MAX_CHUNK_EVENTS`] events spanning at most
+//!   [`MAX_CHUNK_SPAN_MS`] of receive time. The span bound lets a time read seek a bounded index range.
+//! - **Writes.** The ingest writer is the only appender: it registers books ([`BookLogStore::register_log_books`],
+//!   which also gives each book's last stored `seq`), then appends one run per book per flush.
+//! - **Compaction** merges the small chunks of a flush, once they are older than a cutoff, into chunks as large
+//!   as the boundaries allow; each compacted chunk replaces its inputs in one transaction.
+//! - **Retention** drops whole days on PostgreSQL (`book_chunks` is partitioned by day of its first event) and
+//!   deletes old chunks in short batches on SQLite.
+//! - **Corrupt chunks** are skipped and reported by name ([`CorruptChunk`]), never a panic.
+
+use std::collections::BTreeMap;
+
+use crossbook_core::{
+    Timestamp,
+    book::{BookChange, BookEvent, BookKey},
+};
+
+use crate::{
+    StoreError, StoreResult,
+    backend::{Backend, Exec, Pools},
+    books::Pruned,
+    codec::{self, Cols},
+    retention,
+    sql::Sql,
+};
+
+pub mod chunk;
+
+pub use chunk::ChunkError;
+
+/// The most events one chunk holds.
+pub const MAX_CHUNK_EVENTS: usize = 4_096;
+/// The longest receive-time span of one chunk, first event to last.
+pub const MAX_CHUNK_SPAN_MS: i64 = 60_000;
+
+/// The table of chunks, partitioned by day on PostgreSQL.
+pub(crate) const CHUNKS: retention::postgres::Daily = retention::postgres::Daily("book_chunks");
+
+/// Chunk rows per `INSERT` (9 arguments each: far below both backends' argument limits).
+const ROWS_PER_INSERT: usize = 500;
+
+/// A book of the log: its id and its last stored event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogHead {
+    pub id: i64,
+    pub book: BookKey,
+    /// The `seq` of the book's last stored event; 0 when none is stored.
+    pub last_seq: u64,
+    /// The receive time of that event.
+    pub last_ts: Option<Timestamp>,
+}
+
+/// Consecutive events of one book to append, in `seq` order, continuing the book's stored events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRun {
+    /// The id [`BookLogStore::register_log_books`] gave the book.
+    pub book_id: i64,
+    pub events: Vec<BookEvent>,
+}
+
+/// What [`BookLogStore::log_events`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogRead {
+    /// In `seq` order.
+    pub events: Vec<BookEvent>,
+    /// Chunks that failed to decode; their events are missing from `events`.
+    pub corrupt: Vec<CorruptChunk>,
+}
+
+/// A stored chunk that could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("book log chunk {name} skipped: {error}")]
+pub struct CorruptChunk {
+    /// The chunk's name: its book id and seq range, e.g. `book 12 seq 100-180`.
+    pub name: String,
+    pub error: ChunkError,
+}
+
+/// What one [`BookLogStore::compact_log`] step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Compacted {
+    /// Small chunks read and replaced.
+    pub chunks_in: u64,
+    /// Compacted chunks written in their place.
+    pub chunks_out: u64,
+    /// Chunks that failed to decode (left in place, marked compacted so they are not read again).
+    pub corrupt: u64,
+    /// Nothing older than the cutoff is left to compact.
+    pub done: bool,
+}
+
+/// The book event log concern.
+#[async_trait::async_trait]
+pub trait BookLogStore: Send + Sync {
+    /// The heads of `books`, registering those the log has not seen: each book's id and last stored event.
+    /// Returned in the order of `books`.
+    async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>>;
+
+    /// Appends runs in one transaction, each split into chunks at its snapshots and at the size and span
+    /// bounds. Empty runs are ignored.
+    async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()>;
+
+    /// The events of `book` from the last snapshot received at or before `from` (so the caller can rebuild the
+    /// book as of `from`; from the book's first event received at or after `from` when there is none) through
+    /// the last event received at or before `to`.
+    async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
+
+    /// One step of compaction: merges up to `max_chunks` of the oldest small chunks whose last event is older
+    /// than `older_than`. The caller repeats until `done`.
+    async fn compact_log(&self, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted>;
+
+    /// One step of retention (as [`crate::BookStore::prune_snapshots`]): SQLite deletes up to `max_rows` chunks
+    /// whose last event is older than `cutoff`; PostgreSQL drops the daily partitions that end at or before it.
+    async fn prune_log(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned>;
+
+    /// Prepares storage for chunks starting from `from` to `until` (PostgreSQL: the daily partitions).
+    async fn prepare_log(&self, from: Timestamp, until: Timestamp) -> StoreResult<()>;
+}
+
+/// Splits a run of one book's events into chunks: a new chunk at each snapshot after the first event, and
+/// whenever the size or span bound would be passed.
+pub fn chunk_bounds(events: &[BookEvent]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, e) in events.iter().enumerate().skip(1) {
+        let keyframe = matches!(e.change, BookChange::Snapshot { .. });
+        let full = i - start >= MAX_CHUNK_EVENTS;
+        let long = e.received_at.millis() - events[start].received_at.millis() > MAX_CHUNK_SPAN_MS;
+        if keyframe || full || long {
+            out.push(start..i);
+            start = i;
+        }
+    }
+    if start < events.len() {
+        out.push(start..events.len());
+    }
+    out
+}
+
+/// One chunk row to insert.
+struct NewChunk {
+    book: i64,
+    first_seq: i64,
+    last_seq: i64,
+    first_ts: i64,
+    last_ts: i64,
+    keyframe: bool,
+    gaps: i64,
+    data: Vec<u8>,
+}
+
+impl NewChunk {
+    fn of(book: i64, events: &[BookEvent]) -> Option<NewChunk> {
+        let (first, last) = (events.first()?, events.last()?);
+        Some(NewChunk {
+            book,
+            first_seq: first.seq as i64,
+            last_seq: last.seq as i64,
+            first_ts: first.received_at.millis(),
+            last_ts: last.received_at.millis(),
+            keyframe: matches!(first.change, BookChange::Snapshot { .. }),
+            gaps: events.iter().filter(|e| matches!(e.change, BookChange::Gap(_))).count() as i64,
+            data: chunk::encode(events),
+        })
+    }
+}
+
+/// The chunks of `runs`, split at the chunk bounds.
+fn new_chunks<'a>(runs: impl IntoIterator<Item = (i64, &'a [BookEvent])>) -> Vec<NewChunk> {
+    let mut out = Vec::new();
+    for (book, events) in runs {
+        for r in chunk_bounds(events) {
+            out.extend(NewChunk::of(book, &events[r]));
+        }
+    }
+    out
+}
+
+/// The `INSERT`s of `chunks`, `ROWS_PER_INSERT` rows each.
+fn insert_chunks(chunks: &[NewChunk], compacted: bool) -> Vec<Sql> {
+    chunks
+        .chunks(ROWS_PER_INSERT)
+        .map(|rows| {
+            let mut sql = Sql::new(
+                "INSERT INTO book_chunks (book, first_seq, last_seq, first_ts, last_ts, keyframe, gaps, compacted, data) VALUES ",
+            );
+            for (i, c) in rows.iter().enumerate() {
+                sql.push(if i == 0 { "(" } else { ", (" })
+                    .int(c.book)
+                    .push(", ")
+                    .int(c.first_seq)
+                    .push(", ")
+                    .int(c.last_seq)
+                    .push(", ")
+                    .int(c.first_ts)
+                    .push(", ")
+                    .int(c.last_ts)
+                    .push(", ")
+                    .int(i64::from(c.keyframe))
+                    .push(", ")
+                    .int(c.gaps)
+                    .push(", ")
+                    .int(i64::from(compacted))
+                    .push(", ")
+                    .bytes(&c.data)
+                    .push(")");
+            }
+            sql
+        })
+        .collect()
+}
+
+/// Runs `stmts` in one write transaction; on PostgreSQL, creates the daily partitions of `first_ts` when one is
+/// missing and runs them again.
+async fn write<B: Backend>(store: &B, stmts: &[Sql], first_ts: impl Iterator<Item = i64>) -> StoreResult<()> {
+    match store.writer().transaction(stmts).await {
+        Ok(_) => Ok(()),
+        Err(StoreError::Db(e)) if retention::postgres::is_missing_partition(&e) => {
+            if let Pools::Postgres(pool) = store.pools() {
+                let days: std::collections::BTreeSet<i64> = first_ts.map(retention::postgres::day_of).collect();
+                retention::postgres::ensure_days(pool, CHUNKS, days).await?;
+            }
+            store.writer().transaction(stmts).await.map(|_| ())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A stored chunk as read.
+struct ChunkRow {
+    book: i64,
+    first_seq: i64,
+    last_seq: i64,
+    first_ts: i64,
+    last_ts: i64,
+    data: Vec<u8>,
+}
+
+const CHUNK_COLUMNS: &str = "book, first_seq, last_seq, first_ts, last_ts, data";
+
+impl ChunkRow {
+    fn of(r: &impl Cols) -> StoreResult<ChunkRow> {
+        Ok(ChunkRow {
+            book: r.int("book")?,
+            first_seq: r.int("first_seq")?,
+            last_seq: r.int("last_seq")?,
+            first_ts: r.int("first_ts")?,
+            last_ts: r.int("last_ts")?,
+            data: r.bytes("data")?,
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("book {} seq {}-{}", self.book, self.first_seq, self.last_seq)
+    }
+
+    /// The chunk's events, or the chunk reported as corrupt. A chunk whose events disagree with its row (count
+    /// or first seq) is corrupt too.
+    fn decode(&self) -> Result<Vec<BookEvent>, CorruptChunk> {
+        let corrupt = |error| CorruptChunk {
+            name: self.name(),
+            error,
+        };
+        let events = chunk::decode(&self.data).map_err(corrupt)?;
+        match (events.first(), events.last()) {
+            (Some(f), Some(l)) if f.seq as i64 == self.first_seq && l.seq as i64 == self.last_seq => Ok(events),
+            _ => Err(corrupt(ChunkError::new("row and events disagree"))),
+        }
+    }
+}
+
+async fn book_id<E: Exec>(ex: &E, book: &BookKey) -> StoreResult<Option<i64>> {
+    let mut sql = Sql::new("SELECT id FROM log_books WHERE exchange = ");
+    sql.text(book.exchange.as_str())
+        .push(" AND market_id = ")
+        .text(&book.market_id)
+        .push(" AND asset_id = ")
+        .text(codec::asset_key(book.asset_id.as_deref()));
+    ex.rows(&sql).await?.first().map(|r| r.int("id")).transpose()
+}
+
+/// Registers the books in `chunk` (at most a few hundred) and reads their heads.
+async fn register<B: Backend>(store: &B, books: &[BookKey]) -> StoreResult<Vec<LogHead>> {
+    let values = |sql: &mut Sql| {
+        for (i, b) in books.iter().enumerate() {
+            sql.push(if i == 0 { "(" } else { ", (" })
+                .text(b.exchange.as_str())
+                .push(", ")
+                .text(&b.market_id)
+                .push(", ")
+                .text(codec::asset_key(b.asset_id.as_deref()))
+                .push(")");
+        }
+    };
+    let mut insert = Sql::new("INSERT INTO log_books (exchange, market_id, asset_id) VALUES ");
+    values(&mut insert);
+    insert.push(" ON CONFLICT (exchange, market_id, asset_id) DO NOTHING");
+    store.writer().exec(&insert).await?;
+    // The head of each: the chunk with the latest last event, by an index seek per book.
+    let mut select = Sql::new(
+        "SELECT b.id AS id, b.exchange AS exchange, b.market_id AS market_id, b.asset_id AS asset_id, \
+         (SELECT c.last_seq FROM book_chunks c WHERE c.book = b.id ORDER BY c.last_ts DESC, c.last_seq DESC LIMIT 1) AS last_seq, \
+         (SELECT c.last_ts FROM book_chunks c WHERE c.book = b.id ORDER BY c.last_ts DESC LIMIT 1) AS last_ts \
+         FROM log_books b WHERE (b.exchange, b.market_id, b.asset_id) IN (VALUES ",
+    );
+    values(&mut select);
+    select.push(")");
+    let mut found = std::collections::HashMap::new();
+    for r in store.writer().rows(&select).await? {
+        let asset = r.text("asset_id")?;
+        let key = BookKey {
+            exchange: codec::exchange(&r.text("exchange")?)?,
+            market_id: r.text("market_id")?,
+            asset_id: Some(asset).filter(|a| !a.is_empty()),
+        };
+        let head = LogHead {
+            id: r.int("id")?,
+            book: key.clone(),
+            last_seq: r.opt_int("last_seq")?.unwrap_or(0).max(0) as u64,
+            last_ts: r.opt_int("last_ts")?.map(Timestamp::from_millis),
+        };
+        found.insert(key, head);
+    }
+    books
+        .iter()
+        .map(|b| {
+            found
+                .get(b)
+                .cloned()
+                .ok_or_else(|| codec::decode_error(format!("book {b:?} missing after registering it")))
+        })
+        .collect()
+}
+
+/// `book = $id`, with the bounds on `last_ts` and (for partition pruning on PostgreSQL) `first_ts` that a read
+/// of events received in `[from, to]` needs: a chunk holding one ends at or after `from` and starts at or before
+/// `to`, and spans at most [`MAX_CHUNK_SPAN_MS`].
+fn overlapping(sql: &mut Sql, id: i64, from: i64, to: i64) {
+    sql.push("book = ")
+        .int(id)
+        .push(" AND last_ts >= ")
+        .int(from)
+        .push(" AND last_ts <= ")
+        .int(to.saturating_add(MAX_CHUNK_SPAN_MS))
+        .push(" AND first_ts >= ")
+        .int(from.saturating_sub(MAX_CHUNK_SPAN_MS))
+        .push(" AND first_ts <= ")
+        .int(to);
+}
+
+async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
+    let Some(id) = book_id(ex, book).await? else {
+        return Ok(LogRead::default());
+    };
+    let (from, to) = (from.millis(), to.millis());
+    // The last keyframe at or before `from`: walking the book's chunks back from `from`, at most one keyframe
+    // interval of small chunks.
+    let mut sql = Sql::new("SELECT first_seq, first_ts FROM book_chunks WHERE book = ");
+    sql.int(id)
+        .push(" AND keyframe = 1 AND first_ts <= ")
+        .int(from)
+        .push(" AND last_ts <= ")
+        .int(from.saturating_add(MAX_CHUNK_SPAN_MS))
+        .push(" ORDER BY last_ts DESC, first_seq DESC LIMIT 1");
+    let keyframe = match ex.rows(&sql).await?.first() {
+        Some(r) => Some((r.int("first_seq")?, r.int("first_ts")?)),
+        None => None,
+    };
+    let mut sql = Sql::new("SELECT ");
+    sql.push(CHUNK_COLUMNS).push(" FROM book_chunks WHERE ");
+    overlapping(&mut sql, id, keyframe.map_or(from, |k| k.1), to);
+    if let Some((seq, _)) = keyframe {
+        sql.push(" AND first_seq >= ").int(seq);
+    }
+    let mut rows = ex
+        .rows(&sql)
+        .await?
+        .iter()
+        .map(ChunkRow::of)
+        .collect::<StoreResult<Vec<_>>>()?;
+    rows.sort_by_key(|r| r.first_seq);
+    let mut out = LogRead::default();
+    for row in &rows {
+        match row.decode() {
+            Ok(events) => out
+                .events
+                .extend(events.into_iter().filter(|e| e.received_at.millis() <= to)),
+            Err(c) => {
+                tracing::warn!(chunk = %c.name, error = %c.error, "skipping a book log chunk that does not decode");
+                out.corrupt.push(c);
+            }
+        }
+    }
+    if keyframe.is_none() {
+        out.events.retain(|e| e.received_at.millis() >= from);
+    }
+    Ok(out)
+}
+
+async fn compact<B: Backend>(store: &B, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted> {
+    let mut sql = Sql::new("SELECT ");
+    sql.push(CHUNK_COLUMNS)
+        .push(" FROM book_chunks WHERE compacted = 0 AND last_ts < ")
+        .int(older_than.millis())
+        .push(" ORDER BY last_ts, book, first_seq LIMIT ")
+        .int(i64::from(max_chunks));
+    let rows = store
+        .reader()
+        .rows(&sql)
+        .await?
+        .iter()
+        .map(ChunkRow::of)
+        .collect::<StoreResult<Vec<_>>>()?;
+    let mut done = Compacted {
+        done: rows.len() < max_chunks as usize,
+        ..Compacted::default()
+    };
+    if rows.is_empty() {
+        return Ok(done);
+    }
+    let mut by_book: BTreeMap<i64, Vec<ChunkRow>> = BTreeMap::new();
+    for r in rows {
+        by_book.entry(r.book).or_default().push(r);
+    }
+    let mut stmts = Vec::new();
+    let mut merged = Vec::new();
+    for (book, mut rows) in by_book {
+        rows.sort_by_key(|r| r.first_seq);
+        // The rows taken are the book's oldest small chunks, consecutive in seq: remove them all, write back
+        // what decodes as large chunks, and keep what does not decode as it is (marked compacted, so
+        // compaction does not meet it again; reads keep reporting it).
+        let (lo_ts, hi_ts) = (rows[0].first_ts, rows.iter().map(|r| r.last_ts).max().unwrap_or(0));
+        let (lo_seq, hi_seq) = (rows[0].first_seq, rows.iter().map(|r| r.last_seq).max().unwrap_or(0));
+        let mut del = Sql::new("DELETE FROM book_chunks WHERE compacted = 0 AND ");
+        overlapping(&mut del, book, lo_ts, hi_ts);
+        del.push(" AND first_seq >= ")
+            .int(lo_seq)
+            .push(" AND last_seq <= ")
+            .int(hi_seq);
+        stmts.push(del);
+        let mut events: Vec<BookEvent> = Vec::new();
+        let flush = |events: &mut Vec<BookEvent>, merged: &mut Vec<NewChunk>| {
+            merged.extend(new_chunks([(book, events.as_slice())]));
+            events.clear();
+        };
+        for r in &rows {
+            done.chunks_in += 1;
+            match r.decode() {
+                Ok(mut es) => events.append(&mut es),
+                Err(c) => {
+                    tracing::warn!(chunk = %c.name, error = %c.error, "book log chunk does not decode; kept as it is");
+                    done.corrupt += 1;
+                    flush(&mut events, &mut merged);
+                    merged.push(NewChunk {
+                        book,
+                        first_seq: r.first_seq,
+                        last_seq: r.last_seq,
+                        first_ts: r.first_ts,
+                        last_ts: r.last_ts,
+                        keyframe: false,
+                        gaps: 0,
+                        data: r.data.clone(),
+                    });
+                }
+            }
+        }
+        flush(&mut events, &mut merged);
+    }
+    done.chunks_out = merged.len() as u64;
+    stmts.extend(insert_chunks(&merged, true));
+    write(store, &stmts, merged.iter().map(|c| c.first_ts)).await?;
+    Ok(done)
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> BookLogStore for B {
+    async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>> {
+        let mut out = Vec::with_capacity(books.len());
+        // 3 arguments per book twice in one statement pair: 500 books keep far below the argument limits.
+        for part in books.chunks(500) {
+            out.extend(register(self, part).await?);
+        }
+        Ok(out)
+    }
+
+    async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()> {
+        let chunks = new_chunks(runs.iter().map(|r| (r.book_id, r.events.as_slice())));
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        write(self, &insert_chunks(&chunks, false), chunks.iter().map(|c| c.first_ts)).await
+    }
+
+    async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
+        log_events(self.reader(), book, from, to).await
+    }
+
+    async fn compact_log(&self, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted> {
+        compact(self, older_than, max_chunks.max(1)).await
+    }
+
+    async fn prune_log(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {
+        match self.pools() {
+            Pools::Postgres(pool) => retention::postgres::prune(pool, CHUNKS, cutoff).await,
+            Pools::Sqlite { .. } => {
+                // Short batches, oldest first by the `last_ts` index, so the single writer stays free for ingestion.
+                let mut sql =
+                    Sql::new("DELETE FROM book_chunks WHERE rowid IN (SELECT rowid FROM book_chunks WHERE last_ts < ");
+                sql.int(cutoff.millis())
+                    .push(" ORDER BY last_ts LIMIT ")
+                    .int(i64::from(max_rows.max(1)))
+                    .push(")");
+                let rows = self.writer().exec(&sql).await?;
+                Ok(Pruned {
+                    rows,
+                    partitions: 0,
+                    done: rows < u64::from(max_rows.max(1)),
+                })
+            }
+        }
+    }
+
+    async fn prepare_log(&self, from: Timestamp, until: Timestamp) -> StoreResult<()> {
+        match self.pools() {
+            Pools::Sqlite { .. } => Ok(()),
+            Pools::Postgres(pool) => retention::postgres::prepare(pool, CHUNKS, from, until).await,
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! The book event log in storage, on both backends: heads and registration, appends split into chunks at
+//! keyframes, reads that start at the keyframe before the asked instant, compaction that keeps every event,
+//! corrupt chunks reported and skipped, and retention.
+
+#[allow(dead_code)]
+#[path = "../src/testing.rs"]
+mod testing;
+
+use crossbook_core::{
+    Amount, Price, Timestamp,
+    book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
+};
+use crossbook_store::{BookLogStore, LogRun, books::DAY_MS};
+use sqlx::{Connection as _, PgConnection, Row as _, SqliteConnection};
+use testing::{TestDb, for_each_backend};
+
+const BASE: i64 = 1_763_000_100_000;
+
+fn at(offset_ms: i64) -> Timestamp {
+    Timestamp::from_millis(BASE + offset_ms)
+}
+
+fn level(cents: i64, size: i64) -> Level {
+    Level {
+        price: Price::from_micros(cents * 10_000),
+        size: Amount::from_units(size),
+    }
+}
+
+fn snapshot(seq: u64, offset_ms: i64, bid: i64) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: Some(seq as i64 * 2),
+        venue_ts: Some(at(offset_ms - 3)),
+        received_at: at(offset_ms),
+        change: BookChange::Snapshot {
+            bids: vec![level(bid, 10), level(bid - 1, 20)],
+            asks: vec![],
+            no_bids: vec![level(100 - bid - 2, 5)],
+        },
+    }
+}
+
+fn delta(seq: u64, offset_ms: i64, bid: i64, size: i64) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: Some(seq as i64 * 2),
+        venue_ts: None,
+        received_at: at(offset_ms),
+        change: BookChange::Delta(vec![LevelChange {
+            side: Side::Bid,
+            price: Price::from_micros(bid * 10_000),
+            size: Amount::from_units(size),
+        }]),
+    }
+}
+
+fn gap(seq: u64, offset_ms: i64, cause: GapCause) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: None,
+        venue_ts: None,
+        received_at: at(offset_ms),
+        change: BookChange::Gap(cause),
+    }
+}
+
+fn book(market: &str) -> BookKey {
+    BookKey::venue_a(market)
+}
+
+/// A book's history: a keyframe, deltas every 100 ms, a second keyframe at 10 s, a gap at 20 s and a
+/// resnapshot at 25 s, then more deltas; `n` events in all.
+fn history(n: u64) -> Vec<BookEvent> {
+    (1..=n)
+        .map(|seq| {
+            let t = seq as i64 * 100;
+            match seq {
+                1 | 100 | 250 => snapshot(seq, t, 40 + (seq % 7) as i64),
+                200 => gap(seq, t, GapCause::Disconnect),
+                201..250 => delta(seq, t, 30, seq as i64),
+                _ => delta(seq, t, 30 + (seq % 5) as i64, (seq % 3) as i64),
+            }
+        })
+        .collect()
+}
+
+/// Appends `events` in runs of `per_flush`, as the writer's flushes would.
+async fn append_in_flushes(s: &dyn BookLogStore, id: i64, events: &[BookEvent], per_flush: usize) {
+    for part in events.chunks(per_flush) {
+        s.append_log(&[LogRun {
+            book_id: id,
+            events: part.to_vec(),
+        }])
+        .await
+        .unwrap();
+    }
+}
+
+/// Every chunk row as (first seq, last seq, keyframe, compacted), in seq order.
+async fn chunk_rows(db: &TestDb) -> Vec<(i64, i64, i64, i64)> {
+    const SQL: &str = "SELECT CAST(first_seq AS BIGINT) AS f, CAST(last_seq AS BIGINT) AS l, \
+         CAST(keyframe AS BIGINT) AS k, CAST(compacted AS BIGINT) AS c FROM book_chunks ORDER BY first_seq";
+    macro_rules! rows {
+        ($conn:ty) => {{
+            let mut c = <$conn>::connect(&db.url).await.unwrap();
+            sqlx::query(SQL)
+                .fetch_all(&mut c)
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get("f"), r.get("l"), r.get("k"), r.get("c")))
+                .collect()
+        }};
+    }
+    match db.backend() {
+        "sqlite" => rows!(SqliteConnection),
+        _ => rows!(PgConnection),
+    }
+}
+
+/// Overwrites the bytes of the chunk starting at `first_seq`.
+async fn corrupt_chunk(db: &TestDb, first_seq: i64, bytes: Vec<u8>) {
+    const SQL: &str = "UPDATE book_chunks SET data = $1 WHERE first_seq = $2";
+    let n = match db.backend() {
+        "sqlite" => {
+            let mut c = SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query(SQL)
+                .bind(bytes)
+                .bind(first_seq)
+                .execute(&mut c)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+        _ => {
+            let mut c = PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query(SQL)
+                .bind(bytes)
+                .bind(first_seq)
+                .execute(&mut c)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+    };
+    assert_eq!(n, 1);
+}
+
+/// The book as of `t`, rebuilt from `events` (all of them, in order).
+fn state_at(events: &[BookEvent], t: Timestamp) -> Option<crossbook_core::book::Ladders> {
+    let mut s = BookState::default();
+    for e in events.iter().filter(|e| e.received_at <= t) {
+        let _ = s.apply(&e.change);
+    }
+    s.ladders().cloned()
+}
+
+#[tokio::test]
+async fn appended_events_read_back_from_the_keyframe_before_the_instant() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let heads = s.register_log_books(&[book("A"), book("B")]).await.unwrap();
+        assert_eq!(heads.len(), 2);
+        assert_eq!(
+            (heads[0].book.clone(), heads[0].last_seq, heads[0].last_ts),
+            (book("A"), 0, None)
+        );
+        assert_ne!(heads[0].id, heads[1].id);
+        let all = history(400);
+        append_in_flushes(s, heads[0].id, &all, 7).await;
+        // Another book's events never mix in.
+        append_in_flushes(s, heads[1].id, &history(30), 30).await;
+
+        let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
+        assert!(read.corrupt.is_empty());
+        assert_eq!(read.events, all);
+
+        // From an instant after the second keyframe: the read starts at that keyframe (seq 100, 10 s).
+        let read = s.log_events(&book("A"), at(12_345), at(15_000)).await.unwrap();
+        assert_eq!(read.events.first().map(|e| e.seq), Some(100));
+        assert_eq!(read.events.last().map(|e| e.seq), Some(150));
+        assert_eq!(state_at(&read.events, at(12_345)), state_at(&all, at(12_345)));
+        // Inside the gap (20 s to 25 s) the book has no state; after the resnapshot it has one again.
+        let read = s.log_events(&book("A"), at(22_000), at(22_000)).await.unwrap();
+        assert_eq!(state_at(&read.events, at(22_000)), None);
+        let read = s.log_events(&book("A"), at(30_000), at(30_000)).await.unwrap();
+        assert_eq!(read.events.first().map(|e| e.seq), Some(250));
+        assert_eq!(state_at(&read.events, at(30_000)), state_at(&all, at(30_000)));
+        // Before the book's first event, nothing; an unknown book, nothing.
+        assert!(
+            s.log_events(&book("A"), at(-5_000), at(50))
+                .await
+                .unwrap()
+                .events
+                .is_empty()
+        );
+        assert!(
+            s.log_events(&book("Z"), at(0), at(1_000_000))
+                .await
+                .unwrap()
+                .events
+                .is_empty()
+        );
+
+        // Keyframes always open a chunk, and only chunks they open are marked as keyframes.
+        let rows = chunk_rows(db).await;
+        let starts: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        for r in &rows {
+            assert_eq!(r.2 == 1, [1, 100, 250].contains(&r.0), "chunk {r:?}");
+        }
+        assert!([1, 100, 250].iter().all(|k| starts.contains(k)), "{starts:?}");
+
+        // Registering again gives the same ids and the heads of what is stored.
+        let again = s.register_log_books(&[book("B"), book("A")]).await.unwrap();
+        assert_eq!(again[1].id, heads[0].id);
+        assert_eq!((again[1].last_seq, again[1].last_ts), (400, Some(at(40_000))));
+        assert_eq!((again[0].last_seq, again[0].last_ts), (30, Some(at(3_000))));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn compaction_merges_small_chunks_and_keeps_every_event() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let id = s.register_log_books(&[book("A")]).await.unwrap()[0].id;
+        let all = history(400);
+        append_in_flushes(s, id, &all, 3).await;
+        let before = chunk_rows(db).await.len();
+        assert!(before > 130, "{before} small chunks");
+
+        // Only chunks older than the cutoff are merged, in steps of at most 50 chunks.
+        let step = s.compact_log(at(5_000), 50).await.unwrap();
+        assert!(step.chunks_in > 0 && step.chunks_out < step.chunks_in, "{step:?}");
+        let mut steps = 1;
+        while !s.compact_log(at(1_000_000), 50).await.unwrap().done {
+            steps += 1;
+            assert!(steps < 20);
+        }
+        let rows = chunk_rows(db).await;
+        // Compacted chunks break at the keyframes (seq 100, 250) and between compaction steps: a handful.
+        assert!(rows.len() <= 6, "{rows:?}");
+        assert!(rows.iter().all(|r| r.3 == 1), "{rows:?}");
+        let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
+        assert_eq!(read.events, all);
+        // Reads of an instant still start at its keyframe.
+        let read = s.log_events(&book("A"), at(12_345), at(12_345)).await.unwrap();
+        assert_eq!(read.events.first().map(|e| e.seq), Some(100));
+        // Nothing left to do.
+        let idle = s.compact_log(at(1_000_000), 50).await.unwrap();
+        assert_eq!((idle.chunks_in, idle.done), (0, true));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_corrupt_chunk_is_reported_by_name_and_skipped() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let id = s.register_log_books(&[book("A")]).await.unwrap()[0].id;
+        let all = history(60);
+        append_in_flushes(s, id, &all, 20).await;
+        corrupt_chunk(db, 21, vec![1, 200, 200, 200]).await;
+        let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
+        assert_eq!(read.corrupt.len(), 1);
+        assert_eq!(read.corrupt[0].name, format!("book {id} seq 21-40"));
+        let seqs: Vec<u64> = read.events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=20).chain(41..=60).collect::<Vec<_>>());
+        // Compaction keeps the corrupt chunk as it is and merges around it.
+        let mut corrupt = 0;
+        loop {
+            let step = s.compact_log(at(1_000_000), 1_000).await.unwrap();
+            corrupt += step.corrupt;
+            if step.done {
+                break;
+            }
+        }
+        assert_eq!(corrupt, 1);
+        let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
+        assert_eq!(read.corrupt.len(), 1);
+        assert_eq!(read.events.len(), 40);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retention_removes_old_chunks_or_whole_days() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let id = s.register_log_books(&[book("A")]).await.unwrap()[0].id;
+        // Keyframes at 1 h of four days d0..d3.
+        let d0 = BASE.div_euclid(DAY_MS) - 3;
+        let events: Vec<BookEvent> = (0..4)
+            .map(|day| BookEvent {
+                received_at: Timestamp::from_millis((d0 + day) * DAY_MS + 3_600_000),
+                ..snapshot(day as u64 + 1, 0, 50)
+            })
+            .collect();
+        s.append_log(&[LogRun { book_id: id, events }]).await.unwrap();
+        let cutoff = Timestamp::from_millis((d0 + 2) * DAY_MS + 7_200_000);
+        loop {
+            if s.prune_log(cutoff, 1).await.unwrap().done {
+                break;
+            }
+        }
+        let left: Vec<i64> = chunk_rows(db).await.iter().map(|r| r.0).collect();
+        match db.backend() {
+            // Chunks ending before the cutoff go one by one.
+            "sqlite" => assert_eq!(left, [4]),
+            // Whole days that ended by the cutoff go; day d2 stays until it has passed.
+            _ => assert_eq!(left, [3, 4]),
+        }
+        let read = s
+            .log_events(
+                &book("A"),
+                Timestamp::from_millis(0),
+                Timestamp::from_millis(i64::MAX / 2),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read.events.len(), left.len());
+    })
+    .await;
+}
