@@ -66,16 +66,19 @@ pub enum GapCause {
     RateLimited,
     /// A venue message could not be applied to the book (an unknown level, a price off the grid).
     BadMessage,
+    /// The database refused writes for so long that the buffered events were dropped.
+    WriteFailed,
 }
 
 impl GapCause {
-    pub const ALL: [GapCause; 6] = [
+    pub const ALL: [GapCause; 7] = [
         GapCause::SequenceGap,
         GapCause::Disconnect,
         GapCause::Silence,
         GapCause::Restart,
         GapCause::RateLimited,
         GapCause::BadMessage,
+        GapCause::WriteFailed,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -86,6 +89,7 @@ impl GapCause {
             GapCause::Restart => "restart",
             GapCause::RateLimited => "rate_limited",
             GapCause::BadMessage => "bad_message",
+            GapCause::WriteFailed => "write_failed",
         }
     }
 
@@ -103,6 +107,7 @@ impl GapCause {
             GapCause::Restart => 3,
             GapCause::RateLimited => 4,
             GapCause::BadMessage => 5,
+            GapCause::WriteFailed => 6,
         }
     }
 

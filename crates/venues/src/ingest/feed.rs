@@ -15,11 +15,11 @@ use crate::{
     error::{VenueError, report_malformed},
     health::FeedMode,
     live::BookKey,
-    venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet, Venue},
+    venue::{FeedSession, FeedUpdate, MarketSet, Venue},
 };
 
 use super::polling::poll_books_worker;
-use super::{Ctx, Runtime};
+use super::{Ctx, Runtime, book_writer::BookInput};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -34,20 +34,34 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
         }
         ctx.health.update(ex, |h| h.malformed += n);
     }
+    let received_at = Timestamp::now();
     if !update.stale.is_empty() {
-        let keys: Vec<BookKey> = update.stale.drain(..).map(|(k, _cause)| k).collect();
+        let stale = std::mem::take(&mut update.stale);
+        let keys: Vec<BookKey> = stale.iter().map(|(k, _)| k.clone()).collect();
         ctx.live.mark_stale(keys.iter());
+        // The log records each loss with its cause (one gap per book).
+        for cause in GapCause::ALL {
+            let lost: Vec<BookKey> = stale
+                .iter()
+                .filter(|(_, c)| *c == cause)
+                .map(|(k, _)| k.clone())
+                .collect();
+            if !lost.is_empty() {
+                lose(ctx, lost, cause, received_at).await;
+            }
+        }
         ctx.bus.publish(DomainEvent::BooksStale { exchange: ex, keys });
     }
-    for BookUpdate { book, .. } in update.books.drain(..) {
-        let key = BookKey::of(&book);
-        let timestamp = book.timestamp;
-        if !ctx.live.upsert(book.clone()) {
+    for update in update.books.drain(..) {
+        let key = BookKey::of(&update.book);
+        let timestamp = update.book.timestamp;
+        if !ctx.live.upsert(update.book.clone()) {
             continue;
         }
         ctx.bus.publish(DomainEvent::BookUpdated { key, timestamp });
-        if ctx.snapshots.try_send(book).is_err() {
-            metrics::counter!("crossbook_snapshots_dropped_total", "venue" => ex.as_str()).increment(1);
+        // Waits when the writer's queue is full rather than dropping a change the log would then miss.
+        if ctx.books.send(BookInput::Update { update, received_at }).await.is_err() {
+            debug!(venue = %ex, "book writer gone; shutting down");
         }
     }
     if !update.trades.is_empty() {
@@ -65,12 +79,19 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
     }
 }
 
+/// Tells the book writer that `keys` lost continuity.
+async fn lose(ctx: &Ctx, keys: Vec<BookKey>, cause: GapCause, at: Timestamp) {
+    if ctx.books.send(BookInput::Lost { keys, cause, at }).await.is_err() {
+        debug!("book writer gone; shutting down");
+    }
+}
+
 /// How a WebSocket session ended.
 enum SessionEnd {
     /// Shutdown requested.
     Cancelled,
     /// The connection ended (closed by the venue, silent feed): reconnect.
-    Ended(String),
+    Ended(String, GapCause),
 }
 
 pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
@@ -87,16 +108,17 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
     let mut backoff = Backoff::new(ctx.settings.reconnect);
     let mut markets_rx = rt.markets.subscribe();
     loop {
-        let reason = match ws_session(&rt, &ctx, &mut markets_rx, &mut backoff).await {
+        let (reason, cause) = match ws_session(&rt, &ctx, &mut markets_rx, &mut backoff).await {
             Ok(SessionEnd::Cancelled) => break,
-            Ok(SessionEnd::Ended(reason)) => reason,
-            Err(e) => e.to_string(),
+            Ok(SessionEnd::Ended(reason, cause)) => (reason, cause),
+            Err(e) => (e.to_string(), GapCause::Disconnect),
         };
         if ctx.cancel.is_cancelled() {
             break;
         }
         let stale = ctx.live.mark_exchange_stale(ex);
         if !stale.is_empty() {
+            lose(&ctx, stale.clone(), cause, Timestamp::now()).await;
             ctx.bus.publish(DomainEvent::BooksStale {
                 exchange: ex,
                 keys: stale,
@@ -182,12 +204,12 @@ async fn ws_session<V: Venue>(
                     Some(Ok(Message::Text(t))) => t.to_string(),
                     Some(Ok(Message::Binary(b))) => String::from_utf8_lossy(&b).into_owned(),
                     Some(Ok(Message::Close(f))) => {
-                        return Ok(SessionEnd::Ended(format!("closed by the venue ({f:?})")));
+                        return Ok(SessionEnd::Ended(format!("closed by the venue ({f:?})"), GapCause::Disconnect));
                     }
                     // Pings are answered by tungstenite itself; pongs and raw frames carry nothing.
                     Some(Ok(_)) => continue,
                     Some(Err(e)) => return Err(ws_err(format!("read: {e}"))),
-                    None => return Ok(SessionEnd::Ended("connection ended".into())),
+                    None => return Ok(SessionEnd::Ended("connection ended".into(), GapCause::Disconnect)),
                 };
                 let update = session.on_text(&text, Timestamp::now());
                 if update.data {
@@ -224,10 +246,10 @@ async fn ws_session<V: Venue>(
                 if last_data.elapsed() < silence {
                     session.on_tick(Timestamp::now())
                 } else if resubscribed {
-                    return Ok(SessionEnd::Ended(format!(
-                        "no data for {} ms even after resubscribing",
-                        last_data.elapsed().as_millis()
-                    )));
+                    return Ok(SessionEnd::Ended(
+                        format!("no data for {} ms even after resubscribing", last_data.elapsed().as_millis()),
+                        GapCause::Silence,
+                    ));
                 } else {
                     warn!(venue = %ex, silent_ms = last_data.elapsed().as_millis() as u64, "feed silent; resubscribing");
                     metrics::counter!("crossbook_venue_watchdog_resubscribes_total", "venue" => ex.as_str())

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //!                 ┌ catalog ──(MarketSet watch)──┬─> feed (WebSocket, or REST polling) ─┬─> LiveBooks, bus
-//!  per venue:     │  ^ follow requests           └─> trades (REST tape / backfill) ──┐ ├─> snapshot writer ─┐
-//!                 └ follow ──(upsert, add)─────────────────────────────────────────┘ └─> trade writer ────┴─> store
+//!  per venue:     │  ^ follow requests           └─> trades (REST tape / backfill) ──┐ ├─> book writer ──┐
+//!                 └ follow ──(upsert, add)─────────────────────────────────────────┘ └─> trade writer ─┴─> store
 //! ```
 //!
 //! - **catalog** syncs series/events/markets every `catalog_sync_seconds` (sooner when the feed announces a
@@ -18,11 +18,12 @@
 //! - **trades** reads the REST tape: continuously where the socket has no trade ids (venue_b) or while the
 //!   socket is down, and as a backfill after each reconnect or trade-sequence gap.
 //! - **follow** serves [`IngestHandle::follow_event`].
-//! - Two shared writers: one batches book snapshots (at most one per book per `snapshot_interval_ms`,
-//!   the latest state wins), one stores trades and publishes only the new ones on the bus.
+//! - Two shared writers: the book writer appends every book change and every loss of continuity to the
+//!   book event log (and samples one snapshot per book per `snapshot_interval_ms` for the snapshot table),
+//!   the trade writer stores trades and publishes only the new ones on the bus.
 //!
 //! Files: `catalog` (catalog sync and follow), `feed` (WebSocket, and applying updates), `polling`
-//! (REST books), `trades` (the tape), `writer` (the two writers).
+//! (REST books), `trades` (the tape), `book_writer` and `writer` (the book and trade writers).
 //!
 //! Malformed messages are logged with their payload, counted (`crossbook_venue_malformed_total`) and
 //! skipped; the feed goes on.
@@ -36,7 +37,7 @@ use std::{
     time::Duration,
 };
 
-use crossbook_core::{BookSnapshot, Event, Exchange, Trade};
+use crossbook_core::{Event, Exchange, Trade, book::KeyframePolicy};
 use crossbook_store::{Store, StoreError};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -55,10 +56,11 @@ use crate::{
 };
 
 use self::{
+    book_writer::{BookInput, book_writer},
     catalog::{catalog_worker, follow_worker},
     feed::feed_worker,
     trades::trade_worker,
-    writer::{snapshot_writer, trade_writer},
+    writer::trade_writer,
 };
 
 /// Splits a comma-separated configuration list (`"KXBTC15M, KXBTCD,"`) into its non-empty items.
@@ -264,9 +266,9 @@ impl IngestHandle {
 /// Entry point of ingestion.
 pub struct Ingest;
 
-/// Snapshots queued for the writer before new ones are dropped (the writer keeps only the latest per
-/// book anyway, so a full queue means the database is stalled).
-const SNAPSHOT_QUEUE: usize = 16_384;
+/// Book changes queued for the book writer. A full queue makes the feeds wait (nothing is dropped); the
+/// writer keeps draining it while the database is down, up to its own bound.
+const BOOK_QUEUE: usize = 16_384;
 const TRADE_QUEUE: usize = 1_024;
 
 impl Ingest {
@@ -332,7 +334,7 @@ struct Ctx {
     live: LiveBooks,
     bus: Bus,
     health: VenueHealth,
-    snapshots: mpsc::Sender<BookSnapshot>,
+    books: mpsc::Sender<BookInput>,
     trades: mpsc::Sender<Vec<Trade>>,
     settings: Settings,
     cancel: CancellationToken,
@@ -352,16 +354,21 @@ impl Ctx {
     ) -> Ctx {
         ensure_crypto_provider();
         let settings = cfg.settings();
-        let (snapshots, snap_rx) = mpsc::channel(SNAPSHOT_QUEUE);
+        let (books, book_rx) = mpsc::channel(BOOK_QUEUE);
         let (trades, trade_rx) = mpsc::channel(TRADE_QUEUE);
-        tracker.spawn(snapshot_writer(store.clone(), snap_rx, settings.snapshot_interval));
+        tracker.spawn(book_writer(
+            store.clone(),
+            book_rx,
+            settings.snapshot_interval,
+            KeyframePolicy::DEFAULT,
+        ));
         tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx));
         Ctx {
             store,
             live,
             bus,
             health,
-            snapshots,
+            books,
             trades,
             settings,
             cancel,
@@ -416,6 +423,7 @@ fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mps
     follow_tx
 }
 
+mod book_writer;
 mod catalog;
 mod feed;
 mod polling;

@@ -1,4 +1,5 @@
-//! Tests of the ingest workers: the snapshot writer's throttle, the trade writer's publish-once rule, and
+//! Tests of the ingest workers: the book writer (the log's numbering, keyframes and gaps, on a real SQLite
+//! store; the snapshot throttle), the trade writer's publish-once rule, and
 //! the feed loop (watchdog, reconnect, malformed frames, polling fallback, follow requests) driven by a
 //! fake venue against a small local WebSocket server. Waits are on conditions with deadlines.
 
@@ -12,17 +13,19 @@ use std::{
 };
 
 use crossbook_core::arb::{Episode, Listing, PairOverride};
+use crossbook_core::book::{BookChange, BookEvent, GapCause, KeyframePolicy, LevelChange, Side};
 use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, Level, Market, Outcome, Price, Series, Status, TakerSide, Timestamp, Trade,
 };
 use crossbook_store::{
-    AccountStore, ApiKeyInfo, ArbitrageStore, BookStore, CatalogStore, Delivery, EventActivity, EventQuery,
-    EventSummary, HistoryPage, HistoryQuery, KeyOwner, LeaderGuard, LeaderLock, MarketQuery, NewDelivery, NewKey,
-    PoolCandidate, Pruned, RecentQuery, SeriesQuery, SeriesSummary, SnapshotQuery, Store, StoreError, StoreResult,
-    StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook, WebhookKind, WebhookStore, WhalePage, WhaleQuery,
-    WhaleStore, WhaleTarget, catalog::StoredMarket,
+    AccountStore, ApiKeyInfo, ArbitrageStore, BookLogStore, BookStore, CatalogStore, Compacted, Delivery,
+    EventActivity, EventQuery, EventSummary, HistoryPage, HistoryQuery, KeyOwner, LeaderGuard, LeaderLock, LogHead,
+    LogRead, LogRun, MarketQuery, NewDelivery, NewKey, PoolCandidate, Pruned, RecentQuery, SeriesQuery, SeriesSummary,
+    SnapshotQuery, Store, StoreError, StoreResult, StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook,
+    WebhookKind, WebhookStore, WhalePage, WhaleQuery, WhaleStore, WhaleTarget, catalog::StoredMarket,
 };
 use futures_util::{SinkExt, StreamExt};
+use sqlx::Connection as _;
 use tokio::{net::TcpListener, sync::mpsc, time::Instant};
 use tokio_tungstenite::tungstenite::{Message, handshake::client::Request};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -31,8 +34,9 @@ use super::*;
 use crate::{
     bus::DomainEvent,
     health::FeedMode,
+    ingest::book_writer::{BookInput, LogBuffer, book_writer},
     live::BookKey,
-    venue::{CatalogBatch, MarketSet, Venue},
+    venue::{BookUpdate, CatalogBatch, MarketSet, Venue},
     venue_b,
 };
 
@@ -47,6 +51,8 @@ struct MemStore {
     markets: Mutex<BTreeMap<(Exchange, String), (Market, Timestamp)>>,
     trades: Mutex<Vec<Trade>>,
     snapshots: Mutex<Vec<Vec<BookSnapshot>>>,
+    /// The book log: per book, its id and events.
+    log: Mutex<Vec<(BookKey, Vec<BookEvent>)>>,
 }
 
 fn unsupported<T>() -> StoreResult<T> {
@@ -143,6 +149,65 @@ impl BookStore for MemStore {
     }
     async fn delete_snapshots_before(&self, _: Timestamp) -> StoreResult<u64> {
         unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl BookLogStore for MemStore {
+    async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>> {
+        let mut log = self.log.lock().unwrap();
+        Ok(books
+            .iter()
+            .map(|b| {
+                let id = match log.iter().position(|(k, _)| k == b) {
+                    Some(i) => i,
+                    None => {
+                        log.push((b.clone(), Vec::new()));
+                        log.len() - 1
+                    }
+                };
+                let last = log[id].1.last();
+                LogHead {
+                    id: id as i64,
+                    book: b.clone(),
+                    last_seq: last.map_or(0, |e| e.seq),
+                    last_ts: last.map(|e| e.received_at),
+                }
+            })
+            .collect())
+    }
+    async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()> {
+        let mut log = self.log.lock().unwrap();
+        for r in runs {
+            log[r.book_id as usize].1.extend(r.events.iter().cloned());
+        }
+        Ok(())
+    }
+    async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
+        let log = self.log.lock().unwrap();
+        let events = log
+            .iter()
+            .find(|(k, _)| k == book)
+            .map(|(_, es)| {
+                es.iter()
+                    .filter(|e| e.received_at >= from && e.received_at <= to)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(LogRead {
+            events,
+            corrupt: Vec::new(),
+        })
+    }
+    async fn compact_log(&self, _: Timestamp, _: u32) -> StoreResult<Compacted> {
+        unsupported()
+    }
+    async fn prune_log(&self, _: Timestamp, _: u32) -> StoreResult<Pruned> {
+        unsupported()
+    }
+    async fn prepare_log(&self, _: Timestamp, _: Timestamp) -> StoreResult<()> {
+        Ok(())
     }
 }
 
@@ -344,16 +409,52 @@ fn trade(id: &str) -> Trade {
 
 // ------------------------------------------------------------------------------------------ writers
 
+fn snapshot_of(b: BookSnapshot) -> BookInput {
+    BookInput::Update {
+        received_at: b.timestamp,
+        update: BookUpdate::snapshot(b, None, None),
+    }
+}
+
+/// A delta setting the YES bid at `cents` to 10 contracts, with the book it leaves.
+fn delta_of(b: BookSnapshot, seq: i64) -> BookInput {
+    let change = LevelChange {
+        side: Side::Bid,
+        price: b.bids[0].price,
+        size: b.bids[0].size,
+    };
+    BookInput::Update {
+        received_at: b.timestamp,
+        update: BookUpdate::delta(b, vec![change], Some(seq), None),
+    }
+}
+
+fn kinds(events: &[BookEvent]) -> String {
+    events
+        .iter()
+        .map(|e| match e.change {
+            BookChange::Snapshot { .. } => 'S',
+            BookChange::Delta(_) => 'd',
+            BookChange::Gap(_) => 'G',
+        })
+        .collect()
+}
+
 #[tokio::test(start_paused = true)]
-async fn snapshot_writer_writes_each_book_at_most_once_per_interval_latest_state() {
+async fn book_writer_logs_every_change_and_samples_one_snapshot_per_interval() {
     let store = Arc::new(MemStore::default());
     let (tx, rx) = mpsc::channel(64);
-    let writer = tokio::spawn(snapshot_writer(store.clone(), rx, Duration::from_millis(1000)));
+    let writer = tokio::spawn(book_writer(
+        store.clone(),
+        rx,
+        Duration::from_millis(1000),
+        KeyframePolicy::DEFAULT,
+    ));
     let start = Instant::now();
     for v in 1..=5 {
-        tx.send(book("M", None, 40 + v, v)).await.unwrap();
+        tx.send(snapshot_of(book("M", None, 40 + v, v))).await.unwrap();
     }
-    tx.send(book("N", None, 30, 1)).await.unwrap();
+    tx.send(snapshot_of(book("N", None, 30, 1))).await.unwrap();
     // The clock is paused: these sleeps advance virtual time to just before / after the interval edges,
     // which is what this test is about (the throttle), not a wait for background work.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -369,7 +470,7 @@ async fn snapshot_writer_writes_each_book_at_most_once_per_interval_latest_state
     }
     // More changes of M within the second: held back, then written once with the latest state.
     for v in 6..=9 {
-        tx.send(book("M", None, 40 + v, v)).await.unwrap();
+        tx.send(delta_of(book("M", None, 40 + v, v), v)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(store.snapshots.lock().unwrap().len(), 1);
@@ -382,11 +483,109 @@ async fn snapshot_writer_writes_each_book_at_most_once_per_interval_latest_state
     }
     assert!(start.elapsed() >= Duration::from_millis(1000));
     // Pending state is flushed when the senders go away (shutdown).
-    tx.send(book("M", None, 60, 10)).await.unwrap();
+    tx.send(snapshot_of(book("M", None, 60, 10))).await.unwrap();
     drop(tx);
     writer.await.unwrap();
     let batches = store.snapshots.lock().unwrap();
     assert_eq!(batches.last().unwrap()[0].timestamp.millis(), 10);
+    // The log holds every change of M, numbered from 1: the snapshots, the deltas as sent, the last snapshot.
+    let log = store.log.lock().unwrap();
+    let (_, m) = log.iter().find(|(k, _)| k.market_id == "M").unwrap();
+    assert_eq!(kinds(m), "SSSSSddddS");
+    assert_eq!(
+        m.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=10).collect::<Vec<_>>()
+    );
+    assert_eq!(m[6].venue_seq, Some(7));
+}
+
+/// The log half of the book writer on a real SQLite store: keyframes by policy, one gap per loss, a restart
+/// gap with the numbering continued, and a failed write retried without losing or renumbering events.
+#[tokio::test]
+async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let store = db.store.as_ref();
+    let a = BookKey::venue_a("A");
+    let policy = KeyframePolicy {
+        max_deltas: 3,
+        max_age_ms: 60_000,
+    };
+    let mut log = LogBuffer::new(policy);
+    let feed = |log: &mut LogBuffer, input: BookInput| match input {
+        BookInput::Update { update, received_at } => log.update(update, received_at),
+        BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
+    };
+    let all = async |db: &crossbook_store::testing::TestDb| {
+        let r = db
+            .store
+            .log_events(&a, Timestamp::from_millis(0), Timestamp::from_millis(1_000_000))
+            .await
+            .unwrap();
+        assert!(r.corrupt.is_empty());
+        r.events
+    };
+    // The first event of a book is a keyframe even when the venue sent a delta; then deltas until the policy
+    // asks for a keyframe (after 3).
+    for v in 1..=6 {
+        feed(&mut log, delta_of(book("A", None, 40 + v, v * 10), v));
+    }
+    log.flush(store).await;
+    let events = all(&db).await;
+    assert_eq!(kinds(&events), "SdddSd");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    match &events[4].change {
+        BookChange::Snapshot { bids, .. } => assert_eq!(bids[0].price, Price::from_cents(45)),
+        other => panic!("{other:?}"),
+    }
+    // A loss writes one gap however often it is reported, and the next change is a keyframe.
+    let lost = || BookInput::Lost {
+        keys: vec![a.clone(), BookKey::venue_a("never-seen")],
+        cause: GapCause::Disconnect,
+        at: Timestamp::from_millis(70),
+    };
+    feed(&mut log, lost());
+    feed(&mut log, lost());
+    feed(&mut log, delta_of(book("A", None, 50, 80), 8));
+    log.flush(store).await;
+    let events = all(&db).await;
+    assert_eq!(kinds(&events), "SdddSdGS");
+    assert_eq!(events[6].change, BookChange::Gap(GapCause::Disconnect));
+    assert_eq!(events[6].received_at.millis(), 70);
+
+    // A write that fails keeps its numbered events; the next flush writes them with the new ones.
+    let mut raw = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::query("ALTER TABLE book_chunks RENAME TO book_chunks_away")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    feed(&mut log, delta_of(book("A", None, 51, 90), 9));
+    log.flush(store).await;
+    assert_eq!(log.buffered(), 1);
+    sqlx::query("ALTER TABLE book_chunks_away RENAME TO book_chunks")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    feed(&mut log, delta_of(book("A", None, 52, 100), 10));
+    log.flush(store).await;
+    assert_eq!(log.buffered(), 0);
+    let events = all(&db).await;
+    assert_eq!(kinds(&events), "SdddSdGSdd");
+    assert_eq!(
+        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=10).collect::<Vec<_>>()
+    );
+
+    // A new process continues the numbering after a restart gap from the last stored event.
+    let mut log = LogBuffer::new(policy);
+    feed(&mut log, delta_of(book("A", None, 53, 500), 11));
+    log.flush(store).await;
+    let events = all(&db).await;
+    assert_eq!(kinds(&events), "SdddSdGSddGS");
+    assert_eq!(events[10].change, BookChange::Gap(GapCause::Restart));
+    assert_eq!((events[10].seq, events[10].received_at.millis()), (11, 100));
+    assert_eq!(events[11].seq, 12);
+    db.cleanup().await;
 }
 
 #[tokio::test]

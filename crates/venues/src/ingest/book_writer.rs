@@ -1,0 +1,366 @@
+//! The book writer: every book change into the event log (`BookLogStore`), numbered per book, with keyframes
+//! by [`KeyframePolicy`] and a `gap` event wherever continuity was lost; and, while the historical routes still
+//! read them, one snapshot per book per interval into `book_snapshots`.
+//!
+//! - **Numbering.** A book's events are numbered at flush time, continuing the last `seq` the store holds, so
+//!   the numbering survives restarts. A book met for the first time in this process after earlier events were
+//!   stored gets a `restart` gap from its last stored event to its first keyframe.
+//! - **Keyframes.** The first event of a book in this process, the first after a gap, and any event once the
+//!   policy says a keyframe is due are written as a whole book (taken from the update, which carries the book
+//!   after the change); every other change is written as the levels the venue sent.
+//! - **Losses.** [`BookInput::Lost`] (a dropped socket, a silent feed, a sequence gap, a failed poll) writes
+//!   one gap per book; a second loss before the book's next keyframe adds nothing.
+//! - **Failed writes** keep their events buffered and are retried at the next flush. Past
+//!   [`MAX_UNWRITTEN_EVENTS`] the buffer is dropped, counted in `crossbook_book_events_dropped_total`, and each
+//!   book it held gets a `write_failed` gap and a keyframe next.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use crossbook_core::{
+    BookSnapshot, Exchange, Timestamp,
+    book::{BookChange, BookEvent, BookKey, GapCause, KeyframePolicy},
+};
+use crossbook_store::{LogRun, Store};
+use tokio::{sync::mpsc, time::Instant};
+use tracing::{error, warn};
+
+use crate::venue::BookUpdate;
+
+/// How often buffered events are written to the log. What a `kill -9` can lose is at most this much.
+pub(crate) const LOG_FLUSH: Duration = Duration::from_millis(500);
+
+/// The most numbered events kept for a retry after failed writes (about 30 MB); past it they are dropped
+/// and gaps recorded.
+pub(crate) const MAX_UNWRITTEN_EVENTS: usize = 200_000;
+
+/// What the feeds hand the book writer.
+#[derive(Debug)]
+pub(crate) enum BookInput {
+    /// A book changed; `received_at` is when the frame arrived.
+    Update { update: BookUpdate, received_at: Timestamp },
+    /// The feed lost continuity for these books at `at`.
+    Lost {
+        keys: Vec<BookKey>,
+        cause: GapCause,
+        at: Timestamp,
+    },
+}
+
+/// What one book looks like to the writer.
+#[derive(Debug, Default)]
+struct Tracked {
+    /// The store's id and the last `seq` handed out; `None` until registered.
+    head: Option<(i64, u64)>,
+    deltas_since_keyframe: u32,
+    last_keyframe: Option<Timestamp>,
+    /// The next event must be a keyframe (new in this process, or after a gap).
+    needs_keyframe: bool,
+    /// A gap was written and no keyframe since: a repeated loss adds no second gap.
+    in_gap: bool,
+    /// The latest receive time given to an event of this book (events never go back in time).
+    last_ts: Timestamp,
+}
+
+/// The log half of the writer: per-book state, events waiting for the next flush, and numbered runs whose
+/// write failed.
+pub(crate) struct LogBuffer {
+    policy: KeyframePolicy,
+    books: HashMap<BookKey, Tracked>,
+    /// Events not yet numbered, per book, in arrival order.
+    pending: HashMap<BookKey, Vec<BookEvent>>,
+    /// Numbered runs not written yet (their write failed, or the flush is under way), oldest first...
+    unwritten: Vec<LogRun>,
+    /// ...and the book of each.
+    unwritten_keys: Vec<BookKey>,
+}
+
+impl LogBuffer {
+    pub(crate) fn new(policy: KeyframePolicy) -> Self {
+        LogBuffer {
+            policy,
+            books: HashMap::new(),
+            pending: HashMap::new(),
+            unwritten: Vec::new(),
+            unwritten_keys: Vec::new(),
+        }
+    }
+
+    /// Events waiting to be written (pending and unwritten).
+    pub(crate) fn buffered(&self) -> usize {
+        self.pending.values().map(Vec::len).sum::<usize>()
+            + self.unwritten.iter().map(|r| r.events.len()).sum::<usize>()
+    }
+
+    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) {
+        let key = BookKey::of(&u.book);
+        let t = self.books.entry(key.clone()).or_insert_with(|| Tracked {
+            needs_keyframe: true,
+            ..Tracked::default()
+        });
+        let received_at = received_at.max(t.last_ts);
+        t.last_ts = received_at;
+        let is_snapshot = matches!(u.change, BookChange::Snapshot { .. });
+        let keyframe = is_snapshot
+            || t.needs_keyframe
+            || t.last_keyframe
+                .is_none_or(|k| self.policy.due(t.deltas_since_keyframe, k, received_at));
+        let change = match (is_snapshot, keyframe) {
+            (true, _) | (false, false) => u.change,
+            (false, true) => whole(u.book),
+        };
+        if keyframe {
+            t.deltas_since_keyframe = 0;
+            t.last_keyframe = Some(received_at);
+            t.needs_keyframe = false;
+            t.in_gap = false;
+        } else {
+            t.deltas_since_keyframe += 1;
+        }
+        self.pending.entry(key).or_default().push(BookEvent {
+            seq: 0,
+            venue_seq: u.venue_seq,
+            venue_ts: u.venue_ts,
+            received_at,
+            change,
+        });
+    }
+
+    /// A loss of continuity: one gap per book the log follows, unless it is already in a gap.
+    pub(crate) fn lost(&mut self, keys: &[BookKey], cause: GapCause, at: Timestamp) {
+        for key in keys {
+            let Some(t) = self.books.get_mut(key) else {
+                continue; // never written in this process: nothing to lose continuity with
+            };
+            if t.in_gap {
+                continue;
+            }
+            gap_counter(key.exchange, cause).increment(1);
+            t.in_gap = true;
+            t.needs_keyframe = true;
+            let at = at.max(t.last_ts);
+            t.last_ts = at;
+            self.pending.entry(key.clone()).or_default().push(gap_event(at, cause));
+        }
+    }
+
+    /// Numbers the pending events (registering new books first) and writes them with any earlier unwritten
+    /// runs, in one append. On failure the runs stay for the next flush, up to the bound.
+    pub(crate) async fn flush(&mut self, store: &dyn Store) {
+        if !self.pending.is_empty() && self.number(store).await.is_err() {
+            // Registration failed: the events stay pending, un-numbered, for the next flush.
+            self.enforce_bound();
+            return;
+        }
+        if self.unwritten.is_empty() {
+            return;
+        }
+        match store.append_log(&self.unwritten).await {
+            Ok(()) => {
+                for (key, run) in self.unwritten_keys.drain(..).zip(self.unwritten.drain(..)) {
+                    metrics::counter!("crossbook_book_events_written_total", "venue" => key.exchange.as_str())
+                        .increment(run.events.len() as u64);
+                }
+            }
+            Err(e) => {
+                error!(error = %e, events = self.buffered(), "writing the book log failed; keeping the events for the next flush");
+                self.enforce_bound();
+            }
+        }
+    }
+
+    /// Moves the pending events to `unwritten`, numbered.
+    async fn number(&mut self, store: &dyn Store) -> Result<(), ()> {
+        let new: Vec<BookKey> = self
+            .pending
+            .keys()
+            .filter(|k| self.books.get(*k).is_none_or(|t| t.head.is_none()))
+            .cloned()
+            .collect();
+        if !new.is_empty() {
+            let heads = store.register_log_books(&new).await.map_err(|e| {
+                error!(error = %e, books = new.len(), "registering books in the book log failed; retrying at the next flush");
+            })?;
+            for h in heads {
+                let t = self.books.entry(h.book.clone()).or_default();
+                t.head = Some((h.id, h.last_seq));
+                // Events stored by an earlier process: the log lost continuity from its last one until now.
+                if let (true, Some(since)) = (h.last_seq > 0, h.last_ts) {
+                    gap_counter(h.book.exchange, GapCause::Restart).increment(1);
+                    self.pending
+                        .entry(h.book)
+                        .or_default()
+                        .insert(0, gap_event(since, GapCause::Restart));
+                }
+            }
+        }
+        for (key, mut events) in self.pending.drain() {
+            let Some(t) = self.books.get_mut(&key) else { continue };
+            let Some((id, last)) = t.head.as_mut() else { continue };
+            for e in &mut events {
+                *last += 1;
+                e.seq = *last;
+            }
+            self.unwritten.push(LogRun { book_id: *id, events });
+            self.unwritten_keys.push(key);
+        }
+        Ok(())
+    }
+
+    /// Past the bound, drops what is buffered: each book it held gets its numbering rewound to what is stored,
+    /// a `write_failed` gap, and a keyframe next.
+    fn enforce_bound(&mut self) {
+        let n = self.buffered();
+        if n <= MAX_UNWRITTEN_EVENTS {
+            return;
+        }
+        metrics::counter!("crossbook_book_events_dropped_total").increment(n as u64);
+        error!(
+            events = n,
+            "the book log could not be written for too long; dropping the buffered events and recording gaps"
+        );
+        let now = Timestamp::now();
+        let mut keys: Vec<BookKey> = self.pending.drain().map(|(k, _)| k).collect();
+        for (key, run) in self.unwritten_keys.drain(..).zip(self.unwritten.drain(..)) {
+            if let (Some(t), Some(first)) = (self.books.get_mut(&key), run.events.first()) {
+                // Runs of a book are in seq order: the first dropped one rewinds the numbering.
+                if let Some((_, last)) = t.head.as_mut() {
+                    *last = (*last).min(first.seq - 1);
+                }
+            }
+            keys.push(key);
+        }
+        keys.sort();
+        keys.dedup();
+        for k in &keys {
+            if let Some(t) = self.books.get_mut(k) {
+                t.in_gap = false;
+            }
+        }
+        self.lost(&keys, GapCause::WriteFailed, now);
+    }
+}
+
+/// A keyframe of `book`'s whole ladders.
+fn whole(book: BookSnapshot) -> BookChange {
+    BookChange::Snapshot {
+        bids: book.bids,
+        asks: book.asks,
+        no_bids: book.no_bids,
+    }
+}
+
+fn gap_event(at: Timestamp, cause: GapCause) -> BookEvent {
+    BookEvent {
+        seq: 0,
+        venue_seq: None,
+        venue_ts: None,
+        received_at: at,
+        change: BookChange::Gap(cause),
+    }
+}
+
+fn gap_counter(exchange: Exchange, cause: GapCause) -> metrics::Counter {
+    metrics::counter!("crossbook_capture_gaps_total", "venue" => exchange.as_str(), "cause" => cause.as_str())
+}
+
+/// Runs the book writer until every sender is gone, then writes what it holds and returns.
+pub(crate) async fn book_writer(
+    store: Arc<dyn Store>,
+    mut rx: mpsc::Receiver<BookInput>,
+    snapshot_interval: Duration,
+    policy: KeyframePolicy,
+) {
+    let mut log = LogBuffer::new(policy);
+    let mut snapshots = Snapshots::new(snapshot_interval);
+    let every = |period: Duration| {
+        let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick
+    };
+    let mut flush = every(LOG_FLUSH);
+    // Snapshots are checked four times per interval, so each lands within a quarter interval of being due.
+    let mut sample = every((snapshot_interval / 4).clamp(Duration::from_millis(10), Duration::from_millis(250)));
+    loop {
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                Some(BookInput::Update { update, received_at }) => {
+                    snapshots.latest.insert(BookKey::of(&update.book), update.book.clone());
+                    log.update(update, received_at);
+                }
+                Some(BookInput::Lost { keys, cause, at }) => log.lost(&keys, cause, at),
+                None => {
+                    log.flush(store.as_ref()).await;
+                    snapshots.write_all(store.as_ref()).await;
+                    return;
+                }
+            },
+            _ = flush.tick() => log.flush(store.as_ref()).await,
+            _ = sample.tick() => snapshots.write_due(store.as_ref()).await,
+        }
+    }
+}
+
+/// The sampled snapshots of `book_snapshots`: at most one per book per interval, the latest state.
+struct Snapshots {
+    interval: Duration,
+    latest: HashMap<BookKey, BookSnapshot>,
+    written: HashMap<BookKey, Instant>,
+    ticks: u64,
+}
+
+impl Snapshots {
+    fn new(interval: Duration) -> Self {
+        Snapshots {
+            interval,
+            latest: HashMap::new(),
+            written: HashMap::new(),
+            ticks: 0,
+        }
+    }
+
+    async fn write_due(&mut self, store: &dyn Store) {
+        self.ticks += 1;
+        let now = Instant::now();
+        let due: Vec<BookKey> = self
+            .latest
+            .keys()
+            .filter(|k| {
+                self.written
+                    .get(*k)
+                    .is_none_or(|t| now.duration_since(*t) >= self.interval)
+            })
+            .cloned()
+            .collect();
+        let mut batch = Vec::with_capacity(due.len());
+        for k in due {
+            if let Some(b) = self.latest.remove(&k) {
+                batch.push(b);
+            }
+            self.written.insert(k, now);
+        }
+        write_snapshots(store, &batch).await;
+        // Forget books not written for a while (closed markets).
+        if self.ticks.is_multiple_of(1000) {
+            let keep = self.interval * 60;
+            self.written.retain(|_, t| now.duration_since(*t) < keep);
+        }
+    }
+
+    async fn write_all(&mut self, store: &dyn Store) {
+        let batch: Vec<BookSnapshot> = self.latest.drain().map(|(_, b)| b).collect();
+        write_snapshots(store, &batch).await;
+    }
+}
+
+async fn write_snapshots(store: &dyn Store, batch: &[BookSnapshot]) {
+    if batch.is_empty() {
+        return;
+    }
+    match store.insert_snapshots(batch).await {
+        Ok(()) => metrics::counter!("crossbook_snapshots_written_total").increment(batch.len() as u64),
+        Err(e) => {
+            metrics::counter!("crossbook_snapshots_dropped_total", "venue" => "all").increment(batch.len() as u64);
+            warn!(error = %e, snapshots = batch.len(), "storing book snapshots failed; dropping the batch");
+        }
+    }
+}
