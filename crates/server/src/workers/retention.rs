@@ -1,6 +1,7 @@
 //! Retention, in the background, without holding up ingestion or reads:
 //!
-//! - order-book snapshots older than `retention_days` (default 30; 0 keeps them) are removed;
+//! - order-book snapshots and book-log chunks older than `retention_days` (default 30; 0 keeps them) are
+//!   removed;
 //! - the webhook delivery log is bounded: per registration, the newest [`DELIVERY_LOG_KEEP`] (100) attempts
 //!   and nothing older than `webhook_delivery_log_days` (default 30; 0 keeps them). Each batch the dispatcher
 //!   logs already trims its registrations to the newest 100 (see [`crossbook_store::webhooks`]); this pass
@@ -13,7 +14,8 @@
 //!    calls [`BookStore::prune_snapshots`] until it reports `done`. SQLite deletes at most
 //!    [`Settings::batch_rows`] of the oldest rows per call, each call its own short transaction on the single
 //!    writer, with a pause between calls so that ingestion's inserts interleave. PostgreSQL detaches
-//!    (`CONCURRENTLY`) and drops the daily partitions that ended before the cutoff in one call.
+//!    (`CONCURRENTLY`) and drops the daily partitions that ended before the cutoff in one call. The book log's
+//!    chunks follow, the same way ([`BookLogStore::prepare_log`], [`BookLogStore::prune_log`]).
 //! 2. Delivery log (unless both of its bounds are 0). Calls [`WebhookStore::prune_deliveries`] until it reports
 //!    `done`, the same way on both backends: at most [`Settings::batch_rows`] rows per call, one short indexed
 //!    delete per registration, a pause between calls.
@@ -25,7 +27,7 @@
 use std::{sync::Arc, time::Duration};
 
 use crossbook_core::Timestamp;
-use crossbook_store::{BookStore, StoreResult, WebhookStore, books::DAY_MS, webhooks::DELIVERY_LOG_KEEP};
+use crossbook_store::{BookLogStore, BookStore, StoreResult, WebhookStore, books::DAY_MS, webhooks::DELIVERY_LOG_KEEP};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{AppState, config::Config};
@@ -102,6 +104,10 @@ pub struct PassReport {
     pub partitions: u64,
     /// Snapshot prune calls made.
     pub steps: u32,
+    /// Book-log chunks deleted one by one (SQLite).
+    pub log_rows: u64,
+    /// Book-log partitions dropped (PostgreSQL).
+    pub log_partitions: u64,
     /// Delivery-log attempts deleted.
     pub delivery_rows: u64,
     /// Delivery-log prune calls made.
@@ -118,7 +124,7 @@ pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken
 }
 
 /// Starts the worker over any store of snapshots and webhooks.
-pub fn spawn_with<S: BookStore + WebhookStore + ?Sized + 'static>(
+pub fn spawn_with<S: BookStore + BookLogStore + WebhookStore + ?Sized + 'static>(
     store: Arc<S>,
     settings: Settings,
     tracker: &TaskTracker,
@@ -128,17 +134,23 @@ pub fn spawn_with<S: BookStore + WebhookStore + ?Sized + 'static>(
     tracker.spawn(async move { run(store.as_ref(), &settings, &cancel).await });
 }
 
-async fn run<S: BookStore + WebhookStore + ?Sized>(store: &S, settings: &Settings, cancel: &CancellationToken) {
+async fn run<S: BookStore + BookLogStore + WebhookStore + ?Sized>(
+    store: &S,
+    settings: &Settings,
+    cancel: &CancellationToken,
+) {
     loop {
         let mut r = PassReport::default();
         if let Err(e) = snapshot_pass(store, settings, cancel, &mut r).await {
             tracing::warn!(error = %e, "snapshot retention pass failed; retrying at the next period");
         }
-        if r.rows > 0 || r.partitions > 0 {
+        if r.rows > 0 || r.partitions > 0 || r.log_rows > 0 || r.log_partitions > 0 {
             tracing::info!(
                 rows = r.rows,
                 partitions = r.partitions,
-                "removed expired order-book snapshots"
+                log_chunks = r.log_rows,
+                log_partitions = r.log_partitions,
+                "removed expired order-book history"
             );
         }
         if let Err(e) = delivery_log_pass(store, settings, cancel, &mut r).await {
@@ -156,7 +168,7 @@ async fn run<S: BookStore + WebhookStore + ?Sized>(store: &S, settings: &Setting
 
 /// One pass: snapshots, then the delivery log (each only when configured). Both parts run; the first error is
 /// returned.
-pub async fn pass<S: BookStore + WebhookStore + ?Sized>(
+pub async fn pass<S: BookStore + BookLogStore + WebhookStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
@@ -173,8 +185,8 @@ fn cutoff(now: Timestamp, age: Duration) -> Timestamp {
     Timestamp::from_millis(now.millis().saturating_sub(ms))
 }
 
-/// Prepares the coming days' snapshot storage, then prunes snapshots until done (or cancelled).
-async fn snapshot_pass<S: BookStore + ?Sized>(
+/// Prepares the coming days' snapshot and book-log storage, then prunes both until done (or cancelled).
+async fn snapshot_pass<S: BookStore + BookLogStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
@@ -184,18 +196,27 @@ async fn snapshot_pass<S: BookStore + ?Sized>(
         return Ok(());
     };
     let now = (settings.clock)();
-    store
-        .prepare_snapshots(
-            now,
-            Timestamp::from_millis(now.millis().saturating_add(PARTITIONS_AHEAD_DAYS * DAY_MS)),
-        )
-        .await?;
+    let ahead = Timestamp::from_millis(now.millis().saturating_add(PARTITIONS_AHEAD_DAYS * DAY_MS));
+    store.prepare_snapshots(now, ahead).await?;
     let cutoff = cutoff(now, retention);
     while !cancel.is_cancelled() {
         let step = store.prune_snapshots(cutoff, settings.batch_rows).await?;
         report.rows += step.rows;
         report.partitions += step.partitions;
         report.steps += 1;
+        if step.done {
+            break;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep(settings.pause) => {}
+        }
+    }
+    store.prepare_log(now, ahead).await?;
+    while !cancel.is_cancelled() {
+        let step = store.prune_log(cutoff, settings.batch_rows).await?;
+        report.log_rows += step.rows;
+        report.log_partitions += step.partitions;
         if step.done {
             break;
         }
@@ -240,7 +261,10 @@ mod tests {
     use std::sync::Mutex;
 
     use crossbook_core::BookSnapshot;
-    use crossbook_store::{Delivery, NewDelivery, Pruned, SnapshotQuery, StoreError, Webhook, WebhookKind};
+    use crossbook_store::{
+        Compacted, Delivery, LogHead, LogRead, LogRun, NewDelivery, Pruned, SnapshotQuery, StoreError, Webhook,
+        WebhookKind,
+    };
     use tokio::time::Instant;
 
     use super::*;
@@ -313,6 +337,37 @@ mod tests {
                 *fail = false;
                 return Err(StoreError::Unavailable("down".into()));
             }
+            Ok(())
+        }
+    }
+
+    /// The book log has nothing to remove here: its retention is tested in the store, on both backends.
+    #[async_trait::async_trait]
+    impl BookLogStore for Fake {
+        async fn register_log_books(&self, _: &[crossbook_core::book::BookKey]) -> StoreResult<Vec<LogHead>> {
+            unreachable!("retention never writes the log")
+        }
+        async fn append_log(&self, _: &[LogRun]) -> StoreResult<()> {
+            unreachable!("retention never writes the log")
+        }
+        async fn log_events(
+            &self,
+            _: &crossbook_core::book::BookKey,
+            _: Timestamp,
+            _: Timestamp,
+        ) -> StoreResult<LogRead> {
+            unreachable!("retention never reads the log")
+        }
+        async fn compact_log(&self, _: Timestamp, _: u32) -> StoreResult<Compacted> {
+            unreachable!("compaction is the ingest side's")
+        }
+        async fn prune_log(&self, _: Timestamp, _: u32) -> StoreResult<Pruned> {
+            Ok(Pruned {
+                done: true,
+                ..Pruned::default()
+            })
+        }
+        async fn prepare_log(&self, _: Timestamp, _: Timestamp) -> StoreResult<()> {
             Ok(())
         }
     }
@@ -543,6 +598,7 @@ mod tests {
                 steps: 2,
                 delivery_rows: 200,
                 delivery_steps: 2,
+                ..PassReport::default()
             }
         );
 

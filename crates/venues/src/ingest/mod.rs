@@ -20,7 +20,8 @@
 //! - **follow** serves [`IngestHandle::follow_event`].
 //! - Two shared writers: the book writer appends every book change and every loss of continuity to the
 //!   book event log (and samples one snapshot per book per `snapshot_interval_ms` for the snapshot table),
-//!   the trade writer stores trades and publishes only the new ones on the bus.
+//!   the trade writer stores trades and publishes only the new ones on the bus. `compaction` merges the
+//!   log's small chunks in the background.
 //!
 //! Files: `catalog` (catalog sync and follow), `feed` (WebSocket, and applying updates), `polling`
 //! (REST books), `trades` (the tape), `book_writer` and `writer` (the book and trade writers).
@@ -363,6 +364,7 @@ impl Ctx {
             KeyframePolicy::DEFAULT,
         ));
         tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx));
+        tracker.spawn(compaction::compactor(store.clone(), cancel.clone()));
         Ctx {
             store,
             live,
@@ -425,6 +427,7 @@ fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mps
 
 mod book_writer;
 mod catalog;
+mod compaction;
 mod feed;
 mod polling;
 mod trades;

@@ -1,0 +1,49 @@
+//! Compaction of the book log: the book writer appends one small chunk per book per flush; this worker
+//! merges a book's small chunks, once they are [`COMPACT_AFTER`] old, into chunks as large as the log allows
+//! (see `crossbook_store::book_log`). It runs in the ingesting process only, beside the log's one writer, so two
+//! compactors never merge the same chunks.
+
+use std::{sync::Arc, time::Duration};
+
+use crossbook_core::Timestamp;
+use crossbook_store::Store;
+use tokio_util::sync::CancellationToken;
+use tracing::warn;
+
+/// Time between two compaction passes.
+pub(crate) const COMPACT_EVERY: Duration = Duration::from_secs(30);
+/// How old a small chunk's last event must be before it is merged (late chunks of the same span still come).
+pub(crate) const COMPACT_AFTER: Duration = Duration::from_secs(120);
+/// Small chunks merged per step (one short write transaction each).
+const STEP_CHUNKS: u32 = 2_000;
+/// Pause between two steps of a pass, so the writer's appends interleave.
+const STEP_PAUSE: Duration = Duration::from_millis(20);
+
+pub(super) async fn compactor(store: Arc<dyn Store>, cancel: CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(COMPACT_EVERY) => {}
+        }
+        let older_than = Timestamp::from_millis(Timestamp::now().millis() - COMPACT_AFTER.as_millis() as i64);
+        loop {
+            match store.compact_log(older_than, STEP_CHUNKS).await {
+                Ok(step) => {
+                    metrics::counter!("crossbook_book_log_chunks_compacted_total").increment(step.chunks_in);
+                    metrics::counter!("crossbook_book_log_chunks_corrupt_total").increment(step.corrupt);
+                    if step.done {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    warn!(error = %e, "compacting the book log failed; retrying at the next pass");
+                    break;
+                }
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(STEP_PAUSE) => {}
+            }
+        }
+    }
+}
