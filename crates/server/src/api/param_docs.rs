@@ -27,7 +27,7 @@ use crossbook_core::arb::MicroUsd;
 
 /// The schema keywords the table sets on one parameter; `None` leaves the generated value alone.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Facts {
+struct Facts {
     minimum: Option<Value>,
     maximum: Option<Value>,
     default: Option<Value>,
@@ -85,7 +85,7 @@ fn cents(m: MicroUsd) -> Value {
 
 /// (path as documented, query parameter, facts). An unversioned alias of a path (`x-alias-of`) gets the facts
 /// of its original, so only the `/v1` spelling is listed.
-pub(super) fn table() -> Vec<(&'static str, &'static str, Facts)> {
+fn table() -> Vec<(&'static str, &'static str, Facts)> {
     let mut t = Vec::new();
     let paged = [
         ("/v1/search", COMBINED_LIMIT, false),
