@@ -23,6 +23,7 @@ use std::{
 use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Price, Timestamp};
+use crossbook_server::{config::Config, workers::ingest::ingest_config};
 use crossbook_sim::{SimClock, SimConfig, Simulator};
 use crossbook_store::Store;
 use crossbook_venues::{Bus, DomainEvent, Ingest, IngestConfig, LiveBooks, VenueHealth};
@@ -226,7 +227,8 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
         venue_b_series: Vec::new(),
         venue_a_requests_per_second: 200,
         venue_b_requests_per_second: 200,
-        ..IngestConfig::default()
+        // Everything else as the server runs by default (`config.default.toml`).
+        ..ingest_config(&Config::default())
     };
     let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
     Ingest::start(

@@ -29,6 +29,11 @@ pub const MAX_TEXT_LEN: usize = 256;
 /// Largest `offset` (contracts §1).
 pub const MAX_OFFSET: u32 = 1_000_000;
 
+/// `offset` when absent: from the first item.
+pub const DEFAULT_OFFSET: u32 = 0;
+/// Accepted `offset`s.
+pub const OFFSET_RANGE: IntRange = IntRange::new(0, MAX_OFFSET as i64);
+
 /// An inclusive integer range with an optional default, for the message and the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntRange {
@@ -50,6 +55,9 @@ pub struct Limit {
 }
 
 impl Limit {
+    /// Smallest accepted `limit` of every paged route.
+    pub const MIN: u32 = 1;
+
     pub const fn new(default: u32, max: u32) -> Self {
         Limit { default, max }
     }
@@ -124,14 +132,14 @@ impl QueryMap {
 
     /// `limit`: an integer from 1 to `spec.max`, `spec.default` when absent.
     pub fn limit(&self, spec: Limit) -> ApiResult<u32> {
-        let n = self.int("limit", IntRange::new(1, i64::from(spec.max)))?;
+        let n = self.int("limit", IntRange::new(i64::from(Limit::MIN), i64::from(spec.max)))?;
         Ok(n.map_or(spec.default, |n| n as u32))
     }
 
     /// `offset`: an integer from 0 to [`MAX_OFFSET`], 0 when absent.
     pub fn offset(&self) -> ApiResult<u32> {
-        let n = self.int("offset", IntRange::new(0, i64::from(MAX_OFFSET)))?;
-        Ok(n.map_or(0, |n| n as u32))
+        let n = self.int("offset", OFFSET_RANGE)?;
+        Ok(n.map_or(DEFAULT_OFFSET, |n| n as u32))
     }
 
     /// A non-negative decimal (integer or up to 6 decimals) as exact micro-units: `min_volume`,

@@ -38,6 +38,10 @@ pub const TOLERANCE_RANGE: IntRange = IntRange::new(0, 3_600);
 pub const MINUTES_RANGE: IntRange = IntRange::new(1, 525_600);
 /// Default `minutes` of the spread route (spec 4.3).
 pub const DEFAULT_MINUTES: i64 = 10_000;
+/// `min_net_cents` of the current route when absent: every opportunity that nets anything.
+pub const DEFAULT_MIN_NET: MicroUsd = MicroUsd::ZERO;
+/// `orderbook` when absent: the ladders are opt-in because they make each row several times larger.
+pub const DEFAULT_ORDERBOOK: bool = false;
 
 /// The arbitrage routes, each also reachable without `/v1`.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -269,22 +273,22 @@ impl From<CategoryName> for Category {
 #[into_params(parameter_in = Query)]
 pub struct CurrentParams {
     /// Minimum net profit after fees, cents (inclusive).
-    #[param(value_type = Option<f64>, minimum = 0, default = 0)]
+    #[param(value_type = Option<f64>, minimum = 0)]
     pub min_net_cents: Option<MicroUsd>,
     /// Only windows of this interval (matched pairs have none).
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Attach the top 5 ask levels per leg under `orderbook`.
-    #[param(required = false, default = false)]
+    #[param(required = false)]
     pub orderbook: bool,
     /// Pairs are dropped when either book is older than this.
-    #[param(required = false, minimum = 1, maximum = 86400, default = 30)]
+    #[param(required = false)]
     pub max_staleness_seconds: i64,
     /// Maximum start/end skew when pairing windows.
-    #[param(required = false, minimum = 0, maximum = 3600, default = 60)]
+    #[param(required = false)]
     pub window_tolerance_seconds: i64,
     /// Maximum rows.
-    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    #[param(required = false)]
     pub limit: u32,
 }
 
@@ -293,7 +297,7 @@ impl FromQuery for CurrentParams {
         Ok(CurrentParams {
             min_net_cents: q.cents_ceil("min_net_cents")?,
             interval_code: q.one_of("interval_code")?,
-            orderbook: q.boolean("orderbook")?.unwrap_or(false),
+            orderbook: q.boolean("orderbook")?.unwrap_or(DEFAULT_ORDERBOOK),
             max_staleness_seconds: q
                 .int("max_staleness_seconds", STALENESS_RANGE)?
                 .unwrap_or(DEFAULT_MAX_STALENESS_SECONDS),
@@ -310,13 +314,13 @@ impl FromQuery for CurrentParams {
 #[into_params(parameter_in = Query)]
 pub struct DifferenceParams {
     /// Snapshot lookback in minutes: books older than this are ignored.
-    #[param(required = false, minimum = 1, maximum = 525600, default = 10000)]
+    #[param(required = false)]
     pub minutes: i64,
     /// Only windows of this interval.
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Maximum rows.
-    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    #[param(required = false)]
     pub limit: u32,
 }
 
@@ -335,10 +339,10 @@ impl FromQuery for DifferenceParams {
 #[into_params(parameter_in = Query)]
 pub struct HistoryParams {
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 50)]
+    #[param(required = false)]
     pub limit: u32,
     /// Zero-based offset.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
     /// Only windows of this interval.
     #[param(inline)]
@@ -347,7 +351,7 @@ pub struct HistoryParams {
     #[param(inline)]
     pub category: Option<CategoryName>,
     /// Minimum `net_cents` of the episode's latest observation (inclusive), over the full history.
-    #[param(value_type = Option<f64>, minimum = 0, default = 0)]
+    #[param(value_type = Option<f64>, minimum = 0)]
     pub min_net_cents: Option<MicroUsd>,
     /// ISO 8601; keep episodes last seen at or after this time.
     #[param(value_type = Option<String>, format = DateTime)]
@@ -401,7 +405,7 @@ async fn current(
             let catalog = state.arb.catalog(state.store.as_ref()).await?;
             let params = ScanParams {
                 now: Timestamp::now(),
-                min_net: p.min_net_cents.unwrap_or(MicroUsd::ZERO),
+                min_net: p.min_net_cents.unwrap_or(DEFAULT_MIN_NET),
                 interval_code: p.interval_code,
                 max_staleness_seconds: p.max_staleness_seconds,
                 window_tolerance_seconds: p.window_tolerance_seconds,

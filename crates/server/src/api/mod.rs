@@ -7,6 +7,8 @@
 //!    `utoipa::IntoParams`), handlers annotated with `#[utoipa::path]` at their `/v1/...` path, and
 //!    `pub fn router() -> OpenApiRouter<AppState>`. Wrap a route in [`also_unversioned`] when contracts §9 says
 //!    it also answers without `/v1` (search, historical, arbitrage).
+//!    A parameter's range and default go in `param_docs::table`, from the constants its parser uses, not as
+//!    `#[param(maximum = .., default = ..)]` literals.
 //! 2. Gate each handler with [`crate::auth::Gate`] for its [`crate::auth::RouteGroup`].
 //! 3. Merge the router in `api_routes()` below. It is then served behind [`crate::auth::authenticate`] (caller
 //!    resolution and rate limits), documented in `/openapi.json` and `/docs` with the common error responses,
@@ -16,6 +18,7 @@ pub mod arbitrage;
 pub mod common;
 pub mod docs;
 pub mod historical;
+mod param_docs;
 pub mod search;
 pub mod service;
 pub mod webhooks;
@@ -297,37 +300,11 @@ fn build_openapi() -> Value {
         let envelope = webhooks::is_webhook_path(path);
         let Some(item) = item.as_object_mut() else { continue };
         for op in item.values_mut().filter(|op| op.is_object()) {
-            for param in op
-                .get_mut("parameters")
-                .and_then(Value::as_array_mut)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(schema) = param.get_mut("schema") {
-                    merge_default_into_enum(schema);
-                }
-            }
             add_common_responses(op, is_api, envelope);
         }
     }
+    param_docs::apply(&mut v);
     v
-}
-
-/// utoipa renders `#[param(inline, default = ..)]` on an enum as `allOf: [<enum>, {"default": .., "type":
-/// "object"}]`, which no string satisfies; this folds the default into the enum schema.
-fn merge_default_into_enum(schema: &mut Value) {
-    let Some([first, second]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice) else {
-        return;
-    };
-    let Some(extra) = second.as_object() else { return };
-    if first.get("enum").is_none() || !extra.keys().all(|k| k == "default" || k == "type") {
-        return;
-    }
-    let mut merged = first.clone();
-    if let Some(default) = extra.get("default") {
-        merged["default"] = default.clone();
-    }
-    *schema = merged;
 }
 
 /// The introduction of the document: authentication, access per route group (from the gating table),

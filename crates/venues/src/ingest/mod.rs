@@ -127,24 +127,26 @@ pub struct IngestConfig {
 }
 
 impl Default for IngestConfig {
-    /// The defaults of `config.default.toml`.
+    /// The tuning knobs at their defaults, with no endpoints: the endpoints, series and intervals are the
+    /// keys of the server's `config.default.toml`, which is their one source of defaults, so they are left
+    /// empty (zero intervals run at their minimum) for the caller to set.
     fn default() -> Self {
         IngestConfig {
             venue_a_enabled: true,
-            venue_a_rest_url: "https://external-api.kalshi.com/trade-api/v2".into(),
-            venue_a_ws_url: "wss://external-api-ws.kalshi.com/trade-api/ws/v2".into(),
+            venue_a_rest_url: String::new(),
+            venue_a_ws_url: String::new(),
             venue_a_key_id: String::new(),
             venue_a_private_key_file: String::new(),
-            venue_a_series: split_list("KXBTC15M,KXBTCD,KXBTC"),
+            venue_a_series: Vec::new(),
             venue_b_enabled: true,
-            venue_b_gamma_url: "https://gamma-api.polymarket.com".into(),
-            venue_b_clob_url: "https://clob.polymarket.com".into(),
-            venue_b_data_url: "https://data-api.polymarket.com".into(),
-            venue_b_ws_url: "wss://ws-subscriptions-clob.polymarket.com/ws/market".into(),
-            venue_b_series: split_list("btc-up-or-down-5m,btc-up-or-down-15m,btc-up-or-down-hourly"),
-            catalog_sync_seconds: 60,
-            snapshot_interval_ms: 1000,
-            feed_silence_seconds: 30,
+            venue_b_gamma_url: String::new(),
+            venue_b_clob_url: String::new(),
+            venue_b_data_url: String::new(),
+            venue_b_ws_url: String::new(),
+            venue_b_series: Vec::new(),
+            catalog_sync_seconds: 0,
+            snapshot_interval_ms: 0,
+            feed_silence_seconds: 0,
             venue_a_requests_per_second: 10,
             venue_b_requests_per_second: 20,
             trade_poll_ms: 2000,

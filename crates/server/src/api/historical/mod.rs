@@ -76,7 +76,7 @@ pub use self::{out::*, params::*};
     get,
     path = "/v1/historical/venue_a/orderbook",
     tag = "historical",
-    params(VenueAParams),
+    params(VenueAParams, RangeParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of snapshots.", body = VenueAHistoryOut),
@@ -113,7 +113,7 @@ async fn venue_a_orderbook(
     get,
     path = "/v1/historical/venue_b/orderbook",
     tag = "historical",
-    params(VenueBParams),
+    params(VenueBParams, RangeParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of token snapshots.", body = VenueBHistoryOut),
@@ -171,7 +171,7 @@ async fn venue_b_orderbook(
     get,
     path = "/v1/historical/orderbook",
     tag = "historical",
-    params(UnifiedParams),
+    params(UnifiedParams, RangeParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of rows.", body = UnifiedHistoryOut),

@@ -33,6 +33,9 @@ impl From<Granularity> for history::Granularity {
     }
 }
 
+/// `granularity` when absent.
+pub const DEFAULT_GRANULARITY: Granularity = Granularity::M1;
+
 /// Row format of the unified route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -66,34 +69,43 @@ impl Common {
         Ok(Common {
             market_id,
             range: start.zip(end),
-            granularity: q.one_of("granularity")?.unwrap_or(Granularity::M1),
+            granularity: q.one_of("granularity")?.unwrap_or(DEFAULT_GRANULARITY),
             limit: q.limit(HISTORY_LIMIT)?,
             pagination_key: q.text("pagination_key")?,
         })
     }
 }
 
-/// Parameters of `/v1/historical/venue_a/orderbook`.
+/// The range and paging parameters every historical route takes, for the document: listed after each route's
+/// own parameters (`params(VenueAParams, RangeParams)`) and read into [`Common`].
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Documentation only; `Common::from_query` parses these so errors can name the field.
+pub struct RangeParams {
+    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
+    #[param(value_type = Option<String>, example = "1763752500000")]
+    start_time: Option<String>,
+    /// Range end, Unix milliseconds (inclusive); must be set together with `start_time`, not before it.
+    #[param(value_type = Option<String>, example = "1763753400000")]
+    end_time: Option<String>,
+    /// Bucket size of range reads (one row per bucket: its last snapshot).
+    #[param(inline, required = false)]
+    granularity: Granularity,
+    /// Maximum rows per page.
+    #[param(required = false)]
+    limit: u32,
+    /// Cursor from the previous response's `pagination.pagination_key`, with otherwise the same parameters.
+    // On the unified route this goes beyond the spec's table: the envelope of contracts §5 carries one.
+    pagination_key: Option<String>,
+}
+
+/// Parameters of `/v1/historical/venue_a/orderbook`, besides [`RangeParams`].
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct VenueAParams {
     /// Market ticker.
     #[param(min_length = 1, max_length = 256)]
     pub market_id: String,
-    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
-    #[param(value_type = Option<String>, example = "1763752500000")]
-    pub start_time: Option<String>,
-    /// Range end, Unix milliseconds (inclusive); must be set together with `start_time`, not before it.
-    #[param(value_type = Option<String>, example = "1763753400000")]
-    pub end_time: Option<String>,
-    /// Bucket size of range reads (one row per bucket: its last snapshot).
-    #[param(inline, required = false, default = "1m")]
-    pub granularity: Granularity,
-    /// Maximum rows per page.
-    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
-    pub limit: u32,
-    /// Cursor from the previous response's `pagination.pagination_key`, with otherwise the same parameters.
-    pub pagination_key: Option<String>,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -103,40 +115,21 @@ impl FromQuery for VenueAParams {
         let common = Common::from_query(q)?;
         Ok(VenueAParams {
             market_id: common.market_id.clone(),
-            start_time: None,
-            end_time: None,
-            granularity: common.granularity,
-            limit: common.limit,
-            pagination_key: common.pagination_key.clone(),
             common,
         })
     }
 }
 
-/// Parameters of `/v1/historical/venue_b/orderbook`.
+/// Parameters of `/v1/historical/venue_b/orderbook`, besides [`RangeParams`].
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct VenueBParams {
     /// Condition id (`0x…`) or the numeric source market id.
     #[param(min_length = 1, max_length = 256)]
     pub market_id: String,
-    /// Token id: only this token's rows. Omit for both the YES and the NO token.
+    /// Token id: only this token's rows. Omit for both the YES and the NO token (both count toward `limit`).
     #[param(min_length = 1, max_length = 256)]
     pub asset_id: Option<String>,
-    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
-    #[param(value_type = Option<String>, example = "1763752500000")]
-    pub start_time: Option<String>,
-    /// Range end, Unix milliseconds (inclusive).
-    #[param(value_type = Option<String>, example = "1763753400000")]
-    pub end_time: Option<String>,
-    /// Bucket size of range reads.
-    #[param(inline, required = false, default = "1m")]
-    pub granularity: Granularity,
-    /// Maximum rows per page (rows of both tokens count).
-    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
-    pub limit: u32,
-    /// Cursor from the previous response.
-    pub pagination_key: Option<String>,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -147,17 +140,12 @@ impl FromQuery for VenueBParams {
         Ok(VenueBParams {
             market_id: common.market_id.clone(),
             asset_id: q.text("asset_id")?,
-            start_time: None,
-            end_time: None,
-            granularity: common.granularity,
-            limit: common.limit,
-            pagination_key: common.pagination_key.clone(),
             common,
         })
     }
 }
 
-/// Parameters of `/v1/historical/orderbook`.
+/// Parameters of `/v1/historical/orderbook`, besides [`RangeParams`].
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct UnifiedParams {
@@ -170,20 +158,6 @@ pub struct UnifiedParams {
     /// Row format. Default: `interval` for markets with an interval code, else `unified`.
     #[param(inline)]
     pub format: Option<FormatName>,
-    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
-    #[param(value_type = Option<String>, example = "1763752500000")]
-    pub start_time: Option<String>,
-    /// Range end, Unix milliseconds (inclusive).
-    #[param(value_type = Option<String>, example = "1763753400000")]
-    pub end_time: Option<String>,
-    /// Bucket size of range reads.
-    #[param(inline, required = false, default = "1m")]
-    pub granularity: Granularity,
-    /// Maximum rows per page.
-    #[param(required = false, minimum = 1, maximum = 200, default = 100)]
-    pub limit: u32,
-    /// Cursor from the previous response (beyond the spec's table: the envelope of contracts §5 carries one).
-    pub pagination_key: Option<String>,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -196,11 +170,6 @@ impl FromQuery for UnifiedParams {
             exchange,
             market_id: common.market_id.clone(),
             format: q.one_of("format")?,
-            start_time: None,
-            end_time: None,
-            granularity: common.granularity,
-            limit: common.limit,
-            pagination_key: common.pagination_key.clone(),
             common,
         })
     }

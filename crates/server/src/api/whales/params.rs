@@ -34,6 +34,9 @@ impl ParamEnum for StatsPeriod {
     ];
 }
 
+/// `period` when absent.
+pub const DEFAULT_PERIOD: StatsPeriod = StatsPeriod::H24;
+
 impl StatsPeriod {
     pub(super) fn since(self, now: Timestamp) -> Option<Timestamp> {
         match self {
@@ -44,15 +47,16 @@ impl StatsPeriod {
     }
 }
 
-/// Parameters of `/whales/user/feed`.
+/// The paging and filters both whale feeds take: listed first in each feed's parameters
+/// (`params(FeedFilter, UserFeedParams)`).
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct UserFeedParams {
+pub struct FeedFilter {
     /// Page size.
-    #[param(required = false, minimum = 1, maximum = 500, default = 50)]
+    #[param(required = false)]
     pub limit: u32,
     /// Trades to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
+    #[param(required = false)]
     pub offset: u32,
     /// Only trades executed at or after this time (ISO 8601, or a date).
     #[param(value_type = Option<String>, format = DateTime)]
@@ -63,6 +67,28 @@ pub struct UserFeedParams {
     /// Only this venue.
     #[param(inline)]
     pub platform: Option<Exchange>,
+}
+
+impl FromQuery for FeedFilter {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let f = FeedFilter {
+            limit: q.limit(FEED_LIMIT)?,
+            offset: q.offset()?,
+            start_date: q.timestamp("start_date")?,
+            end_date: q.timestamp("end_date")?,
+            platform: q.one_of("platform")?,
+        };
+        check_order("start_date", f.start_date, "end_date", f.end_date)?;
+        Ok(f)
+    }
+}
+
+/// Parameters of `/whales/user/feed`, besides [`FeedFilter`].
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UserFeedParams {
+    #[param(ignore)]
+    pub filter: FeedFilter,
     /// Only this watchlist event (the venue's event id).
     #[param(min_length = 1, max_length = 256)]
     pub event_id: Option<String>,
@@ -73,39 +99,20 @@ pub struct UserFeedParams {
 
 impl FromQuery for UserFeedParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
-        let p = UserFeedParams {
-            limit: q.limit(FEED_LIMIT)?,
-            offset: q.offset()?,
-            start_date: q.timestamp("start_date")?,
-            end_date: q.timestamp("end_date")?,
-            platform: q.one_of("platform")?,
+        Ok(UserFeedParams {
+            filter: FeedFilter::from_query(q)?,
             event_id: q.text("event_id")?,
             min_trade_size: threshold_param(q, "min_trade_size")?,
-        };
-        check_order("start_date", p.start_date, "end_date", p.end_date)?;
-        Ok(p)
+        })
     }
 }
 
-/// Parameters of `/v1/whales/public/feed`.
+/// Parameters of `/v1/whales/public/feed`, besides [`FeedFilter`].
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PublicFeedParams {
-    /// Page size.
-    #[param(required = false, minimum = 1, maximum = 500, default = 50)]
-    pub limit: u32,
-    /// Trades to skip.
-    #[param(required = false, minimum = 0, maximum = 1000000, default = 0)]
-    pub offset: u32,
-    /// Only trades executed at or after this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
-    pub start_date: Option<Timestamp>,
-    /// Only trades executed at or before this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
-    pub end_date: Option<Timestamp>,
-    /// Only this venue.
-    #[param(inline)]
-    pub platform: Option<Exchange>,
+    #[param(ignore)]
+    pub filter: FeedFilter,
     /// Minimum notional in dollars, `abs(price × size)`; at least the platform minimum (500 by default),
     /// which is also the default.
     #[param(value_type = Option<f64>, minimum = 0)]
@@ -114,16 +121,10 @@ pub struct PublicFeedParams {
 
 impl FromQuery for PublicFeedParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
-        let p = PublicFeedParams {
-            limit: q.limit(FEED_LIMIT)?,
-            offset: q.offset()?,
-            start_date: q.timestamp("start_date")?,
-            end_date: q.timestamp("end_date")?,
-            platform: q.one_of("platform")?,
+        Ok(PublicFeedParams {
+            filter: FeedFilter::from_query(q)?,
             min_trade_size: threshold_param(q, "min_trade_size")?,
-        };
-        check_order("start_date", p.start_date, "end_date", p.end_date)?;
-        Ok(p)
+        })
     }
 }
 
@@ -132,14 +133,14 @@ impl FromQuery for PublicFeedParams {
 #[into_params(parameter_in = Query)]
 pub struct StatsParams {
     /// The period the stats cover.
-    #[param(inline, required = false, default = "24h")]
+    #[param(inline, required = false)]
     pub period: StatsPeriod,
 }
 
 impl FromQuery for StatsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(StatsParams {
-            period: q.one_of("period")?.unwrap_or(StatsPeriod::H24),
+            period: q.one_of("period")?.unwrap_or(DEFAULT_PERIOD),
         })
     }
 }
