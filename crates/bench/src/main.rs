@@ -7,6 +7,7 @@
 //! ```
 
 mod arbitrage;
+mod book_log;
 mod historical;
 mod ingest;
 mod webhooks;
@@ -38,6 +39,8 @@ enum Cmd {
     Whales(whales::WhalesArgs),
     /// Snapshots per second through the store's batch write path, and bytes stored per snapshot.
     IngestWrite(ingest::WriteArgs),
+    /// Book events per second through the book writer into the event log, compaction, and bytes per delta.
+    LogWrite(book_log::LogWriteArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
@@ -233,6 +236,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::Arbitrage(args) => arbitrage::run(args).await?,
         Cmd::Historical(args) => historical::run(args).await?,
         Cmd::IngestWrite(args) => ingest::write(args).await?,
+        Cmd::LogWrite(args) => book_log::write(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,

@@ -27,15 +27,17 @@ use tracing::{error, warn};
 use crate::venue::BookUpdate;
 
 /// How often buffered events are written to the log. What a `kill -9` can lose is at most this much.
-pub(crate) const LOG_FLUSH: Duration = Duration::from_millis(500);
+pub const LOG_FLUSH: Duration = Duration::from_millis(500);
 
 /// The most numbered events kept for a retry after failed writes (about 30 MB); past it they are dropped
 /// and gaps recorded.
 pub(crate) const MAX_UNWRITTEN_EVENTS: usize = 200_000;
 
 /// What the feeds hand the book writer.
+// Nearly every message is an `Update`; boxing it would add an allocation per book change to save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub(crate) enum BookInput {
+pub enum BookInput {
     /// A book changed; `received_at` is when the frame arrived.
     Update { update: BookUpdate, received_at: Timestamp },
     /// The feed lost continuity for these books at `at`.
@@ -264,7 +266,7 @@ fn gap_counter(exchange: Exchange, cause: GapCause) -> metrics::Counter {
 }
 
 /// Runs the book writer until every sender is gone, then writes what it holds and returns.
-pub(crate) async fn book_writer(
+pub async fn book_writer(
     store: Arc<dyn Store>,
     mut rx: mpsc::Receiver<BookInput>,
     snapshot_interval: Duration,

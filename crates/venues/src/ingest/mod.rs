@@ -427,7 +427,7 @@ fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mps
     follow_tx
 }
 
-mod book_writer;
+pub mod book_writer;
 mod catalog;
 mod compaction;
 mod feed;

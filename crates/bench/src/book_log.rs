@@ -1,0 +1,276 @@
+//! Book-log figures (issue 11): book events per second through the real book writer (the task ingestion
+//! runs, fed through its channel), the cost of compaction, and bytes per event at rest after compaction
+//! (table and indexes, measured by the database).
+//!
+//! The load: `--books` books, each starting with a `--levels`-level keyframe, then deltas of 1–3 levels near
+//! the top of the book, round-robin over the books; receive times advance so that each book changes 150
+//! times a second. A generator thread builds every update (the venue connectors' part: the change and the
+//! book it leaves) and sends it into the writer's channel; the figure is the time until the writer has
+//! stored everything and returned.
+//!
+//! ```text
+//! cargo run --release -p crossbook-bench -- log-write --database-url sqlite:///tmp/cb-log.db
+//! cargo run --release -p crossbook-bench -- log-write --database-url postgres://postgres@127.0.0.1:5432/cb_bench
+//! ```
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::Context;
+use clap::Args;
+use crossbook_core::{
+    Amount, BookSnapshot, Exchange, Price, Timestamp,
+    book::{KeyframePolicy, Level, LevelChange, Side},
+};
+use crossbook_store::Store;
+use crossbook_venues::{
+    BookUpdate,
+    ingest::book_writer::{BookInput, book_writer},
+};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tokio::sync::mpsc;
+
+#[derive(Args, Debug)]
+pub struct LogWriteArgs {
+    /// Database (sqlite://… is recreated; on postgres://… the log tables are emptied first).
+    #[arg(long, default_value = "sqlite:///tmp/crossbook-bench-log.db")]
+    database_url: String,
+    /// Distinct books.
+    #[arg(long, default_value_t = 2_000)]
+    books: usize,
+    /// Events per book (the first a keyframe).
+    #[arg(long, default_value_t = 500)]
+    events: usize,
+    /// Levels per side of the keyframes.
+    #[arg(long, default_value_t = 10)]
+    levels: usize,
+}
+
+/// One generated book: its ladders, kept up to date as deltas are made.
+struct GenBook {
+    key: String,
+    bids: Vec<Level>,
+    asks: Vec<Level>,
+}
+
+impl GenBook {
+    fn new(rng: &mut StdRng, i: usize, levels: usize) -> Self {
+        let mid: i64 = rng.random_range(20..80);
+        let size = |rng: &mut StdRng| Amount::from_units(rng.random_range(1..500));
+        GenBook {
+            key: format!("KXBENCH-{i:05}"),
+            bids: (0..levels as i64)
+                .map(|l| Level {
+                    price: Price::from_cents(mid - 1 - l),
+                    size: size(rng),
+                })
+                .collect(),
+            asks: (0..levels as i64)
+                .map(|l| Level {
+                    price: Price::from_cents(mid + 1 + l),
+                    size: size(rng),
+                })
+                .collect(),
+        }
+    }
+
+    fn snapshot(&self, ts: Timestamp) -> BookSnapshot {
+        BookSnapshot {
+            exchange: Exchange::VenueA,
+            market_id: self.key.clone(),
+            asset_id: None,
+            timestamp: ts,
+            bids: self.bids.clone(),
+            asks: Vec::new(),
+            no_bids: self.asks.clone(),
+        }
+    }
+
+    /// 1–3 size changes among the top three levels of either side (a resting order added or taken).
+    fn delta(&mut self, rng: &mut StdRng) -> Vec<LevelChange> {
+        (0..rng.random_range(1..=3))
+            .map(|_| {
+                let (side, ladder) = if rng.random_bool(0.5) {
+                    (Side::Bid, &mut self.bids)
+                } else {
+                    (Side::NoBid, &mut self.asks)
+                };
+                let top = 3.min(ladder.len());
+                let l = &mut ladder[rng.random_range(0..top)];
+                l.size = Amount::from_units(rng.random_range(1..500));
+                LevelChange {
+                    side,
+                    price: l.price,
+                    size: l.size,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Builds every update in order, into `tx` (or drops them, to time the generator alone).
+fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>) {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut books: Vec<GenBook> = (0..args.books).map(|i| GenBook::new(&mut rng, i, args.levels)).collect();
+    for round in 0..args.events {
+        // 150 changes a second per book: round r at t0 + r × 6.67 ms.
+        let ts = Timestamp::from_millis(t0 + round as i64 * 20 / 3);
+        for b in &mut books {
+            let update = if round == 0 {
+                BookUpdate::snapshot(b.snapshot(ts), Some(1), None)
+            } else {
+                let changes = b.delta(&mut rng);
+                BookUpdate::delta(b.snapshot(ts), changes, Some(round as i64 + 1), None)
+            };
+            let input = BookInput::Update {
+                update,
+                received_at: ts,
+            };
+            if let Some(tx) = &tx {
+                if tx.blocking_send(input).is_err() {
+                    return;
+                }
+            } else {
+                std::hint::black_box(input);
+            }
+        }
+    }
+}
+
+/// Bytes the database holds after a checkpoint (SQLite, after `VACUUM` so free pages of merged chunks do not
+/// count) or the book log's tables with their indexes (PostgreSQL, after `VACUUM`).
+async fn log_bytes(url: &str) -> anyhow::Result<i64> {
+    use sqlx::Connection as _;
+    if url.starts_with("sqlite:") {
+        let mut c = sqlx::sqlite::SqliteConnection::connect(url).await?;
+        // The writer still samples the snapshot table; only the log is measured.
+        sqlx::query("DELETE FROM book_snapshots").execute(&mut c).await?;
+        sqlx::query("VACUUM").execute(&mut c).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut c).await?;
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&mut c).await?;
+        let size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut c).await?;
+        c.close().await?;
+        Ok(pages * size)
+    } else {
+        let mut c = sqlx::postgres::PgConnection::connect(url).await?;
+        sqlx::query("VACUUM ANALYZE book_chunks").execute(&mut c).await?;
+        sqlx::query("VACUUM ANALYZE log_books").execute(&mut c).await?;
+        let b: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::int8 FROM pg_class c \
+             WHERE c.relkind IN ('r', 'p') AND (c.relname IN ('book_chunks', 'log_books') OR c.oid IN \
+             (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'book_chunks'::regclass))",
+        )
+        .fetch_one(&mut c)
+        .await?;
+        c.close().await?;
+        Ok(b)
+    }
+}
+
+/// Peak resident memory of this process (Linux), in MiB.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
+    let url = args.database_url.clone();
+    let sqlite = url.starts_with("sqlite:");
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+    let store: Arc<dyn Store> = crossbook_store::open(&url).await.context("open")?;
+    store.migrate().await.context("migrate")?;
+    if !sqlite {
+        use sqlx::Connection as _;
+        let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
+        sqlx::query("TRUNCATE book_chunks, log_books, book_snapshots").execute(&mut c).await?;
+        c.close().await?;
+    }
+    let args = Arc::new(args);
+    let total = args.books * args.events;
+    let deltas = total - args.books;
+    // Receive times in the past, so that compaction's cutoff (now) covers every chunk.
+    let t0 = Timestamp::now().millis() - (args.events as i64 * 20 / 3) - 600_000;
+
+    // The generator alone, for reference: what the connectors' side costs in this process.
+    let g = Instant::now();
+    let a = args.clone();
+    tokio::task::spawn_blocking(move || generate(&a, t0, None)).await?;
+    let gen_only = g.elapsed();
+
+    let (tx, rx) = mpsc::channel(16_384);
+    let started = Instant::now();
+    let writer = tokio::spawn(book_writer(
+        store.clone(),
+        rx,
+        Duration::from_millis(1000),
+        KeyframePolicy::DEFAULT,
+    ));
+    let a = args.clone();
+    let generator = tokio::task::spawn_blocking(move || generate(&a, t0, Some(tx)));
+    generator.await?;
+    writer.await?;
+    let write = started.elapsed();
+    let hot = log_chunks(&url).await?;
+
+    let c = Instant::now();
+    let (mut merged, mut steps) = (0u64, 0u32);
+    loop {
+        let step = store.compact_log(Timestamp::now(), 5_000).await?;
+        merged += step.chunks_in;
+        steps += 1;
+        if step.done {
+            break;
+        }
+    }
+    let compact = c.elapsed();
+    let cold = log_chunks(&url).await?;
+    store.close().await;
+    let bytes = log_bytes(&url).await?;
+
+    println!(
+        "log-write backend={} books={} events/book={} levels={}x2 events={total} (deltas {deltas}, 1–3 levels each)",
+        if sqlite { "sqlite" } else { "postgres" },
+        args.books,
+        args.events,
+        args.levels
+    );
+    println!(
+        "  write: {:.0} events/s through the book writer ({:.2} s; the generator alone takes {:.2} s)",
+        total as f64 / write.as_secs_f64(),
+        write.as_secs_f64(),
+        gen_only.as_secs_f64()
+    );
+    println!(
+        "  compaction: {hot} chunks → {cold} in {:.2} s ({steps} steps, {merged} chunks merged, {:.0} events/s)",
+        compact.as_secs_f64(),
+        total as f64 / compact.as_secs_f64()
+    );
+    println!(
+        "  storage after compaction: {:.2} bytes per delta, keyframes included ({bytes} bytes: tables + indexes)",
+        bytes as f64 / deltas as f64
+    );
+    if let Some(rss) = peak_rss_mib() {
+        println!("  peak RSS of the process: {rss:.0} MiB");
+    }
+    Ok(())
+}
+
+async fn log_chunks(url: &str) -> anyhow::Result<i64> {
+    use sqlx::Connection as _;
+    const SQL: &str = "SELECT CAST(count(*) AS BIGINT) FROM book_chunks";
+    Ok(if url.starts_with("sqlite:") {
+        let mut c = sqlx::sqlite::SqliteConnection::connect(url).await?;
+        sqlx::query_scalar(SQL).fetch_one(&mut c).await?
+    } else {
+        let mut c = sqlx::postgres::PgConnection::connect(url).await?;
+        sqlx::query_scalar(SQL).fetch_one(&mut c).await?
+    })
+}
