@@ -221,13 +221,14 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     let hot = log_chunks(&url).await?;
 
     let c = Instant::now();
-    let (mut merged, mut steps) = (0u64, 0u32);
+    let (mut merged, mut steps, mut after) = (0u64, 0u32, 0i64);
     loop {
-        let step = store.compact_log(Timestamp::now(), 5_000).await?;
+        let step = store.compact_log(Timestamp::now(), after, 5_000).await?;
         merged += step.chunks_in;
         steps += 1;
-        if step.done {
-            break;
+        match step.next {
+            Some(next) => after = next,
+            None => break,
         }
     }
     let compact = c.elapsed();

@@ -10,7 +10,7 @@ use crossbook_core::{
     Amount, Price, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
 };
-use crossbook_store::{BookLogStore, LogRun, books::DAY_MS};
+use crossbook_store::{BookLogStore, Compacted, LogRun, books::DAY_MS};
 use sqlx::{Connection as _, PgConnection, Row as _, SqliteConnection};
 use testing::{TestDb, for_each_backend};
 
@@ -83,6 +83,23 @@ fn history(n: u64) -> Vec<BookEvent> {
             }
         })
         .collect()
+}
+
+/// Compacts chunks older than `older_than` in steps of `max_chunks`; returns the steps' sums.
+async fn compact_all(s: &dyn BookLogStore, older_than: Timestamp, max_chunks: u32) -> (Compacted, u32) {
+    let (mut sum, mut steps, mut after) = (Compacted::default(), 0, 0);
+    loop {
+        let step = s.compact_log(older_than, after, max_chunks).await.unwrap();
+        sum.chunks_in += step.chunks_in;
+        sum.chunks_out += step.chunks_out;
+        sum.corrupt += step.corrupt;
+        steps += 1;
+        assert!(steps < 100, "compaction does not end");
+        match step.next {
+            Some(next) => after = next,
+            None => return (sum, steps),
+        }
+    }
 }
 
 /// Appends `events` in runs of `per_flush`, as the writer's flushes would.
@@ -230,17 +247,16 @@ async fn compaction_merges_small_chunks_and_keeps_every_event() {
         let before = chunk_rows(db).await.len();
         assert!(before > 130, "{before} small chunks");
 
-        // Only chunks older than the cutoff are merged, in steps of at most 50 chunks.
-        let step = s.compact_log(at(5_000), 50).await.unwrap();
-        assert!(step.chunks_in > 0 && step.chunks_out < step.chunks_in, "{step:?}");
-        let mut steps = 1;
-        while !s.compact_log(at(1_000_000), 50).await.unwrap().done {
-            steps += 1;
-            assert!(steps < 20);
-        }
+        // Only chunks older than the cutoff are merged.
+        let (first, _) = compact_all(s, at(5_000), 50).await;
+        assert_eq!((first.chunks_in, first.chunks_out), (16, 1), "{first:?}");
+        // The rest in steps of at most 50 chunks.
+        let (rest, steps) = compact_all(s, at(1_000_000), 50).await;
+        assert!(steps >= 3, "{steps} steps");
+        assert_eq!(rest.chunks_in as usize, before - 16);
         let rows = chunk_rows(db).await;
-        // Compacted chunks break at the keyframes (seq 100, 250) and between compaction steps: a handful.
-        assert!(rows.len() <= 6, "{rows:?}");
+        // Compacted chunks break at the keyframes (seq 100, 250) and where a step stopped: a handful.
+        assert!(rows.len() <= 7, "{rows:?}");
         assert!(rows.iter().all(|r| r.3 == 1), "{rows:?}");
         let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
         assert_eq!(read.events, all);
@@ -248,8 +264,8 @@ async fn compaction_merges_small_chunks_and_keeps_every_event() {
         let read = s.log_events(&book("A"), at(12_345), at(12_345)).await.unwrap();
         assert_eq!(read.events.first().map(|e| e.seq), Some(100));
         // Nothing left to do.
-        let idle = s.compact_log(at(1_000_000), 50).await.unwrap();
-        assert_eq!((idle.chunks_in, idle.done), (0, true));
+        let idle = s.compact_log(at(1_000_000), 0, 50).await.unwrap();
+        assert_eq!((idle.chunks_in, idle.next), (0, None));
     })
     .await;
 }
@@ -268,15 +284,8 @@ async fn a_corrupt_chunk_is_reported_by_name_and_skipped() {
         let seqs: Vec<u64> = read.events.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, (1..=20).chain(41..=60).collect::<Vec<_>>());
         // Compaction keeps the corrupt chunk as it is and merges around it.
-        let mut corrupt = 0;
-        loop {
-            let step = s.compact_log(at(1_000_000), 1_000).await.unwrap();
-            corrupt += step.corrupt;
-            if step.done {
-                break;
-            }
-        }
-        assert_eq!(corrupt, 1);
+        let (sum, _) = compact_all(s, at(1_000_000), 1_000).await;
+        assert_eq!(sum.corrupt, 1);
         let read = s.log_events(&book("A"), at(0), at(1_000_000)).await.unwrap();
         assert_eq!(read.corrupt.len(), 1);
         assert_eq!(read.events.len(), 40);
@@ -320,6 +329,37 @@ async fn retention_removes_old_chunks_or_whole_days() {
             .await
             .unwrap();
         assert_eq!(read.events.len(), left.len());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn compaction_merges_book_by_book_when_many_books_interleave() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        let keys: Vec<BookKey> = (0..30).map(|i| book(&format!("M{i:02}"))).collect();
+        let heads = s.register_log_books(&keys).await.unwrap();
+        let all = history(60);
+        // Twenty flushes, each with three events of every book: rows interleave book by book in time.
+        for part in all.chunks(3) {
+            let runs: Vec<LogRun> = heads
+                .iter()
+                .map(|h| LogRun {
+                    book_id: h.id,
+                    events: part.to_vec(),
+                })
+                .collect();
+            s.append_log(&runs).await.unwrap();
+        }
+        assert_eq!(chunk_rows(db).await.len(), 30 * 20);
+        let (sum, _) = compact_all(s, at(1_000_000), 25).await;
+        assert_eq!(sum.chunks_in, 600);
+        // Each book's twenty chunks merge into one, or two where a step's limit cut the book.
+        assert!(sum.chunks_out <= 60, "{sum:?}");
+        for k in &keys {
+            let read = s.log_events(k, at(0), at(1_000_000)).await.unwrap();
+            assert_eq!(read.events, all, "{k:?}");
+        }
     })
     .await;
 }

@@ -358,7 +358,7 @@ mod tests {
         ) -> StoreResult<LogRead> {
             unreachable!("retention never reads the log")
         }
-        async fn compact_log(&self, _: Timestamp, _: u32) -> StoreResult<Compacted> {
+        async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
             unreachable!("compaction is the ingest side's")
         }
         async fn prune_log(&self, _: Timestamp, _: u32) -> StoreResult<Pruned> {

@@ -32,5 +32,5 @@ CREATE TABLE book_chunks (
 
 -- Reads: a book's chunks by time.
 CREATE INDEX book_chunks_by_time ON book_chunks (book, last_ts);
--- Compaction: the chunks not compacted yet, oldest first.
-CREATE INDEX book_chunks_hot ON book_chunks (last_ts, book, first_seq) WHERE compacted = 0;
+-- Compaction: the chunks not compacted yet, per book.
+CREATE INDEX book_chunks_hot ON book_chunks (book, last_ts) WHERE compacted = 0;

@@ -31,7 +31,7 @@ CREATE TABLE book_chunks (
 
 -- Reads: a book's chunks by time.
 CREATE INDEX book_chunks_by_time ON book_chunks (book, last_ts);
--- Compaction: the chunks not compacted yet, oldest first (a small index: compaction keeps up with the writer).
-CREATE INDEX book_chunks_hot ON book_chunks (last_ts, book, first_seq) WHERE compacted = 0;
+-- Compaction: the chunks not compacted yet, per book (a small index: compaction keeps up with the writer).
+CREATE INDEX book_chunks_hot ON book_chunks (book, last_ts) WHERE compacted = 0;
 -- Retention: the oldest chunks first (compacted chunks are appended late, so the rowid is not time order).
 CREATE INDEX book_chunks_by_end ON book_chunks (last_ts);

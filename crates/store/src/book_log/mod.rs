@@ -11,8 +11,8 @@
 //!   [`MAX_CHUNK_SPAN_MS`] of receive time. The span bound lets a time read seek a bounded index range.
 //! - **Writes.** The ingest writer is the only appender: it registers books ([`BookLogStore::register_log_books`],
 //!   which also gives each book's last stored `seq`), then appends one run per book per flush.
-//! - **Compaction** merges the small chunks of a flush, once they are older than a cutoff, into chunks as large
-//!   as the boundaries allow; each compacted chunk replaces its inputs in one transaction.
+//! - **Compaction** merges a book's small chunks (one per flush), once they are older than a cutoff, into
+//!   chunks as large as the boundaries allow, book by book; each step replaces its inputs in one transaction.
 //! - **Retention** drops whole days on PostgreSQL (`book_chunks` is partitioned by day of its first event) and
 //!   deletes old chunks in short batches on SQLite.
 //! - **Corrupt chunks** are skipped and reported by name ([`CorruptChunk`]), never a panic.
@@ -94,8 +94,8 @@ pub struct Compacted {
     pub chunks_out: u64,
     /// Chunks that failed to decode (left in place, marked compacted so they are not read again).
     pub corrupt: u64,
-    /// Nothing older than the cutoff is left to compact.
-    pub done: bool,
+    /// Where the next step starts (its `after_book`); `None` when every book has been visited.
+    pub next: Option<i64>,
 }
 
 /// The book event log concern.
@@ -114,9 +114,10 @@ pub trait BookLogStore: Send + Sync {
     /// the last event received at or before `to`.
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
 
-    /// One step of compaction: merges up to `max_chunks` of the oldest small chunks whose last event is older
-    /// than `older_than`. The caller repeats until `done`.
-    async fn compact_log(&self, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted>;
+    /// One step of compaction: for the books with ids above `after_book` (0 for the first step) that hold small
+    /// chunks, merges up to `max_chunks` of those whose last event is older than `older_than`. The caller
+    /// repeats from [`Compacted::next`] until it is `None`.
+    async fn compact_log(&self, older_than: Timestamp, after_book: i64, max_chunks: u32) -> StoreResult<Compacted>;
 
     /// One step of retention (as [`crate::BookStore::prune_snapshots`]): SQLite deletes up to `max_rows` chunks
     /// whose last event is older than `cutoff`; PostgreSQL drops the daily partitions that end at or before it.
@@ -406,12 +407,47 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     Ok(out)
 }
 
-async fn compact<B: Backend>(store: &B, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted> {
+async fn compact<B: Backend>(
+    store: &B,
+    older_than: Timestamp,
+    after_book: i64,
+    max_chunks: u32,
+) -> StoreResult<Compacted> {
+    // The next books holding small chunks, in id order after the cursor: a loose scan of the partial index,
+    // one seek per book, so books without small chunks cost nothing.
+    let mut sql = Sql::new(
+        "WITH RECURSIVE b(id, n) AS (SELECT (SELECT min(book) FROM book_chunks WHERE compacted = 0 AND book > ",
+    );
+    sql.int(after_book)
+        .push("), 1 UNION ALL SELECT (SELECT min(c.book) FROM book_chunks c WHERE c.compacted = 0 AND c.book > b.id), b.n + 1 \
+               FROM b WHERE b.id IS NOT NULL AND b.n < ")
+        .int(i64::from(max_chunks))
+        .push(") SELECT id FROM b WHERE id IS NOT NULL");
+    let books: Vec<i64> = store
+        .reader()
+        .rows(&sql)
+        .await?
+        .iter()
+        .map(|r| r.int("id"))
+        .collect::<StoreResult<_>>()?;
+    let mut done = Compacted::default();
+    let Some(&last_book) = books.last() else {
+        return Ok(done);
+    };
+    // Their small chunks older than the cutoff, a book's in order; at most `max_chunks` (a book cut short is
+    // visited again by the next step).
     let mut sql = Sql::new("SELECT ");
     sql.push(CHUNK_COLUMNS)
-        .push(" FROM book_chunks WHERE compacted = 0 AND last_ts < ")
+        .push(" FROM book_chunks WHERE compacted = 0 AND book IN (");
+    for (i, b) in books.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.int(*b);
+    }
+    sql.push(") AND last_ts < ")
         .int(older_than.millis())
-        .push(" ORDER BY last_ts, book, first_seq LIMIT ")
+        .push(" ORDER BY book, last_ts, first_seq LIMIT ")
         .int(i64::from(max_chunks));
     let rows = store
         .reader()
@@ -420,9 +456,12 @@ async fn compact<B: Backend>(store: &B, older_than: Timestamp, max_chunks: u32) 
         .iter()
         .map(ChunkRow::of)
         .collect::<StoreResult<Vec<_>>>()?;
-    let mut done = Compacted {
-        done: rows.len() < max_chunks as usize,
-        ..Compacted::default()
+    done.next = if rows.len() >= max_chunks as usize {
+        rows.last().map(|r| r.book - 1)
+    } else if books.len() >= max_chunks as usize {
+        Some(last_book)
+    } else {
+        None
     };
     if rows.is_empty() {
         return Ok(done);
@@ -504,8 +543,8 @@ impl<B: Backend> BookLogStore for B {
         log_events(self.reader(), book, from, to).await
     }
 
-    async fn compact_log(&self, older_than: Timestamp, max_chunks: u32) -> StoreResult<Compacted> {
-        compact(self, older_than, max_chunks.max(1)).await
+    async fn compact_log(&self, older_than: Timestamp, after_book: i64, max_chunks: u32) -> StoreResult<Compacted> {
+        compact(self, older_than, after_book, max_chunks.max(1)).await
     }
 
     async fn prune_log(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {

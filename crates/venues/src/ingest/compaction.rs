@@ -26,13 +26,15 @@ pub(super) async fn compactor(store: Arc<dyn Store>, cancel: CancellationToken) 
             _ = tokio::time::sleep(COMPACT_EVERY) => {}
         }
         let older_than = Timestamp::from_millis(Timestamp::now().millis() - COMPACT_AFTER.as_millis() as i64);
+        let mut after = 0;
         loop {
-            match store.compact_log(older_than, STEP_CHUNKS).await {
+            match store.compact_log(older_than, after, STEP_CHUNKS).await {
                 Ok(step) => {
                     metrics::counter!("crossbook_book_log_chunks_compacted_total").increment(step.chunks_in);
                     metrics::counter!("crossbook_book_log_chunks_corrupt_total").increment(step.corrupt);
-                    if step.done {
-                        break;
+                    match step.next {
+                        Some(next) => after = next,
+                        None => break,
                     }
                 }
                 Err(e) => {

@@ -200,7 +200,7 @@ impl BookLogStore for MemStore {
             corrupt: Vec::new(),
         })
     }
-    async fn compact_log(&self, _: Timestamp, _: u32) -> StoreResult<Compacted> {
+    async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
         unsupported()
     }
     async fn prune_log(&self, _: Timestamp, _: u32) -> StoreResult<Pruned> {
