@@ -113,7 +113,9 @@ impl GenBook {
 /// Builds every update in order, into `tx` (or drops them, to time the generator alone).
 fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>) {
     let mut rng = StdRng::seed_from_u64(11);
-    let mut books: Vec<GenBook> = (0..args.books).map(|i| GenBook::new(&mut rng, i, args.levels)).collect();
+    let mut books: Vec<GenBook> = (0..args.books)
+        .map(|i| GenBook::new(&mut rng, i, args.levels))
+        .collect();
     for round in 0..args.events {
         // 150 changes a second per book: round r at t0 + r × 6.67 ms.
         let ts = Timestamp::from_millis(t0 + round as i64 * 20 / 3);
@@ -140,8 +142,10 @@ fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>) {
 }
 
 /// Bytes the database holds after a checkpoint (SQLite, after `VACUUM` so free pages of merged chunks do not
-/// count) or the book log's tables with their indexes (PostgreSQL, after `VACUUM`).
-async fn log_bytes(url: &str) -> anyhow::Result<i64> {
+/// count) or the book log's tables with their indexes (PostgreSQL, after `VACUUM FULL` for the same reason).
+/// The second figure is PostgreSQL's before `VACUUM FULL`: with the dead space the merged chunks left, which
+/// later inserts reuse.
+async fn log_bytes(url: &str) -> anyhow::Result<(i64, Option<i64>)> {
     use sqlx::Connection as _;
     if url.starts_with("sqlite:") {
         let mut c = sqlx::sqlite::SqliteConnection::connect(url).await?;
@@ -152,20 +156,22 @@ async fn log_bytes(url: &str) -> anyhow::Result<i64> {
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&mut c).await?;
         let size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut c).await?;
         c.close().await?;
-        Ok(pages * size)
+        Ok((pages * size, None))
     } else {
-        let mut c = sqlx::postgres::PgConnection::connect(url).await?;
-        sqlx::query("VACUUM ANALYZE book_chunks").execute(&mut c).await?;
-        sqlx::query("VACUUM ANALYZE log_books").execute(&mut c).await?;
-        let b: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::int8 FROM pg_class c \
+        const SIZE: &str = "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::int8 FROM pg_class c \
              WHERE c.relkind IN ('r', 'p') AND (c.relname IN ('book_chunks', 'log_books') OR c.oid IN \
-             (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'book_chunks'::regclass))",
-        )
-        .fetch_one(&mut c)
-        .await?;
+             (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'book_chunks'::regclass))";
+        let mut c = sqlx::postgres::PgConnection::connect(url).await?;
+        sqlx::query("VACUUM ANALYZE book_chunks, log_books")
+            .execute(&mut c)
+            .await?;
+        let with_dead: i64 = sqlx::query_scalar(SIZE).fetch_one(&mut c).await?;
+        sqlx::query("VACUUM FULL book_chunks, log_books")
+            .execute(&mut c)
+            .await?;
+        let b: i64 = sqlx::query_scalar(SIZE).fetch_one(&mut c).await?;
         c.close().await?;
-        Ok(b)
+        Ok((b, Some(with_dead)))
     }
 }
 
@@ -190,7 +196,9 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     if !sqlite {
         use sqlx::Connection as _;
         let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
-        sqlx::query("TRUNCATE book_chunks, log_books, book_snapshots").execute(&mut c).await?;
+        sqlx::query("TRUNCATE book_chunks, log_books, book_snapshots")
+            .execute(&mut c)
+            .await?;
         c.close().await?;
     }
     let args = Arc::new(args);
@@ -234,7 +242,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     let compact = c.elapsed();
     let cold = log_chunks(&url).await?;
     store.close().await;
-    let bytes = log_bytes(&url).await?;
+    let (bytes, with_dead) = log_bytes(&url).await?;
 
     println!(
         "log-write backend={} books={} events/book={} levels={}x2 events={total} (deltas {deltas}, 1–3 levels each)",
@@ -258,6 +266,12 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         "  storage after compaction: {:.2} bytes per delta, keyframes included ({bytes} bytes: tables + indexes)",
         bytes as f64 / deltas as f64
     );
+    if let Some(d) = with_dead {
+        println!(
+            "  (before VACUUM FULL: {:.2} bytes per delta, counting the dead space merged chunks left)",
+            d as f64 / deltas as f64
+        );
+    }
     if let Some(rss) = peak_rss_mib() {
         println!("  peak RSS of the process: {rss:.0} MiB");
     }

@@ -33,6 +33,9 @@ pub const LOG_FLUSH: Duration = Duration::from_millis(500);
 /// and gaps recorded.
 pub(crate) const MAX_UNWRITTEN_EVENTS: usize = 200_000;
 
+/// Messages the writer takes from its queue at once.
+const INBOX: usize = 1_024;
+
 /// What the feeds hand the book writer.
 // Nearly every message is an `Update`; boxing it would add an allocation per book change to save nothing.
 #[allow(clippy::large_enum_variant)]
@@ -93,7 +96,9 @@ impl LogBuffer {
             + self.unwritten.iter().map(|r| r.events.len()).sum::<usize>()
     }
 
-    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) {
+    /// Logs a change; gives back the book it left (for the snapshot sampler), copied only when a keyframe
+    /// had to be made of it.
+    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) -> BookSnapshot {
         let key = BookKey::of(&u.book);
         let t = self.books.entry(key.clone()).or_insert_with(|| Tracked {
             needs_keyframe: true,
@@ -108,7 +113,7 @@ impl LogBuffer {
                 .is_none_or(|k| self.policy.due(t.deltas_since_keyframe, k, received_at));
         let change = match (is_snapshot, keyframe) {
             (true, _) | (false, false) => u.change,
-            (false, true) => whole(u.book),
+            (false, true) => whole(u.book.clone()),
         };
         if keyframe {
             t.deltas_since_keyframe = 0;
@@ -125,6 +130,7 @@ impl LogBuffer {
             received_at,
             change,
         });
+        u.book
     }
 
     /// A loss of continuity: one gap per book the log follows, unless it is already in a gap.
@@ -282,18 +288,24 @@ pub async fn book_writer(
     let mut flush = every(LOG_FLUSH);
     // Snapshots are checked four times per interval, so each lands within a quarter interval of being due.
     let mut sample = every((snapshot_interval / 4).clamp(Duration::from_millis(10), Duration::from_millis(250)));
+    // Messages are taken in batches: one wake-up of the feeds' side per batch rather than per change.
+    let mut inbox = Vec::with_capacity(INBOX);
     loop {
         tokio::select! {
-            msg = rx.recv() => match msg {
-                Some(BookInput::Update { update, received_at }) => {
-                    snapshots.latest.insert(BookKey::of(&update.book), update.book.clone());
-                    log.update(update, received_at);
-                }
-                Some(BookInput::Lost { keys, cause, at }) => log.lost(&keys, cause, at),
-                None => {
+            n = rx.recv_many(&mut inbox, INBOX) => {
+                if n == 0 {
                     log.flush(store.as_ref()).await;
                     snapshots.write_all(store.as_ref()).await;
                     return;
+                }
+                for input in inbox.drain(..) {
+                    match input {
+                        BookInput::Update { update, received_at } => {
+                            let book = log.update(update, received_at);
+                            snapshots.latest.insert(BookKey::of(&book), book);
+                        }
+                        BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
+                    }
                 }
             },
             _ = flush.tick() => log.flush(store.as_ref()).await,

@@ -513,7 +513,9 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     };
     let mut log = LogBuffer::new(policy);
     let feed = |log: &mut LogBuffer, input: BookInput| match input {
-        BookInput::Update { update, received_at } => log.update(update, received_at),
+        BookInput::Update { update, received_at } => {
+            log.update(update, received_at);
+        }
         BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
     };
     let all = async |db: &crossbook_store::testing::TestDb| {
