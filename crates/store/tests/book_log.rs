@@ -10,7 +10,7 @@ use crossbook_core::{
     Amount, Price, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
 };
-use crossbook_store::{BookLogStore, Compacted, LogRun, books::DAY_MS};
+use crossbook_store::{BookLogStore, Compacted, LogRun, StoredGap, books::DAY_MS};
 use sqlx::{Connection as _, PgConnection, Row as _, SqliteConnection};
 use testing::{TestDb, for_each_backend};
 
@@ -228,11 +228,43 @@ async fn appended_events_read_back_from_the_keyframe_before_the_instant() {
         }
         assert!([1, 100, 250].iter().all(|k| starts.contains(k)), "{starts:?}");
 
+        // The gap from 20 s to the resnapshot at 25 s, seen from any range it overlaps.
+        let stored = StoredGap {
+            seq: 200,
+            start: at(20_000),
+            end: Some(at(25_000)),
+            cause: GapCause::Disconnect,
+        };
+        assert_eq!(s.log_gaps(&book("A"), at(0), at(1_000_000)).await.unwrap(), [stored]);
+        assert_eq!(s.log_gaps(&book("A"), at(21_000), at(22_000)).await.unwrap(), [stored]);
+        assert_eq!(s.log_gaps(&book("A"), at(25_000), at(30_000)).await.unwrap(), [stored]);
+        assert!(s.log_gaps(&book("A"), at(25_001), at(30_000)).await.unwrap().is_empty());
+        assert!(s.log_gaps(&book("A"), at(0), at(19_999)).await.unwrap().is_empty());
+        assert!(s.log_gaps(&book("B"), at(0), at(1_000_000)).await.unwrap().is_empty());
+
         // Registering again gives the same ids and the heads of what is stored.
         let again = s.register_log_books(&[book("B"), book("A")]).await.unwrap();
         assert_eq!(again[1].id, heads[0].id);
         assert_eq!((again[1].last_seq, again[1].last_ts), (400, Some(at(40_000))));
         assert_eq!((again[0].last_seq, again[0].last_ts), (30, Some(at(3_000))));
+
+        // A gap not followed by a keyframe yet is open.
+        s.append_log(&[LogRun {
+            book_id: heads[0].id,
+            events: vec![gap(401, 50_000, GapCause::Silence)],
+        }])
+        .await
+        .unwrap();
+        let gaps = s.log_gaps(&book("A"), at(45_000), at(60_000)).await.unwrap();
+        assert_eq!(
+            gaps,
+            [StoredGap {
+                seq: 401,
+                start: at(50_000),
+                end: None,
+                cause: GapCause::Silence
+            }]
+        );
     })
     .await;
 }

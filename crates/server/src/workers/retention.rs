@@ -358,6 +358,14 @@ mod tests {
         ) -> StoreResult<LogRead> {
             unreachable!("retention never reads the log")
         }
+        async fn log_gaps(
+            &self,
+            _: &crossbook_core::book::BookKey,
+            _: Timestamp,
+            _: Timestamp,
+        ) -> StoreResult<Vec<crossbook_store::StoredGap>> {
+            unreachable!("retention never reads the log")
+        }
         async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
             unreachable!("compaction is the ingest side's")
         }

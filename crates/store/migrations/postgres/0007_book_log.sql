@@ -34,3 +34,5 @@ CREATE TABLE book_chunks (
 CREATE INDEX book_chunks_by_time ON book_chunks (book, last_ts);
 -- Compaction: the chunks not compacted yet, per book.
 CREATE INDEX book_chunks_hot ON book_chunks (book, last_ts) WHERE compacted = 0;
+-- The gaps route: the few chunks holding gaps.
+CREATE INDEX book_chunks_gaps ON book_chunks (book, last_ts) WHERE gaps > 0;

@@ -33,5 +33,7 @@ CREATE TABLE book_chunks (
 CREATE INDEX book_chunks_by_time ON book_chunks (book, last_ts);
 -- Compaction: the chunks not compacted yet, per book (a small index: compaction keeps up with the writer).
 CREATE INDEX book_chunks_hot ON book_chunks (book, last_ts) WHERE compacted = 0;
+-- The gaps route: the few chunks holding gaps.
+CREATE INDEX book_chunks_gaps ON book_chunks (book, last_ts) WHERE gaps > 0;
 -- Retention: the oldest chunks first (compacted chunks are appended late, so the rowid is not time order).
 CREATE INDEX book_chunks_by_end ON book_chunks (last_ts);

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use crossbook_core::{
     Timestamp,
-    book::{BookChange, BookEvent, BookKey},
+    book::{BookChange, BookEvent, BookKey, GapCause},
 };
 
 use crate::{
@@ -85,6 +85,17 @@ pub struct CorruptChunk {
     pub error: ChunkError,
 }
 
+/// A capture gap of one book: continuity was lost at `start` and came back with the resnapshot at `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredGap {
+    /// The `seq` of the gap event.
+    pub seq: u64,
+    pub start: Timestamp,
+    /// When the book was captured again (its next keyframe); `None` while the gap lasts.
+    pub end: Option<Timestamp>,
+    pub cause: GapCause,
+}
+
 /// What one [`BookLogStore::compact_log`] step did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Compacted {
@@ -113,6 +124,10 @@ pub trait BookLogStore: Send + Sync {
     /// book as of `from`; from the book's first event received at or after `from` when there is none) through
     /// the last event received at or before `to`.
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
+
+    /// The gaps of `book` that overlap `[from, to]` (started at or before `to`, and ended at or after `from` or
+    /// still open), oldest first.
+    async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>>;
 
     /// One step of compaction: for the books with ids above `after_book` (0 for the first step) that hold small
     /// chunks, merges up to `max_chunks` of those whose last event is older than `older_than`. The caller
@@ -407,6 +422,78 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     Ok(out)
 }
 
+async fn log_gaps<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {
+    let Some(id) = book_id(ex, book).await? else {
+        return Ok(Vec::new());
+    };
+    let (from, to) = (from.millis(), to.millis());
+    // The chunks holding gaps (a small partial index): those ending in the range, and the last one before it,
+    // whose gap may still be open at `from`.
+    let mut sql = Sql::new("SELECT * FROM (SELECT ");
+    sql.push(CHUNK_COLUMNS)
+        .push(" FROM book_chunks WHERE gaps > 0 AND book = ")
+        .int(id)
+        .push(" AND last_ts < ")
+        .int(from)
+        .push(" ORDER BY last_ts DESC LIMIT 1) x UNION ALL SELECT ")
+        .push(CHUNK_COLUMNS)
+        .push(" FROM book_chunks WHERE gaps > 0 AND book = ")
+        .int(id)
+        .push(" AND last_ts >= ")
+        .int(from)
+        .push(" AND last_ts <= ")
+        .int(to.saturating_add(MAX_CHUNK_SPAN_MS))
+        .push(" AND first_ts <= ")
+        .int(to);
+    let mut rows = ex
+        .rows(&sql)
+        .await?
+        .iter()
+        .map(ChunkRow::of)
+        .collect::<StoreResult<Vec<_>>>()?;
+    rows.sort_by_key(|r| r.first_seq);
+    let mut out = Vec::new();
+    for row in &rows {
+        let events = match row.decode() {
+            Ok(events) => events,
+            Err(c) => {
+                tracing::warn!(chunk = %c.name, error = %c.error, "skipping a book log chunk that does not decode");
+                continue;
+            }
+        };
+        for e in &events {
+            let BookChange::Gap(cause) = e.change else { continue };
+            if e.received_at.millis() > to {
+                continue;
+            }
+            // A gap ends at the book's next keyframe, which always opens a chunk.
+            let mut next = Sql::new("SELECT first_ts FROM book_chunks WHERE book = ");
+            next.int(id)
+                .push(" AND keyframe = 1 AND last_ts >= ")
+                .int(e.received_at.millis())
+                .push(" AND first_ts >= ")
+                .int(e.received_at.millis())
+                .push(" AND first_seq > ")
+                .int(e.seq as i64)
+                .push(" ORDER BY last_ts, first_seq LIMIT 1");
+            let end = match ex.rows(&next).await?.first() {
+                Some(r) => Some(Timestamp::from_millis(r.int("first_ts")?)),
+                None => None,
+            };
+            if end.is_some_and(|t| t.millis() < from) {
+                continue;
+            }
+            out.push(StoredGap {
+                seq: e.seq,
+                start: e.received_at,
+                end,
+                cause,
+            });
+        }
+    }
+    Ok(out)
+}
+
 async fn compact<B: Backend>(
     store: &B,
     older_than: Timestamp,
@@ -541,6 +628,10 @@ impl<B: Backend> BookLogStore for B {
 
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
         log_events(self.reader(), book, from, to).await
+    }
+
+    async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {
+        log_gaps(self.reader(), book, from, to).await
     }
 
     async fn compact_log(&self, older_than: Timestamp, after_book: i64, max_chunks: u32) -> StoreResult<Compacted> {

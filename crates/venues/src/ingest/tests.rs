@@ -200,6 +200,9 @@ impl BookLogStore for MemStore {
             corrupt: Vec::new(),
         })
     }
+    async fn log_gaps(&self, _: &BookKey, _: Timestamp, _: Timestamp) -> StoreResult<Vec<crossbook_store::StoredGap>> {
+        unsupported()
+    }
     async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
         unsupported()
     }
