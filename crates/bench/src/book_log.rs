@@ -220,6 +220,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         rx,
         Duration::from_millis(1000),
         KeyframePolicy::DEFAULT,
+        crossbook_venues::VenueHealth::new(),
     ));
     let a = args.clone();
     let generator = tokio::task::spawn_blocking(move || generate(&a, t0, Some(tx)));

@@ -53,6 +53,8 @@ pub struct FeedHealth {
     pub reconnects: u64,
     /// Malformed messages skipped since start.
     pub malformed: u64,
+    /// Capture gaps written to the book log since start (one per book that lost continuity).
+    pub capture_gaps: u64,
     /// The last error, for the `/readyz` breakdown.
     pub last_error: Option<String>,
 }

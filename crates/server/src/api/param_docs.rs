@@ -98,6 +98,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/historical/venue_a/orderbook", HISTORY_LIMIT, false),
         ("/v1/historical/venue_b/orderbook", HISTORY_LIMIT, false),
         ("/v1/historical/orderbook", HISTORY_LIMIT, false),
+        ("/v1/historical/gaps", HISTORY_LIMIT, false),
         ("/whales/user/feed", FEED_LIMIT, true),
         ("/v1/whales/public/feed", FEED_LIMIT, true),
         ("/v1/arbitrage/current", ARB_LIMIT, false),
@@ -113,7 +114,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         if path.starts_with("/v1/search") {
             t.push((path, "status", Facts::with_default(DEFAULT_STATUS)));
         }
-        if path.starts_with("/v1/historical/") {
+        if path.starts_with("/v1/historical/") && path.ends_with("/orderbook") {
             t.push((path, "granularity", Facts::with_default(DEFAULT_GRANULARITY)));
         }
     }

@@ -118,6 +118,9 @@ pub struct VenueHealthOut {
     pub reconnects: u64,
     /// Malformed messages skipped since ingestion started.
     pub malformed: u64,
+    /// Capture gaps recorded since ingestion started: each time one book lost continuity (a dropped socket, a
+    /// silent feed, a sequence gap, a failed poll, a restart). `GET /v1/historical/gaps` lists them.
+    pub capture_gaps: u64,
     /// The last feed error.
     #[schema(required = true)]
     pub last_error: Option<String>,
@@ -195,6 +198,7 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         last_catalog_sync_at: h.last_catalog_sync_at.map(Timestamp::to_iso),
         reconnects: h.reconnects,
         malformed: h.malformed,
+        capture_gaps: h.capture_gaps,
         last_error: h.last_error,
     }
 }

@@ -5,9 +5,12 @@
 
 use std::collections::BTreeSet;
 
-use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Price, Timestamp};
+use crossbook_core::{
+    Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Price, Timestamp,
+    book::{BookChange, BookEvent, BookKey, GapCause},
+};
 use crossbook_server::workers::retention;
-use crossbook_store::{SnapshotQuery, SnapshotWindow, Store, testing::for_each_backend};
+use crossbook_store::{LogRun, SnapshotQuery, SnapshotWindow, Store, testing::for_each_backend};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -93,10 +96,8 @@ async fn walk(app: &TestApp, key: &str, first: &str, mut between: impl AsyncFnMu
     loop {
         let page = app.get_key(&uri, key).await.ok();
         let p = &page["pagination"];
-        assert_eq!(
-            p["count"].as_u64().unwrap() as usize,
-            page["snapshots"].as_array().unwrap().len()
-        );
+        let rows = page["snapshots"].as_array().or(page["gaps"].as_array()).unwrap();
+        assert_eq!(p["count"].as_u64().unwrap() as usize, rows.len());
         assert_eq!(p["has_more"].as_bool().unwrap(), !p["pagination_key"].is_null(), "{p}");
         let next = p["pagination_key"].as_str().map(str::to_string);
         pages.push(page);
@@ -748,6 +749,155 @@ async fn a_retention_pass_removes_expired_snapshots() {
         } else {
             assert_eq!(report.partitions, 3, "one day each");
         }
+    })
+    .await;
+}
+
+/// A keyframe of a book at `offset_ms`.
+fn keyframe(seq: u64, offset_ms: i64) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: None,
+        venue_ts: None,
+        received_at: Timestamp::from_millis(BASE + offset_ms),
+        change: BookChange::Snapshot {
+            bids: vec![lv(500_000, 10)],
+            asks: vec![],
+            no_bids: vec![lv(400_000, 5)],
+        },
+    }
+}
+
+fn gap_at(seq: u64, offset_ms: i64, cause: GapCause) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: None,
+        venue_ts: None,
+        received_at: Timestamp::from_millis(BASE + offset_ms),
+        change: BookChange::Gap(cause),
+    }
+}
+
+#[tokio::test]
+async fn gaps_are_listed_per_book_with_cause_and_end_and_paged() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let s = db.store.as_ref();
+        let heads = s
+            .register_log_books(&[
+                BookKey::venue_a(A_PLAIN),
+                BookKey::venue_b(B_COND, YES_TOKEN),
+                BookKey::venue_b(B_COND, NO_TOKEN),
+            ])
+            .await
+            .unwrap();
+        // venue_a: a disconnect from 10 s to 12 s, then a silence still open at 30 s.
+        let a = vec![
+            keyframe(1, 0),
+            gap_at(2, 10_000, GapCause::Disconnect),
+            keyframe(3, 12_000),
+            gap_at(4, 30_000, GapCause::Silence),
+        ];
+        // venue_b: both tokens lose the socket at 5 s; the YES token also had a sequence gap at 20 s.
+        let yes = vec![
+            keyframe(1, 0),
+            gap_at(2, 5_000, GapCause::Disconnect),
+            keyframe(3, 6_000),
+            gap_at(4, 20_000, GapCause::SequenceGap),
+            keyframe(5, 20_500),
+        ];
+        let no = vec![keyframe(1, 0), gap_at(2, 5_000, GapCause::Disconnect), keyframe(3, 6_500)];
+        let runs: Vec<LogRun> = [a, yes, no]
+            .into_iter()
+            .zip(&heads)
+            .map(|(events, h)| LogRun { book_id: h.id, events })
+            .collect();
+        s.append_log(&runs).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+
+        let v = app
+            .get_key(&format!("/v1/historical/gaps?exchange=venue_a&market_id={A_PLAIN}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            v["gaps"],
+            json!([
+                {"exchange": "venue_a", "market_id": A_PLAIN, "asset_id": null, "outcome": null,
+                 "start_time": BASE + 10_000, "end_time": BASE + 12_000, "cause": "disconnect", "ended_by": "resnapshot"},
+                {"exchange": "venue_a", "market_id": A_PLAIN, "asset_id": null, "outcome": null,
+                 "start_time": BASE + 30_000, "end_time": null, "cause": "silence", "ended_by": null}
+            ])
+        );
+        // A range keeps the gaps that overlap it.
+        let v = app
+            .get_key(
+                &format!(
+                    "/historical/gaps?exchange=venue_a&market_id={A_PLAIN}&start_time={}&end_time={}",
+                    BASE + 11_000,
+                    BASE + 20_000
+                ),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(v["gaps"].as_array().unwrap().len(), 1);
+        assert_eq!(v["gaps"][0]["cause"], "disconnect");
+
+        // venue_b: both tokens, oldest first, YES before NO at the same instant; paged one by one.
+        let pages = walk(&app, &k.free, &format!("/v1/historical/gaps?exchange=venue_b&market_id={B_COND}&limit=1"), async || {}).await;
+        let rows: Vec<(i64, String, String)> = pages
+            .iter()
+            .flat_map(|p| p["gaps"].as_array().unwrap().clone())
+            .map(|g| {
+                (
+                    g["start_time"].as_i64().unwrap() - BASE,
+                    g["outcome"].as_str().unwrap().to_string(),
+                    g["cause"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (5_000, "YES".to_string(), "disconnect".to_string()),
+                (5_000, "NO".to_string(), "disconnect".to_string()),
+                (20_000, "YES".to_string(), "sequence_gap".to_string()),
+            ]
+        );
+        // One token with asset_id.
+        let v = app
+            .get_key(
+                &format!("/v1/historical/gaps?exchange=venue_b&market_id={B_COND}&asset_id={NO_TOKEN}"),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(v["gaps"].as_array().unwrap().len(), 1);
+        assert_eq!(v["gaps"][0]["end_time"], BASE + 6_500);
+
+        // Errors name the parameter; unknown markets are 404; a key is required.
+        app.get_key(&format!("/v1/historical/gaps?market_id={A_PLAIN}"), &k.free)
+            .await
+            .error(400, "missing_parameter", Some("exchange"));
+        app.get_key(
+            &format!("/v1/historical/gaps?exchange=venue_a&market_id={A_PLAIN}&asset_id=1"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("asset_id"));
+        app.get_key(
+            &format!("/v1/historical/gaps?exchange=venue_a&market_id={A_PLAIN}&pagination_key=xyz"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("pagination_key"));
+        app.get_key("/v1/historical/gaps?exchange=venue_a&market_id=NOPE", &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get(&format!("/v1/historical/gaps?exchange=venue_a&market_id={A_PLAIN}"))
+            .await
+            .error(401, "unauthorized", None);
     })
     .await;
 }

@@ -24,7 +24,7 @@ use crossbook_store::{LogRun, Store};
 use tokio::{sync::mpsc, time::Instant};
 use tracing::{error, warn};
 
-use crate::venue::BookUpdate;
+use crate::{health::VenueHealth, venue::BookUpdate};
 
 /// How often buffered events are written to the log. What a `kill -9` can lose is at most this much.
 pub const LOG_FLUSH: Duration = Duration::from_millis(500);
@@ -70,6 +70,8 @@ struct Tracked {
 /// write failed.
 pub(crate) struct LogBuffer {
     policy: KeyframePolicy,
+    /// Where each venue's gap count shows (`/readyz`).
+    health: VenueHealth,
     books: HashMap<BookKey, Tracked>,
     /// Events not yet numbered, per book, in arrival order.
     pending: HashMap<BookKey, Vec<BookEvent>>,
@@ -80,9 +82,10 @@ pub(crate) struct LogBuffer {
 }
 
 impl LogBuffer {
-    pub(crate) fn new(policy: KeyframePolicy) -> Self {
+    pub(crate) fn new(policy: KeyframePolicy, health: VenueHealth) -> Self {
         LogBuffer {
             policy,
+            health,
             books: HashMap::new(),
             pending: HashMap::new(),
             unwritten: Vec::new(),
@@ -142,7 +145,7 @@ impl LogBuffer {
             if t.in_gap {
                 continue;
             }
-            gap_counter(key.exchange, cause).increment(1);
+            count_gap(&self.health, key.exchange, cause);
             t.in_gap = true;
             t.needs_keyframe = true;
             let at = at.max(t.last_ts);
@@ -193,7 +196,7 @@ impl LogBuffer {
                 t.head = Some((h.id, h.last_seq));
                 // Events stored by an earlier process: the log lost continuity from its last one until now.
                 if let (true, Some(since)) = (h.last_seq > 0, h.last_ts) {
-                    gap_counter(h.book.exchange, GapCause::Restart).increment(1);
+                    count_gap(&self.health, h.book.exchange, GapCause::Restart);
                     self.pending
                         .entry(h.book)
                         .or_default()
@@ -267,8 +270,11 @@ fn gap_event(at: Timestamp, cause: GapCause) -> BookEvent {
     }
 }
 
-fn gap_counter(exchange: Exchange, cause: GapCause) -> metrics::Counter {
+/// Counts a gap in `/metrics` (per venue and cause) and `/readyz` (per venue).
+fn count_gap(health: &VenueHealth, exchange: Exchange, cause: GapCause) {
     metrics::counter!("crossbook_capture_gaps_total", "venue" => exchange.as_str(), "cause" => cause.as_str())
+        .increment(1);
+    health.update(exchange, |h| h.capture_gaps += 1);
 }
 
 /// Runs the book writer until every sender is gone, then writes what it holds and returns.
@@ -277,8 +283,9 @@ pub async fn book_writer(
     mut rx: mpsc::Receiver<BookInput>,
     snapshot_interval: Duration,
     policy: KeyframePolicy,
+    health: VenueHealth,
 ) {
-    let mut log = LogBuffer::new(policy);
+    let mut log = LogBuffer::new(policy, health);
     let mut snapshots = Snapshots::new(snapshot_interval);
     let every = |period: Duration| {
         let mut tick = tokio::time::interval_at(Instant::now() + period, period);

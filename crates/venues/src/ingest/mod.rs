@@ -364,6 +364,7 @@ impl Ctx {
             book_rx,
             settings.snapshot_interval,
             KeyframePolicy::DEFAULT,
+            health.clone(),
         ));
         tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx));
         tracker.spawn(compaction::compactor(store.clone(), cancel.clone()));

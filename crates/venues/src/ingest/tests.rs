@@ -452,6 +452,7 @@ async fn book_writer_logs_every_change_and_samples_one_snapshot_per_interval() {
         rx,
         Duration::from_millis(1000),
         KeyframePolicy::DEFAULT,
+        VenueHealth::new(),
     ));
     let start = Instant::now();
     for v in 1..=5 {
@@ -514,7 +515,8 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
         max_deltas: 3,
         max_age_ms: 60_000,
     };
-    let mut log = LogBuffer::new(policy);
+    let health = VenueHealth::new();
+    let mut log = LogBuffer::new(policy, health.clone());
     let feed = |log: &mut LogBuffer, input: BookInput| match input {
         BookInput::Update { update, received_at } => {
             log.update(update, received_at);
@@ -557,6 +559,7 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     assert_eq!(kinds(&events), "SdddSdGS");
     assert_eq!(events[6].change, BookChange::Gap(GapCause::Disconnect));
     assert_eq!(events[6].received_at.millis(), 70);
+    assert_eq!(health.get(Exchange::VenueA).map(|h| h.capture_gaps), Some(1));
 
     // A write that fails keeps its numbered events; the next flush writes them with the new ones.
     let mut raw = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
@@ -582,7 +585,7 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     );
 
     // A new process continues the numbering after a restart gap from the last stored event.
-    let mut log = LogBuffer::new(policy);
+    let mut log = LogBuffer::new(policy, health.clone());
     feed(&mut log, delta_of(book("A", None, 53, 500), 11));
     log.flush(store).await;
     let events = all(&db).await;

@@ -56,14 +56,17 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(also_unversioned(routes!(venue_a_orderbook)))
         .routes(also_unversioned(routes!(venue_b_orderbook)))
         .routes(also_unversioned(routes!(unified_orderbook)))
+        .routes(also_unversioned(routes!(gaps::gaps)))
 }
 
 mod cursor;
+mod gaps;
 mod out;
 mod paging;
 mod params;
 
 pub use self::cursor::Cursor;
+pub use self::gaps::{GapEnd, GapOut, GapsOut, GapsParams};
 use self::paging::*;
 pub use self::{out::*, params::*};
 
@@ -76,7 +79,7 @@ pub use self::{out::*, params::*};
     get,
     path = "/v1/historical/venue_a/orderbook",
     tag = "historical",
-    params(VenueAParams, RangeParams),
+    params(VenueAParams, RangeParams, GranularityParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of snapshots.", body = VenueAHistoryOut),
@@ -113,7 +116,7 @@ async fn venue_a_orderbook(
     get,
     path = "/v1/historical/venue_b/orderbook",
     tag = "historical",
-    params(VenueBParams, RangeParams),
+    params(VenueBParams, RangeParams, GranularityParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of token snapshots.", body = VenueBHistoryOut),
@@ -171,7 +174,7 @@ async fn venue_b_orderbook(
     get,
     path = "/v1/historical/orderbook",
     tag = "historical",
-    params(UnifiedParams, RangeParams),
+    params(UnifiedParams, RangeParams, GranularityParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of rows.", body = UnifiedHistoryOut),

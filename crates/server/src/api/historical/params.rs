@@ -77,7 +77,7 @@ impl Common {
 }
 
 /// The range and paging parameters every historical route takes, for the document: listed after each route's
-/// own parameters (`params(VenueAParams, RangeParams)`) and read into [`Common`].
+/// own parameters (`params(VenueAParams, RangeParams, GranularityParams)`) and read into [`Common`].
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // Documentation only; `Common::from_query` parses these so errors can name the field.
@@ -88,15 +88,22 @@ pub struct RangeParams {
     /// Range end, Unix milliseconds (inclusive); must be set together with `start_time`, not before it.
     #[param(value_type = Option<String>, example = "1763753400000")]
     end_time: Option<String>,
-    /// Bucket size of range reads (one row per bucket: its last snapshot).
-    #[param(inline, required = false)]
-    granularity: Granularity,
     /// Maximum rows per page.
     #[param(required = false)]
     limit: u32,
     /// Cursor from the previous response's `pagination.pagination_key`, with otherwise the same parameters.
     // On the unified route this goes beyond the spec's table: the envelope of contracts §5 carries one.
     pagination_key: Option<String>,
+}
+
+/// The bucket size of the order-book routes' range reads, for the document (read into [`Common`]).
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // Documentation only, as `RangeParams`.
+pub struct GranularityParams {
+    /// Bucket size of range reads (one row per bucket: its last snapshot).
+    #[param(inline, required = false)]
+    granularity: Granularity,
 }
 
 /// Parameters of `/v1/historical/venue_a/orderbook`, besides [`RangeParams`].
