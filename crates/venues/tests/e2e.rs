@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade};
+use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade, book::BookState};
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
 use crossbook_store::{
     MarketQuery, MarketSort, Store,
@@ -329,6 +329,7 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
     h.wait_converged(&a, "venue_a before faults").await;
     h.wait_converged(&b, "venue_b before faults").await;
     let faults = h.sim.faults();
+    let faults_from = Timestamp::now();
 
     // 1. A sequence gap on venue_a: books marked stale, resnapshotted, equal again.
     let stale_before = h.stale_events.lock().unwrap().iter().filter(|e| **e == A).count();
@@ -400,6 +401,46 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
         counts.iter().all(|n| *n == 1),
         "a trade was published twice: {counts:?}"
     );
+
+    // The book log: stop ingestion (the writer stores what it holds), then every fault shows as a gap of its
+    // cause, each ended by a resnapshot, none before the faults began; and the books rebuilt from the log
+    // equal the books ingestion held last.
+    h.cancel.cancel();
+    h.tracker.close();
+    tokio::time::timeout(Duration::from_secs(15), h.tracker.wait())
+        .await
+        .expect("ingestion stops on cancel");
+    let (start, end) = (Timestamp::from_millis(0), Timestamp::from_millis(i64::MAX / 2));
+    let mut keys = vec![(key_of(&a, 0), vec!["sequence_gap", "disconnect", "silence"])];
+    for token in 0..2 {
+        keys.push((key_of(&b, token), vec!["disconnect", "silence"]));
+    }
+    for (key, expected) in keys {
+        let gaps = h.db.store.log_gaps(&key, start, end).await.unwrap();
+        let causes: Vec<&str> = gaps.iter().map(|g| g.cause.as_str()).collect();
+        for cause in &expected {
+            assert!(causes.contains(cause), "{key:?}: no {cause} gap in {gaps:?}");
+        }
+        for g in &gaps {
+            // A malformed venue_a frame may also cost a sequence number: a second sequence gap is a fault too.
+            assert!(expected.contains(&g.cause.as_str()), "{key:?}: unexpected gap {g:?}");
+            assert!(g.start >= faults_from, "{key:?}: a gap before any fault: {g:?}");
+            assert!(g.end.is_some_and(|e| e >= g.start), "{key:?}: a gap not ended: {g:?}");
+        }
+        let read = h.db.store.log_events(&key, end, end).await.unwrap();
+        assert!(read.corrupt.is_empty());
+        let mut state = BookState::default();
+        for e in &read.events {
+            state.apply(&e.change).expect("the log applies");
+        }
+        let live = h.live.entry(&key).expect("a live book").book;
+        let rebuilt = state.ladders().expect("a book after the last keyframe");
+        assert_eq!(
+            (&rebuilt.bids, &rebuilt.asks, &rebuilt.no_bids),
+            (&live.bids, &live.asks, &live.no_bids),
+            "{key:?}: the log disagrees with the live book"
+        );
+    }
 
     h.stop().await;
 }
