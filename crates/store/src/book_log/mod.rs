@@ -281,10 +281,15 @@ impl ChunkRow {
 
     /// The chunk's events, or the chunk reported as corrupt. A chunk whose events disagree with its row (count
     /// or first seq) is corrupt too.
+    /// A corrupt chunk is logged here, once per read that meets it.
     fn decode(&self) -> Result<Vec<BookEvent>, CorruptChunk> {
-        let corrupt = |error| CorruptChunk {
-            name: self.name(),
-            error,
+        let corrupt = |error| {
+            let c = CorruptChunk {
+                name: self.name(),
+                error,
+            };
+            tracing::warn!(chunk = %c.name, error = %c.error, "skipping a book log chunk that does not decode");
+            c
         };
         let events = chunk::decode(&self.data).map_err(corrupt)?;
         match (events.first(), events.last()) {
@@ -292,6 +297,11 @@ impl ChunkRow {
             _ => Err(corrupt(ChunkError::new("row and events disagree"))),
         }
     }
+}
+
+/// The chunk rows `sql` selects ([`CHUNK_COLUMNS`]).
+async fn chunk_rows<E: Exec>(ex: &E, sql: &Sql) -> StoreResult<Vec<ChunkRow>> {
+    ex.rows(sql).await?.iter().map(ChunkRow::of).collect()
 }
 
 async fn book_id<E: Exec>(ex: &E, book: &BookKey) -> StoreResult<Option<i64>> {
@@ -397,12 +407,7 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     if let Some((seq, _)) = keyframe {
         sql.push(" AND first_seq >= ").int(seq);
     }
-    let mut rows = ex
-        .rows(&sql)
-        .await?
-        .iter()
-        .map(ChunkRow::of)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let mut rows = chunk_rows(ex, &sql).await?;
     rows.sort_by_key(|r| r.first_seq);
     let mut out = LogRead::default();
     for row in &rows {
@@ -410,10 +415,7 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
             Ok(events) => out
                 .events
                 .extend(events.into_iter().filter(|e| e.received_at.millis() <= to)),
-            Err(c) => {
-                tracing::warn!(chunk = %c.name, error = %c.error, "skipping a book log chunk that does not decode");
-                out.corrupt.push(c);
-            }
+            Err(c) => out.corrupt.push(c),
         }
     }
     if keyframe.is_none() {
@@ -445,22 +447,11 @@ async fn log_gaps<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestam
         .int(to.saturating_add(MAX_CHUNK_SPAN_MS))
         .push(" AND first_ts <= ")
         .int(to);
-    let mut rows = ex
-        .rows(&sql)
-        .await?
-        .iter()
-        .map(ChunkRow::of)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let mut rows = chunk_rows(ex, &sql).await?;
     rows.sort_by_key(|r| r.first_seq);
     let mut out = Vec::new();
     for row in &rows {
-        let events = match row.decode() {
-            Ok(events) => events,
-            Err(c) => {
-                tracing::warn!(chunk = %c.name, error = %c.error, "skipping a book log chunk that does not decode");
-                continue;
-            }
-        };
+        let Ok(events) = row.decode() else { continue };
         for e in &events {
             let BookChange::Gap(cause) = e.change else { continue };
             if e.received_at.millis() > to {
@@ -536,13 +527,7 @@ async fn compact<B: Backend>(
         .int(older_than.millis())
         .push(" ORDER BY book, last_ts, first_seq LIMIT ")
         .int(i64::from(max_chunks));
-    let rows = store
-        .reader()
-        .rows(&sql)
-        .await?
-        .iter()
-        .map(ChunkRow::of)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let rows = chunk_rows(store.reader(), &sql).await?;
     done.next = if rows.len() >= max_chunks as usize {
         rows.last().map(|r| r.book - 1)
     } else if books.len() >= max_chunks as usize {
@@ -582,8 +567,7 @@ async fn compact<B: Backend>(
             done.chunks_in += 1;
             match r.decode() {
                 Ok(mut es) => events.append(&mut es),
-                Err(c) => {
-                    tracing::warn!(chunk = %c.name, error = %c.error, "book log chunk does not decode; kept as it is");
+                Err(_) => {
                     done.corrupt += 1;
                     flush(&mut events, &mut merged);
                     merged.push(NewChunk {
