@@ -391,6 +391,20 @@ impl Session {
         } else {
             (&mut book.no, Side::NoBid)
         };
+        // A change that cannot be applied means our book and the venue's differ: a price outside (0, 1), or
+        // more taken from a level than it holds. The book is not guessed at: it turns stale (a `bad_message`
+        // gap in the log) until a fresh snapshot replaces it.
+        let held = ladder.get(&price).copied().unwrap_or(Amount::ZERO);
+        if price.micros() <= 0 || price.micros() >= Price::ONE.micros() || held.micros() + delta.micros() < 0 {
+            warn!(venue = %EX, ticker = %msg.market_ticker, %price, delta = %delta, held = %held, "a delta that does not apply to our book; resnapshotting it");
+            metrics::counter!("crossbook_venue_bad_deltas_total", "venue" => EX.as_str()).increment(1);
+            book.stale = true;
+            update
+                .stale
+                .push((BookKey::venue_a(&msg.market_ticker), GapCause::BadMessage));
+            update.send.extend(self.request_missing(now));
+            return Ok(update);
+        }
         let level = ladder.entry(price).or_insert(Amount::ZERO);
         *level = Amount::from_micros(level.micros().saturating_add(delta.micros()));
         // The log records the level's new size (what the venue's change left), 0 when it emptied.
@@ -674,6 +688,29 @@ mod tests {
         // Duplicates (seq ≤ last) are dropped.
         let u = s.on_text(&delta(2, 4, A, "0.4800", "5.00", "no"), now());
         assert!(u.books.is_empty() && u.stale.is_empty());
+    }
+
+    #[test]
+    fn a_delta_that_does_not_apply_turns_the_book_stale_and_asks_for_a_snapshot() {
+        for bad in [
+            delta(2, 2, A, "0.4700", "-312.01", "yes"), // more than the level holds (312)
+            delta(2, 2, A, "0.4000", "-1.00", "no"),    // taken from a level that is not there
+            delta(2, 2, A, "1.0000", "5.00", "yes"),    // a price outside (0, 1)
+        ] {
+            let mut s = subscribed_session();
+            let u = s.on_text(&bad, now());
+            assert!(u.malformed.is_empty(), "{:?}", u.malformed);
+            assert!(u.books.is_empty(), "nothing applied: {bad}");
+            assert_eq!(u.stale, vec![(BookKey::venue_a(A), GapCause::BadMessage)]);
+            let cmds = json(&u.send);
+            assert_eq!(cmds.len(), 1, "{cmds:?}");
+            assert_eq!(cmds[0]["cmd"], "subscribe");
+            // Only A: B's first snapshot was asked for a moment ago and is still awaited.
+            assert_eq!(cmds[0]["params"]["market_tickers"], serde_json::json!([A]));
+            // Further deltas wait for the snapshot.
+            let u = s.on_text(&delta(2, 3, A, "0.4700", "1.00", "yes"), now());
+            assert!(u.books.is_empty() && u.stale.is_empty());
+        }
     }
 
     #[test]

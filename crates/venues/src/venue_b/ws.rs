@@ -21,7 +21,7 @@ use crossbook_core::{
 };
 use serde::Deserialize;
 use serde_json::json;
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::{model, normalise};
 use crate::{
@@ -57,6 +57,15 @@ pub struct Session {
     books: HashMap<String, LocalBook>,
     /// Tokens subscribed without a `book` yet: since when, and how many times asked.
     awaiting: HashMap<String, (Timestamp, u32)>,
+}
+
+/// What one level change of a `price_change` did.
+enum Level {
+    Set(LevelChange),
+    /// The token has no book (yet): nothing to apply.
+    NoBook,
+    /// The change cannot apply; the book was dropped.
+    Bad(BookKey),
 }
 
 impl Session {
@@ -103,24 +112,32 @@ impl Session {
 
     /// Sets one level to an absolute size and returns the change; `None` when the token has no book yet (the
     /// change is dropped: the `book` that follows the subscription carries it).
-    fn set_level(&mut self, asset: &str, side: &str, price: &Num, size: &Num) -> Result<Option<LevelChange>, String> {
+    fn set_level(&mut self, asset: &str, side: &str, price: &Num, size: &Num) -> Result<Level, String> {
         let price: Price = price.price().map_err(|e| format!("price: {e}"))?;
         let size: Amount = size.amount().map_err(|e| format!("size: {e}"))?;
         let Some(book) = self.books.get_mut(asset) else {
-            return Ok(None);
+            return Ok(Level::NoBook);
         };
         let (ladder, side) = match side.to_ascii_uppercase().as_str() {
             "BUY" => (&mut book.bids, Side::Bid),
             "SELL" => (&mut book.asks, Side::Ask),
             other => return Err(format!("unknown side {other:?}")),
         };
-        let size = Amount::from_micros(size.micros().max(0));
+        // A level our book cannot hold (a price outside (0, 1), a negative size) means it and the venue's
+        // differ: the book is dropped, so the tick asks for a fresh one, rather than guessed at.
+        if price.micros() <= 0 || price.micros() >= Price::ONE.micros() || size.micros() < 0 {
+            warn!(venue = %EX, %asset, %price, %size, "a change that does not apply to our book; resnapshotting it");
+            metrics::counter!("crossbook_venue_bad_deltas_total", "venue" => EX.as_str()).increment(1);
+            let market = book.market.clone();
+            self.books.remove(asset);
+            return Ok(Level::Bad(BookKey::venue_b(&market, asset)));
+        }
         if size.micros() == 0 {
             ladder.remove(&price);
         } else {
             ladder.insert(price, size);
         }
-        Ok(Some(LevelChange { side, price, size }))
+        Ok(Level::Set(LevelChange { side, price, size }))
     }
 
     fn on_event(&mut self, ev: model::WsEvent, now: Timestamp) -> Result<FeedUpdate, String> {
@@ -152,11 +169,13 @@ impl Session {
                 // The changes of each token, in the order the frame lists them.
                 let mut touched: Vec<(String, Vec<LevelChange>)> = Vec::new();
                 let mut apply = |s: &mut Session, asset: &str, side: &str, price: &Num, size: &Num| {
-                    if let Some(change) = s.set_level(asset, side, price, size)? {
-                        match touched.iter_mut().find(|(a, _)| a == asset) {
+                    match s.set_level(asset, side, price, size)? {
+                        Level::Set(change) => match touched.iter_mut().find(|(a, _)| a == asset) {
                             Some((_, changes)) => changes.push(change),
                             None => touched.push((asset.to_string(), vec![change])),
-                        }
+                        },
+                        Level::NoBook => {}
+                        Level::Bad(key) => update.stale.push((key, GapCause::BadMessage)),
                     }
                     Ok::<(), String>(())
                 };
@@ -400,6 +419,37 @@ mod tests {
         assert_eq!(msgs[0]["operation"], "unsubscribe");
         assert_eq!(msgs[0]["assets_ids"], serde_json::json!([DOWN, UP]));
         assert_eq!(s.keepalive().as_deref(), Some("PING"));
+    }
+
+    #[test]
+    fn a_change_that_does_not_apply_drops_the_book_and_asks_for_it_again() {
+        for (price, size) in [("1.20", "5"), ("0", "5"), ("0.51", "-3")] {
+            let mut s = session_with_books();
+            let u = s.on_text(
+                &format!(
+                    r#"{{"event_type":"price_change","market":"{COND}","timestamp":"1","price_changes":[
+                    {{"asset_id":"{UP}","price":"{price}","size":"{size}","side":"BUY"}},
+                    {{"asset_id":"{DOWN}","price":"0.48","size":"7","side":"BUY"}}]}}"#
+                ),
+                now(),
+            );
+            assert!(u.malformed.is_empty(), "{:?}", u.malformed);
+            // The bad token's book is dropped and logged as a gap; the other token's change applies.
+            assert_eq!(
+                u.stale,
+                vec![(BookKey::venue_b(COND, UP), GapCause::BadMessage)],
+                "{price} {size}"
+            );
+            assert_eq!(u.books.len(), 1);
+            assert_eq!(u.books[0].asset_id.as_deref(), Some(DOWN));
+            // The next tick subscribes the token again for a fresh book.
+            let msgs = parse(&s.on_tick(now()).send);
+            assert!(
+                msgs.iter()
+                    .any(|m| m["assets_ids"] == serde_json::json!([UP]) && m["operation"] == "subscribe"),
+                "{msgs:?}"
+            );
+        }
     }
 
     #[test]
