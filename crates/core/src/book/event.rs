@@ -53,6 +53,7 @@ pub struct LevelChange {
 /// Why a book lost continuity. The names are the `cause` values of the gaps route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = GapCauseName, description = "Why a book lost continuity: `sequence_gap` (the venue's sequence number skipped), `disconnect` (the socket dropped), `silence` (the feed went silent), `restart` (the service was not running), `rate_limited` (the venue answered 429), `bad_message` (a venue change could not apply to the book) or `write_failed` (the database refused writes for too long)."))]
 pub enum GapCause {
     /// The venue's sequence number skipped.
     SequenceGap,

@@ -901,3 +901,50 @@ async fn gaps_are_listed_per_book_with_cause_and_end_and_paged() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_gaps_route_is_documented() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let doc = app.get("/openapi.json").await.ok();
+        for path in ["/v1/historical/gaps", "/historical/gaps"] {
+            let op = &doc["paths"][path]["get"];
+            assert_eq!(op["tags"][0], "historical", "{path}");
+            let params: Vec<&str> = op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap())
+                .collect();
+            for p in [
+                "exchange",
+                "market_id",
+                "asset_id",
+                "start_time",
+                "end_time",
+                "limit",
+                "pagination_key",
+            ] {
+                assert!(params.contains(&p), "{path}: {p} not in {params:?}");
+            }
+            assert!(!params.contains(&"granularity"), "{params:?}");
+            for status in ["200", "400", "401", "404"] {
+                assert!(op["responses"][status].is_object(), "{path}: no {status}");
+            }
+        }
+        let causes = &doc["components"]["schemas"]["GapCauseName"]["enum"];
+        assert_eq!(
+            causes,
+            &json!([
+                "sequence_gap",
+                "disconnect",
+                "silence",
+                "restart",
+                "rate_limited",
+                "bad_message",
+                "write_failed"
+            ])
+        );
+    })
+    .await;
+}

@@ -4,7 +4,10 @@
 //! arrives. Any valid key; paged like the other historical routes.
 
 use axum::extract::State;
-use crossbook_core::{Exchange, Outcome, Timestamp, book::BookKey};
+use crossbook_core::{
+    Exchange, Outcome, Timestamp,
+    book::{BookKey, GapCause},
+};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -79,10 +82,8 @@ pub struct GapOut {
     /// When the book was captured again, Unix milliseconds; null while the gap lasts.
     #[schema(required = true)]
     pub end_time: Option<i64>,
-    /// Why: `sequence_gap`, `disconnect`, `silence`, `restart`, `rate_limited`, `bad_message` (a venue message
-    /// that could not be applied) or `write_failed` (the database refused writes for too long).
-    #[schema(example = "disconnect")]
-    pub cause: String,
+    /// Why continuity was lost.
+    pub cause: GapCause,
     /// How it ended: `resnapshot`; null while the gap lasts.
     #[schema(required = true, inline)]
     pub ended_by: Option<GapEnd>,
@@ -166,7 +167,7 @@ pub(super) async fn gaps(
             outcome,
             start_time: g.start.millis(),
             end_time: g.end.map(Timestamp::millis),
-            cause: g.cause.as_str().to_string(),
+            cause: g.cause,
             ended_by: g.end.map(|_| GapEnd::Resnapshot),
         })
         .collect();
