@@ -34,6 +34,7 @@ use crate::{
 };
 
 pub mod chunk;
+pub mod history;
 
 pub use chunk::ChunkError;
 
