@@ -290,3 +290,133 @@ async fn log_chunks(url: &str) -> anyhow::Result<i64> {
         sqlx::query_scalar(SQL).fetch_one(&mut c).await?
     })
 }
+
+#[derive(Args, Debug)]
+pub struct LogReadArgs {
+    /// Database (sqlite://… is recreated; on postgres://… the log tables are emptied first).
+    #[arg(long, default_value = "sqlite:///tmp/crossbook-bench-log-read.db")]
+    database_url: String,
+    /// Changes per second of the book over the day.
+    #[arg(long, default_value_t = 10)]
+    rate: u32,
+    /// Times each read is repeated (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    repeat: usize,
+}
+
+/// A day of one book at `--rate` changes a second, through the writer's numbering and keyframes, stored and
+/// compacted; then the historical reads from the log, at the store: the latest 100 rows, and the whole day at
+/// 1m walked in pages of 200.
+pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
+    use crossbook_core::book::BookKey;
+    use crossbook_store::{SnapshotWindow, book_log::history::log_history};
+
+    let url = args.database_url.clone();
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+    let store: Arc<dyn Store> = crossbook_store::open(&url).await.context("open")?;
+    store.migrate().await.context("migrate")?;
+    if !url.starts_with("sqlite:") {
+        use sqlx::Connection as _;
+        let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
+        sqlx::query("TRUNCATE book_chunks, log_books").execute(&mut c).await?;
+        c.close().await?;
+    }
+    // Yesterday, UTC, so the day is whole and older than the compaction cutoff.
+    let day = crossbook_core::time::DAY_MS;
+    let start = (Timestamp::now().millis() / day - 1) * day;
+    let events = (args.rate as i64 * day / 1000) as usize;
+    let (tx, rx) = mpsc::channel(16_384);
+    let writer = tokio::spawn(book_writer(
+        store.clone(),
+        rx,
+        Duration::from_secs(3_600),
+        KeyframePolicy::DEFAULT,
+        crossbook_venues::VenueHealth::new(),
+    ));
+    let step = 1000 / i64::from(args.rate.max(1));
+    tokio::task::spawn_blocking(move || {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut b = GenBook::new(&mut rng, 0, 10);
+        for i in 0..events {
+            let ts = Timestamp::from_millis(start + i as i64 * step);
+            let update = if i == 0 {
+                BookUpdate::snapshot(b.snapshot(ts), None, None)
+            } else {
+                let changes = b.delta(&mut rng);
+                BookUpdate::delta(b.snapshot(ts), changes, None, None)
+            };
+            if tx
+                .blocking_send(BookInput::Update {
+                    update,
+                    received_at: ts,
+                })
+                .is_err()
+            {
+                return;
+            }
+        }
+    })
+    .await?;
+    writer.await?;
+    let mut after = 0;
+    loop {
+        match store.compact_log(Timestamp::now(), after, 5_000).await?.next {
+            Some(n) => after = n,
+            None => break,
+        }
+    }
+    let key = BookKey::venue_a("KXBENCH-00000");
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let mut latest = Vec::new();
+    for _ in 0..args.repeat {
+        let t = Instant::now();
+        let page = log_history(store.as_ref(), &key, SnapshotWindow::Latest { before: None }, 100).await?;
+        latest.push(t.elapsed());
+        anyhow::ensure!(page.rows.len() == 100, "latest: {} rows", page.rows.len());
+    }
+    let mut walks = Vec::new();
+    for _ in 0..args.repeat.min(5) {
+        let t = Instant::now();
+        let (mut rows, mut cursor) = (0, None);
+        loop {
+            let window = SnapshotWindow::Range {
+                start: Timestamp::from_millis(start),
+                end: Timestamp::from_millis(start + day - 1),
+                bucket_ms: 60_000,
+                after: cursor,
+            };
+            let page = log_history(store.as_ref(), &key, window, 200).await?;
+            let Some(last) = page.rows.last() else { break };
+            cursor = Some(last.at);
+            rows += page.rows.len();
+        }
+        walks.push(t.elapsed());
+        anyhow::ensure!(rows == 1_440, "day at 1m: {rows} rows");
+    }
+    store.close().await;
+    println!(
+        "log-read backend={} events={events} ({} changes/s over one day, compacted)",
+        if url.starts_with("sqlite:") {
+            "sqlite"
+        } else {
+            "postgres"
+        },
+        args.rate
+    );
+    println!(
+        "  latest 100 rows at the store: median {:.2} ms",
+        median(latest).as_secs_f64() * 1e3
+    );
+    println!(
+        "  the day at 1m (1,440 rows) in pages of 200 at the store: median {:.1} ms",
+        median(walks).as_secs_f64() * 1e3
+    );
+    Ok(())
+}

@@ -41,6 +41,8 @@ enum Cmd {
     IngestWrite(ingest::WriteArgs),
     /// Book events per second through the book writer into the event log, compaction, and bytes per delta.
     LogWrite(book_log::LogWriteArgs),
+    /// A day of one book in the event log: latest rows and the day at 1m, read from the log at the store.
+    LogRead(book_log::LogReadArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
@@ -237,6 +239,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::Historical(args) => historical::run(args).await?,
         Cmd::IngestWrite(args) => ingest::write(args).await?,
         Cmd::LogWrite(args) => book_log::write(args).await?,
+        Cmd::LogRead(args) => book_log::read(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
