@@ -363,11 +363,8 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     .await?;
     writer.await?;
     let mut after = 0;
-    loop {
-        match store.compact_log(Timestamp::now(), after, 5_000).await?.next {
-            Some(n) => after = n,
-            None => break,
-        }
+    while let Some(n) = store.compact_log(Timestamp::now(), after, 5_000).await?.next {
+        after = n;
     }
     let key = BookKey::venue_a("KXBENCH-00000");
     let median = |mut v: Vec<Duration>| {
