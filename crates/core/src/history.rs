@@ -9,28 +9,46 @@ use crate::Timestamp;
 /// Bucket size of range reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Granularity {
+    /// One second.
+    S1,
+    /// Ten seconds.
+    S10,
     /// One minute.
     M1,
     /// Five minutes.
     M5,
+    /// One hour.
+    H1,
 }
 
 impl Granularity {
-    pub const ALL: [Granularity; 2] = [Granularity::M1, Granularity::M5];
+    pub const ALL: [Granularity; 5] = [
+        Granularity::S1,
+        Granularity::S10,
+        Granularity::M1,
+        Granularity::M5,
+        Granularity::H1,
+    ];
 
     /// The bucket size in milliseconds.
     pub const fn millis(self) -> i64 {
         match self {
+            Granularity::S1 => 1_000,
+            Granularity::S10 => 10_000,
             Granularity::M1 => 60_000,
             Granularity::M5 => 300_000,
+            Granularity::H1 => 3_600_000,
         }
     }
 
-    /// The wire name (`1m`, `5m`).
+    /// The wire name (`1s`, `10s`, `1m`, `5m`, `1h`).
     pub const fn as_str(self) -> &'static str {
         match self {
+            Granularity::S1 => "1s",
+            Granularity::S10 => "10s",
             Granularity::M1 => "1m",
             Granularity::M5 => "5m",
+            Granularity::H1 => "1h",
         }
     }
 
@@ -71,7 +89,10 @@ mod tests {
     fn granularities() {
         assert_eq!(Granularity::M1.millis(), 60_000);
         assert_eq!(Granularity::M5.millis(), 300_000);
-        assert_eq!(Granularity::ALL.map(Granularity::as_str), ["1m", "5m"]);
+        assert_eq!(
+            Granularity::ALL.map(Granularity::as_str),
+            ["1s", "10s", "1m", "5m", "1h"]
+        );
     }
 
     #[test]

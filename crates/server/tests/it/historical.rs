@@ -164,13 +164,19 @@ async fn venue_a_rows_derive_asks_and_page_newest_first() {
     .await;
 }
 
+/// The offsets of the snapshots `ranges_are_downsampled_to_the_last_snapshot_of_each_bucket` stores.
+fn batch_offsets() -> Vec<i64> {
+    let mut v: Vec<i64> = (0..30).map(|i| i * 20_000).collect();
+    v.push(930_000);
+    v
+}
+
 #[tokio::test]
 async fn ranges_are_downsampled_to_the_last_snapshot_of_each_bucket() {
     for_each_backend(async |db| {
         seed_markets(db.store.as_ref()).await;
         // Every 20 s for 10 minutes, then nothing for 5 minutes, then one at 15:30.
-        let mut batch: Vec<BookSnapshot> = (0..30).map(|i| a_snap(A_PLAIN, i * 20_000)).collect();
-        batch.push(a_snap(A_PLAIN, 930_000));
+        let batch: Vec<BookSnapshot> = batch_offsets().into_iter().map(|o| a_snap(A_PLAIN, o)).collect();
         db.store.insert_snapshots(&batch).await.unwrap();
         let app = TestApp::new(db, |_| {});
         let k = create_keys(&db.store).await;
@@ -191,8 +197,21 @@ async fn ranges_are_downsampled_to_the_last_snapshot_of_each_bucket() {
         let v = app.get_key(&uri("&granularity=5m"), &k.free).await.ok();
         assert_eq!(offsets(&v), [280_000, 580_000, 930_000]);
 
-        // Paged at 1m and 5m: the same rows, each once.
-        for (g, expected) in [("1m", minutes.clone()), ("5m", vec![280_000, 580_000, 930_000])] {
+        // 1s and 10s keep every snapshot here (they are 20 s apart); 1h keeps the last.
+        let every: Vec<i64> = batch_offsets();
+        let v = app.get_key(&uri("&granularity=10s&limit=200"), &k.free).await.ok();
+        assert_eq!(offsets(&v), every);
+        let v = app.get_key(&uri("&granularity=1h"), &k.free).await.ok();
+        assert_eq!(offsets(&v), [930_000]);
+
+        // Paged at each granularity: the same rows, each once.
+        for (g, expected) in [
+            ("1s", every.clone()),
+            ("10s", every.clone()),
+            ("1m", minutes.clone()),
+            ("5m", vec![280_000, 580_000, 930_000]),
+            ("1h", vec![930_000]),
+        ] {
             for limit in [1, 4] {
                 let pages = walk(
                     &app,

@@ -14,21 +14,36 @@ use super::HISTORY_LIMIT;
 /// Bucket size of range reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub enum Granularity {
+    #[serde(rename = "1s")]
+    S1,
+    #[serde(rename = "10s")]
+    S10,
     #[serde(rename = "1m")]
     M1,
     #[serde(rename = "5m")]
     M5,
+    #[serde(rename = "1h")]
+    H1,
 }
 
 impl ParamEnum for Granularity {
-    const VALUES: &'static [(&'static str, Self)] = &[("1m", Granularity::M1), ("5m", Granularity::M5)];
+    const VALUES: &'static [(&'static str, Self)] = &[
+        ("1s", Granularity::S1),
+        ("10s", Granularity::S10),
+        ("1m", Granularity::M1),
+        ("5m", Granularity::M5),
+        ("1h", Granularity::H1),
+    ];
 }
 
 impl From<Granularity> for history::Granularity {
     fn from(g: Granularity) -> Self {
         match g {
+            Granularity::S1 => history::Granularity::S1,
+            Granularity::S10 => history::Granularity::S10,
             Granularity::M1 => history::Granularity::M1,
             Granularity::M5 => history::Granularity::M5,
+            Granularity::H1 => history::Granularity::H1,
         }
     }
 }
