@@ -214,8 +214,9 @@ impl Ladders {
     }
 }
 
-/// Whether `price` can be a level of a binary-outcome book: strictly between 0 and 1 dollar.
-fn check_level(price: Price, size: Amount) -> Result<(), ApplyError> {
+/// Whether a level can be part of a binary-outcome book: a price strictly between 0 and 1 dollar and a size
+/// that is not negative. The connectors check venue changes with it before applying them to their books.
+pub fn check_level(price: Price, size: Amount) -> Result<(), ApplyError> {
     if price.micros() <= 0 || price.micros() >= Price::from_cents(100).micros() {
         return Err(ApplyError::PriceOutOfRange(price.micros()));
     }

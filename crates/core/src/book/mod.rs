@@ -16,7 +16,9 @@ pub mod top;
 
 pub use depth::depth;
 pub use derive::{ask_from_opposite_bid, asks_from_opposite_bids};
-pub use event::{ApplyError, BookChange, BookEvent, BookState, GapCause, KeyframePolicy, Ladders, LevelChange, Side};
+pub use event::{
+    ApplyError, BookChange, BookEvent, BookState, GapCause, KeyframePolicy, Ladders, LevelChange, Side, check_level,
+};
 pub use key::BookKey;
 pub use top::{QUOTE_TICK, TopOfBook, best, mid, spread};
 

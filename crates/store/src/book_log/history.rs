@@ -142,9 +142,8 @@ fn rows_of(events: &[BookEvent], mut gap: bool, window_from: i64, keep: impl Fn(
     let mut state = BookState::default();
     let mut rows = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        // An event that cannot apply leaves the book in a gap, as the writer would have recorded.
-        if matches!(e.change, BookChange::Gap(_)) || state.apply(&e.change).is_err() {
-            let _ = state.apply(&e.change);
+        // A gap, or an event that cannot apply (which leaves the book in a gap), breaks continuity.
+        if state.apply(&e.change).is_err() || matches!(e.change, BookChange::Gap(_)) {
             gap = true;
             continue;
         }

@@ -395,8 +395,9 @@ impl Session {
         // more taken from a level than it holds. The book is not guessed at: it turns stale (a `bad_message`
         // gap in the log) until a fresh snapshot replaces it.
         let held = ladder.get(&price).copied().unwrap_or(Amount::ZERO);
-        if price.micros() <= 0 || price.micros() >= Price::ONE.micros() || held.micros() + delta.micros() < 0 {
-            warn!(venue = %EX, ticker = %msg.market_ticker, %price, delta = %delta, held = %held, "a delta that does not apply to our book; resnapshotting it");
+        let left = Amount::from_micros(held.micros().saturating_add(delta.micros()));
+        if let Err(e) = crossbook_core::book::check_level(price, left) {
+            warn!(venue = %EX, ticker = %msg.market_ticker, %price, delta = %delta, held = %held, error = %e, "a delta that does not apply to our book; resnapshotting it");
             metrics::counter!("crossbook_venue_bad_deltas_total", "venue" => EX.as_str()).increment(1);
             book.stale = true;
             update

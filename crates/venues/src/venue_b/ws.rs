@@ -125,8 +125,8 @@ impl Session {
         };
         // A level our book cannot hold (a price outside (0, 1), a negative size) means it and the venue's
         // differ: the book is dropped, so the tick asks for a fresh one, rather than guessed at.
-        if price.micros() <= 0 || price.micros() >= Price::ONE.micros() || size.micros() < 0 {
-            warn!(venue = %EX, %asset, %price, %size, "a change that does not apply to our book; resnapshotting it");
+        if let Err(e) = crossbook_core::book::check_level(price, size) {
+            warn!(venue = %EX, %asset, %price, %size, error = %e, "a change that does not apply to our book; resnapshotting it");
             metrics::counter!("crossbook_venue_bad_deltas_total", "venue" => EX.as_str()).increment(1);
             let market = book.market.clone();
             self.books.remove(asset);
