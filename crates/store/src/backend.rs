@@ -60,6 +60,7 @@ where
     Vec<u8>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<i64>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<Vec<u8>>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     let mut q = sqlx::query(AssertSqlSafe(sql.text.clone()));
     for a in &sql.args {
@@ -69,6 +70,7 @@ where
             Arg::Bytes(b) => q.bind(b.clone()),
             Arg::OptInt(v) => q.bind(*v),
             Arg::OptText(s) => q.bind(s.clone()),
+            Arg::OptBytes(b) => q.bind(b.clone()),
         };
     }
     q

@@ -166,6 +166,7 @@ pub(crate) trait Cols {
     fn int(&self, col: &str) -> StoreResult<i64>;
     fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
     fn bytes(&self, col: &str) -> StoreResult<Vec<u8>>;
+    fn opt_bytes(&self, col: &str) -> StoreResult<Option<Vec<u8>>>;
 }
 
 impl<R> Cols for R
@@ -175,6 +176,7 @@ where
     for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
     for<'r> Vec<u8>: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> Option<Vec<u8>>: Decode<'r, R::Database> + Type<R::Database>,
 {
     fn text(&self, col: &str) -> StoreResult<String> {
         Ok(self.try_get::<String, _>(col)?)
@@ -190,6 +192,9 @@ where
     }
     fn bytes(&self, col: &str) -> StoreResult<Vec<u8>> {
         Ok(self.try_get::<Vec<u8>, _>(col)?)
+    }
+    fn opt_bytes(&self, col: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self.try_get::<Option<Vec<u8>>, _>(col)?)
     }
 }
 

@@ -52,6 +52,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/postgres/0006_search_tiers.sql"),
     ),
     (7, "book_log", include_str!("../migrations/postgres/0007_book_log.sql")),
+    (
+        8,
+        "book_log_chunk_ends",
+        include_str!("../migrations/postgres/0008_book_log_chunk_ends.sql"),
+    ),
 ];
 
 impl Backend for PgStore {

@@ -21,6 +21,7 @@ pub(crate) enum Arg {
     /// A nullable column's value.
     OptInt(Option<i64>),
     OptText(Option<String>),
+    OptBytes(Option<Vec<u8>>),
 }
 
 /// A statement under construction: text with `$N` placeholders and the arguments they refer to.
@@ -63,6 +64,11 @@ impl Sql {
     /// Appends a placeholder bound to `v`.
     pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
         self.args.push(Arg::Bytes(v.to_vec()));
+        self.placeholder()
+    }
+    /// Appends a placeholder bound to `v` (NULL when `None`).
+    pub fn opt_bytes(&mut self, v: Option<&[u8]>) -> &mut Self {
+        self.args.push(Arg::OptBytes(v.map(<[u8]>::to_vec)));
         self.placeholder()
     }
     fn placeholder(&mut self) -> &mut Self {

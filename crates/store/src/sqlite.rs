@@ -50,6 +50,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/sqlite/0006_snapshots_without_ts_index.sql"),
     ),
     (7, "book_log", include_str!("../migrations/sqlite/0007_book_log.sql")),
+    (
+        8,
+        "book_log_chunk_ends",
+        include_str!("../migrations/sqlite/0008_book_log_chunk_ends.sql"),
+    ),
 ];
 
 impl Backend for SqliteStore {

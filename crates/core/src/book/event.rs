@@ -227,6 +227,11 @@ pub fn check_level(price: Price, size: Amount) -> Result<(), ApplyError> {
 }
 
 impl BookState {
+    /// A state holding `ladders` (`None`: in a gap).
+    pub fn from_ladders(ladders: Option<Ladders>) -> Self {
+        BookState { ladders }
+    }
+
     /// The ladders, or `None` while the book is in a gap.
     pub fn ladders(&self) -> Option<&Ladders> {
         self.ladders.as_ref()

@@ -21,12 +21,19 @@
 //! the step from the previous one's successor (0 when it counts up by one), the venue's timestamp an offset from
 //! the receive time. A delta of two levels with both venue fields costs about thirteen bytes.
 //!
+//! The book a chunk leaves behind (its `last_book` column) has a form of its own, [`encode_book`]:
+//!
+//! ```text
+//! book   = 0                                  (no book: the chunk ends in a gap)
+//!        | 1 kp ks ladder ladder ladder       (bids, asks, no_bids; as a snapshot's body)
+//! ```
+//!
 //! Decoding never panics: a truncated or corrupt chunk is an error naming what was wrong, and the caller skips
 //! the chunk and reports it.
 
 use crossbook_core::{
     Amount, Price, Timestamp,
-    book::{BookChange, BookEvent, GapCause, Level, LevelChange, Side},
+    book::{BookChange, BookEvent, GapCause, Ladders, Level, LevelChange, Side},
 };
 
 use crate::codec::{get_varint, put_varint};
@@ -286,6 +293,66 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BookEvent>, ChunkError> {
     Ok(events)
 }
 
+/// Encodes the book a chunk leaves: `None` when it ends in a gap (see the module docs).
+pub fn encode_book(book: Option<&Ladders>) -> Vec<u8> {
+    let Some(l) = book else { return vec![0] };
+    let (mut kp, mut ks) = (Scale(6), Scale(6));
+    for level in l.bids.iter().chain(&l.asks).chain(&l.no_bids) {
+        kp.see(level.price.micros());
+        ks.see(level.size.micros());
+    }
+    let (up, us) = (10i64.pow(kp.0), 10i64.pow(ks.0));
+    let mut out = Vec::with_capacity(4 + 3 * (l.bids.len() + l.asks.len() + l.no_bids.len()));
+    out.push(1);
+    put_varint(&mut out, i64::from(kp.0));
+    put_varint(&mut out, i64::from(ks.0));
+    let mut price = 0i64;
+    for ladder in [&l.bids, &l.asks, &l.no_bids] {
+        put_varint(&mut out, ladder.len() as i64);
+        for level in ladder {
+            let p = level.price.micros() / up;
+            put_varint(&mut out, p.wrapping_sub(price));
+            price = p;
+            put_varint(&mut out, level.size.micros() / us);
+        }
+    }
+    out
+}
+
+/// Decodes what [`encode_book`] wrote.
+pub fn decode_book(bytes: &[u8]) -> Result<Option<Ladders>, ChunkError> {
+    let mut r = Reader { bytes, pos: 0 };
+    match r.byte()? {
+        0 if bytes.len() == 1 => return Ok(None),
+        1 => {}
+        _ => return Err(ChunkError("unknown book form")),
+    }
+    let (kp, ks) = (r.int()?, r.int()?);
+    if !(0..=6).contains(&kp) || !(0..=6).contains(&ks) {
+        return Err(ChunkError("scale out of range"));
+    }
+    let (up, us) = (10i64.pow(kp as u32), 10i64.pow(ks as u32));
+    let scaled = |v: i64, unit: i64| v.checked_mul(unit).ok_or(ChunkError("value out of range"));
+    let mut price = 0i64;
+    let mut ladders: [Vec<Level>; 3] = Default::default();
+    for ladder in &mut ladders {
+        let len = r.count()?;
+        ladder.reserve(len);
+        for _ in 0..len {
+            price = price.wrapping_add(r.int()?);
+            ladder.push(Level {
+                price: Price::from_micros(scaled(price, up)?),
+                size: Amount::from_micros(scaled(r.int()?, us)?),
+            });
+        }
+    }
+    if r.pos != bytes.len() {
+        return Err(ChunkError("trailing bytes"));
+    }
+    let [bids, asks, no_bids] = ladders;
+    Ok(Some(Ladders { bids, asks, no_bids }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +461,24 @@ mod tests {
         let events = run(&mut rng, 10_000);
         let bytes = encode(&events).len() as f64 / events.len() as f64;
         assert!(bytes < 14.0, "{bytes:.1} bytes per event");
+    }
+
+    #[test]
+    fn books_round_trip_and_corrupt_ones_are_errors() {
+        let mut state = crossbook_core::book::BookState::default();
+        let mut rng = Lcg(5);
+        for e in run(&mut rng, 300) {
+            let _ = state.apply(&e.change);
+            let bytes = encode_book(state.ladders());
+            assert_eq!(decode_book(&bytes).unwrap().as_ref(), state.ladders());
+        }
+        let book = encode_book(state.ladders());
+        assert!(book.len() < 64, "{} bytes for a 20-level book", book.len());
+        for cut in 0..book.len() {
+            assert!(decode_book(&book[..cut]).is_err(), "truncated at {cut}");
+        }
+        assert_eq!(decode_book(&[0, 0]), Err(ChunkError("unknown book form")));
+        assert_eq!(decode_book(&[7]), Err(ChunkError("unknown book form")));
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! Rows are never invented: an instant at which the book was in a gap has no row. `continuous` is false when
 //! a gap event lies after the row before (in time) and at or before this one.
 //!
-//! This reads every event of the window from the keyframe before it. It is the reference the faster read
-//! paths are checked against; the historical routes still read the sampled snapshots.
+//! Latest rows and buckets shorter than a minute replay every event of the window from the keyframe before it.
+//! Buckets of whole minutes read the stored chunk ends instead, and replay only where those are missing.
 
 use crossbook_core::{
     Timestamp,
@@ -20,7 +20,9 @@ use crossbook_core::{
     history::next_bucket_start,
 };
 
-use super::{BookLogStore, CorruptChunk};
+use std::collections::HashMap;
+
+use super::{BookLogStore, CHUNK_ALIGN_MS, CorruptChunk, EndState};
 use crate::{StoreResult, books::SnapshotWindow};
 
 /// One row of history.
@@ -96,27 +98,197 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
                     .saturating_add((limit - out.rows.len()) as i64 * size)
                     .saturating_sub(1)
                     .min(end);
-                let read = store
-                    .log_events(book, Timestamp::from_millis(from), Timestamp::from_millis(to))
-                    .await?;
-                out.corrupt.extend(read.corrupt);
-                // Keep the last event of each bucket; earlier ones only carry the state forward.
-                let events = &read.events;
-                let last_of_bucket = |i: usize| {
-                    let t = events[i].received_at.millis();
-                    t >= from
-                        && events
-                            .get(i + 1)
-                            .is_none_or(|n| n.received_at.millis().div_euclid(size) != t.div_euclid(size))
+                let part = if size % CHUNK_ALIGN_MS == 0 {
+                    minute_bucket_rows(store, book, from, to, size).await?
+                } else {
+                    replayed_bucket_rows(store, book, from, to, size).await?
                 };
-                let gap = gap_before(store, book, events).await?;
-                out.rows.extend(rows_of(events, gap, from, last_of_bucket));
+                out.rows.extend(part.rows);
+                out.corrupt.extend(part.corrupt);
                 from = to.saturating_add(1);
             }
             out.rows.truncate(limit);
             Ok(out)
         }
     }
+}
+
+/// The rows of the buckets of `size` ms in `[from, to]`, by replaying every event from the keyframe before
+/// `from`.
+async fn replayed_bucket_rows<S: BookLogStore + ?Sized>(
+    store: &S,
+    book: &BookKey,
+    from: i64,
+    to: i64,
+    size: i64,
+) -> StoreResult<LogHistory> {
+    let read = store
+        .log_events(book, Timestamp::from_millis(from), Timestamp::from_millis(to))
+        .await?;
+    // Keep the last event of each bucket; earlier ones only carry the state forward.
+    let events = &read.events;
+    let last_of_bucket = |i: usize| {
+        let t = events[i].received_at.millis();
+        t >= from
+            && events
+                .get(i + 1)
+                .is_none_or(|n| n.received_at.millis().div_euclid(size) != t.div_euclid(size))
+    };
+    let gap = gap_before(store, book, events).await?;
+    Ok(LogHistory {
+        rows: rows_of(events, gap, from, last_of_bucket),
+        corrupt: read.corrupt,
+    })
+}
+
+/// One bucket of whole minutes with events in the window, as the outline shows it.
+struct Bucket {
+    /// The part of the window it covers.
+    from: i64,
+    to: i64,
+    /// Its last chunk (which ends on its last event when the bucket is whole), and the chunk before its first.
+    last: usize,
+    prev: Prev,
+    /// Whether its row can be read from stored chunk ends.
+    fast: bool,
+}
+
+/// The chunk before a bucket's first chunk.
+#[derive(Clone, Copy)]
+enum Prev {
+    /// None is stored: the bucket holds the book's first events.
+    None,
+    /// The chunk before the window ([`super::LogOutline::before`]).
+    Before,
+    /// A chunk of the outline.
+    Chunk(usize),
+}
+
+/// The rows of the buckets of `size` ms (whole minutes) in `[from, to]`. Chunks never hold two minutes' events,
+/// so a whole bucket's last event ends a chunk, and compaction stored the book that chunk leaves: a bucket's
+/// row is read from its last chunk's end, and its continuity from the end of the chunk before it and the gaps
+/// in between, without reading events. Buckets that cannot be read so (the window cuts them, a chunk crosses
+/// their edge, or a chunk end they need is not stored yet) are replayed, consecutive ones together.
+async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
+    store: &S,
+    book: &BookKey,
+    from: i64,
+    to: i64,
+    size: i64,
+) -> StoreResult<LogHistory> {
+    let outline = store
+        .log_outline(book, Timestamp::from_millis(from), Timestamp::from_millis(to))
+        .await?;
+    let chunks = &outline.chunks;
+    let mut out = LogHistory {
+        rows: Vec::new(),
+        corrupt: outline.corrupt.clone(),
+    };
+    // The buckets holding events of the window, in order, each with the chunks holding them (a chunk reaching
+    // past `to` counts in the bucket of `to`).
+    let in_window = |c: &super::ChunkOutline| c.last_ts.millis() >= from && c.first_ts.millis() <= to;
+    let bucket_of = |c: &super::ChunkOutline| c.last_ts.millis().min(to).div_euclid(size);
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let mut i = 0;
+    while i < chunks.len() {
+        if !in_window(&chunks[i]) {
+            i += 1;
+            continue;
+        }
+        let b = bucket_of(&chunks[i]);
+        let first = i;
+        while chunks.get(i + 1).is_some_and(|c| in_window(c) && bucket_of(c) == b) {
+            i += 1;
+        }
+        let (start, end) = (b * size, b * size + size - 1);
+        let prev = match first.checked_sub(1) {
+            Some(p) => Prev::Chunk(p),
+            None if outline.before.is_some() => Prev::Before,
+            None => Prev::None,
+        };
+        let prev_known = match prev {
+            Prev::None => true,
+            Prev::Before => outline.before.as_ref().is_some_and(|e| e.state != EndState::Unknown),
+            Prev::Chunk(p) => chunks[p].end_known,
+        };
+        let fast = start >= from
+            && end <= to
+            && chunks[i].last_ts.millis() <= end
+            && chunks[first].first_ts.millis() >= start
+            && chunks.get(i + 1).is_none_or(|n| n.first_ts.millis() > end)
+            && chunks[i].end_known
+            && prev_known;
+        buckets.push(Bucket {
+            from: start.max(from),
+            to: end.min(to),
+            last: i,
+            prev,
+            fast,
+        });
+        i += 1;
+    }
+    // The stored ends the fast buckets need.
+    let mut wanted: Vec<Timestamp> = Vec::new();
+    for b in buckets.iter().filter(|b| b.fast) {
+        wanted.push(chunks[b.last].last_ts);
+        if let Prev::Chunk(p) = b.prev {
+            wanted.push(chunks[p].last_ts);
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    let ends: HashMap<u64, EndState> = store
+        .log_ends(book, &wanted)
+        .await?
+        .into_iter()
+        .map(|e| (e.last_seq, e.state))
+        .collect();
+    let end_of = |p: Prev| -> Option<(u64, &EndState)> {
+        match p {
+            Prev::None => None,
+            Prev::Before => outline.before.as_ref().map(|e| (e.last_seq, &e.state)),
+            Prev::Chunk(p) => ends.get(&chunks[p].last_seq).map(|s| (chunks[p].last_seq, s)),
+        }
+    };
+    let known = |s: Option<&EndState>| s.is_some_and(|s| *s != EndState::Unknown);
+
+    let mut replay: Option<(i64, i64)> = None;
+    for b in &buckets {
+        let last = &chunks[b.last];
+        let state = ends.get(&last.last_seq);
+        let prev = end_of(b.prev);
+        let fast = b.fast && known(state) && (matches!(b.prev, Prev::None) || known(prev.map(|p| p.1)));
+        if !fast {
+            replay = Some(replay.map_or((b.from, b.to), |(f, _)| (f, b.to)));
+            continue;
+        }
+        if let Some((f, t)) = replay.take() {
+            let part = replayed_bucket_rows(store, book, f, t, size).await?;
+            out.rows.extend(part.rows);
+            out.corrupt.extend(part.corrupt);
+        }
+        let Some(EndState::Book(ladders)) = state else {
+            continue; // the bucket ends in a gap: no row
+        };
+        // Continuous when the book existed before the bucket and no gap came since.
+        let since = match prev {
+            None => Some(0),
+            Some((seq, EndState::Book(_))) => Some(seq),
+            Some(_) => None,
+        };
+        let continuous = since.is_some_and(|since| !outline.gap_seqs.iter().any(|&g| g > since && g <= last.last_seq));
+        out.rows.push(LogRow {
+            at: last.last_ts,
+            ladders: ladders.clone(),
+            continuous,
+        });
+    }
+    if let Some((f, t)) = replay {
+        let part = replayed_bucket_rows(store, book, f, t, size).await?;
+        out.rows.extend(part.rows);
+        out.corrupt.extend(part.corrupt);
+    }
+    Ok(out)
 }
 
 /// Whether a gap ended at the first of `events` (a read starts at a keyframe; a gap just before it is in

@@ -8,7 +8,12 @@
 //!
 //! - **Chunk boundaries.** A chunk starts at every snapshot (so a keyframe always opens its chunk and a reader
 //!   finds one by an index seek), and holds at most [`MAX_CHUNK_EVENTS`] events spanning at most
-//!   [`MAX_CHUNK_SPAN_MS`] of receive time. The span bound lets a time read seek a bounded index range.
+//!   [`MAX_CHUNK_SPAN_MS`] of receive time. The span bound lets a time read seek a bounded index range. A chunk
+//!   never holds events of two UTC minutes ([`CHUNK_ALIGN_MS`]), so the last event of any bucket of whole
+//!   minutes is the last event of a chunk.
+//! - **Chunk ends.** Compaction stores with each chunk the book its last event left (`last_book`), so a history
+//!   row of a bucket of whole minutes is one small read ([`BookLogStore::log_outline`],
+//!   [`BookLogStore::log_ends`]) instead of a replay of the bucket.
 //! - **Writes.** The ingest writer is the only appender: it registers books ([`BookLogStore::register_log_books`],
 //!   which also gives each book's last stored `seq`), then appends one run per book per flush.
 //! - **Compaction** merges a book's small chunks (one per flush), once they are older than a cutoff, into
@@ -21,7 +26,7 @@ use std::collections::BTreeMap;
 
 use crossbook_core::{
     Timestamp,
-    book::{BookChange, BookEvent, BookKey, GapCause},
+    book::{BookChange, BookEvent, BookKey, BookState, GapCause, Ladders},
 };
 
 use crate::{
@@ -43,10 +48,14 @@ pub const MAX_CHUNK_EVENTS: usize = 4_096;
 /// The longest receive-time span of one chunk, first event to last.
 pub const MAX_CHUNK_SPAN_MS: i64 = 60_000;
 
+/// Chunks never hold events of two of these periods (UTC minutes): history buckets of whole minutes end on a
+/// chunk's end.
+pub const CHUNK_ALIGN_MS: i64 = 60_000;
+
 /// The table of chunks, partitioned by day on PostgreSQL.
 pub(crate) const CHUNKS: retention::postgres::Daily = retention::postgres::Daily("book_chunks");
 
-/// Chunk rows per `INSERT` (9 arguments each: far below both backends' argument limits).
+/// Chunk rows per `INSERT` (10 arguments each: far below both backends' argument limits).
 const ROWS_PER_INSERT: usize = 500;
 
 /// A book of the log: its id and its last stored event.
@@ -97,6 +106,48 @@ pub struct StoredGap {
     pub cause: GapCause,
 }
 
+/// The book a chunk's last event left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndState {
+    /// Not stored: the chunk is not compacted yet, or was written before chunk ends were kept.
+    Unknown,
+    /// The chunk ends in a gap: there is no book.
+    Gap,
+    Book(Ladders),
+}
+
+/// Where a chunk ends, and the book it leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkEnd {
+    pub last_seq: u64,
+    pub last_ts: Timestamp,
+    pub state: EndState,
+}
+
+/// A chunk without its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkOutline {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub first_ts: Timestamp,
+    pub last_ts: Timestamp,
+    /// Whether the book it leaves is stored ([`EndState`] is not `Unknown`).
+    pub end_known: bool,
+}
+
+/// What [`BookLogStore::log_outline`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOutline {
+    /// The chunk that ends last before the window, with the book it leaves.
+    pub before: Option<ChunkEnd>,
+    /// The chunks ending in the window or reaching into it from before or past it, in `seq` order.
+    pub chunks: Vec<ChunkOutline>,
+    /// The `seq` of every gap event in those chunks, ascending.
+    pub gap_seqs: Vec<u64>,
+    /// Chunks holding gaps that failed to decode.
+    pub corrupt: Vec<CorruptChunk>,
+}
+
 /// What one [`BookLogStore::compact_log`] step did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Compacted {
@@ -126,6 +177,13 @@ pub trait BookLogStore: Send + Sync {
     /// the last event received at or before `to`.
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
 
+    /// The outline of `book`'s chunks around `[from, to]` (see [`LogOutline`]): their bounds and gaps, without
+    /// their events, for reads of whole-minute buckets.
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline>;
+
+    /// The ends of `book`'s chunks whose last event was received at one of `last_ts`, in `seq` order.
+    async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>>;
+
     /// The gaps of `book` that overlap `[from, to]` (started at or before `to`, and ended at or after `from` or
     /// still open), oldest first.
     async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>>;
@@ -143,16 +201,18 @@ pub trait BookLogStore: Send + Sync {
     async fn prepare_log(&self, from: Timestamp, until: Timestamp) -> StoreResult<()>;
 }
 
-/// Splits a run of one book's events into chunks: a new chunk at each snapshot after the first event, and
-/// whenever the size or span bound would be passed.
+/// Splits a run of one book's events into chunks: a new chunk at each snapshot after the first event, at each
+/// new UTC minute, and whenever the size or span bound would be passed.
 pub fn chunk_bounds(events: &[BookEvent]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, e) in events.iter().enumerate().skip(1) {
+        let (t, t0) = (e.received_at.millis(), events[start].received_at.millis());
         let keyframe = matches!(e.change, BookChange::Snapshot { .. });
         let full = i - start >= MAX_CHUNK_EVENTS;
-        let long = e.received_at.millis() - events[start].received_at.millis() > MAX_CHUNK_SPAN_MS;
-        if keyframe || full || long {
+        let long = t - t0 > MAX_CHUNK_SPAN_MS;
+        let new_minute = t.div_euclid(CHUNK_ALIGN_MS) != t0.div_euclid(CHUNK_ALIGN_MS);
+        if keyframe || full || long || new_minute {
             out.push(start..i);
             start = i;
         }
@@ -173,6 +233,8 @@ struct NewChunk {
     keyframe: bool,
     gaps: i64,
     data: Vec<u8>,
+    /// [`chunk::encode_book`] of the book the chunk leaves, when known.
+    last_book: Option<Vec<u8>>,
 }
 
 impl NewChunk {
@@ -187,8 +249,32 @@ impl NewChunk {
             keyframe: matches!(first.change, BookChange::Snapshot { .. }),
             gaps: events.iter().filter(|e| matches!(e.change, BookChange::Gap(_))).count() as i64,
             data: chunk::encode(events),
+            last_book: None,
         })
     }
+}
+
+/// The chunks of one book's consecutive events with the book each leaves, starting from `state` (the book
+/// before the first event; `None` when not known, until a snapshot makes it known). `state` is left as the
+/// last event leaves it.
+fn chunks_with_ends(book: i64, events: &[BookEvent], state: &mut Option<BookState>) -> Vec<NewChunk> {
+    let mut out = Vec::new();
+    for r in chunk_bounds(events) {
+        for e in &events[r.clone()] {
+            if matches!(e.change, BookChange::Snapshot { .. }) && state.is_none() {
+                *state = Some(BookState::default());
+            }
+            if let Some(s) = state.as_mut() {
+                // A change that cannot apply leaves the book in a gap, as a replay would.
+                let _ = s.apply(&e.change);
+            }
+        }
+        if let Some(mut c) = NewChunk::of(book, &events[r]) {
+            c.last_book = state.as_ref().map(|s| chunk::encode_book(s.ladders()));
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The chunks of `runs`, split at the chunk bounds.
@@ -208,7 +294,7 @@ fn insert_chunks(chunks: &[NewChunk], compacted: bool) -> Vec<Sql> {
         .chunks(ROWS_PER_INSERT)
         .map(|rows| {
             let mut sql = Sql::new(
-                "INSERT INTO book_chunks (book, first_seq, last_seq, first_ts, last_ts, keyframe, gaps, compacted, data) VALUES ",
+                "INSERT INTO book_chunks (book, first_seq, last_seq, first_ts, last_ts, keyframe, gaps, compacted, data, last_book) VALUES ",
             );
             for (i, c) in rows.iter().enumerate() {
                 sql.push(if i == 0 { "(" } else { ", (" })
@@ -229,6 +315,8 @@ fn insert_chunks(chunks: &[NewChunk], compacted: bool) -> Vec<Sql> {
                     .int(i64::from(compacted))
                     .push(", ")
                     .bytes(&c.data)
+                    .push(", ")
+                    .opt_bytes(c.last_book.as_deref())
                     .push(")");
             }
             sql
@@ -259,10 +347,12 @@ struct ChunkRow {
     last_seq: i64,
     first_ts: i64,
     last_ts: i64,
+    keyframe: bool,
     data: Vec<u8>,
 }
 
-const CHUNK_COLUMNS: &str = "book, first_seq, last_seq, first_ts, last_ts, data";
+// `keyframe` is a SMALLINT on PostgreSQL; rows are read as 64-bit integers.
+const CHUNK_COLUMNS: &str = "book, first_seq, last_seq, first_ts, last_ts, CAST(keyframe AS BIGINT) AS keyframe, data";
 
 impl ChunkRow {
     fn of(r: &impl Cols) -> StoreResult<ChunkRow> {
@@ -272,6 +362,7 @@ impl ChunkRow {
             last_seq: r.int("last_seq")?,
             first_ts: r.int("first_ts")?,
             last_ts: r.int("last_ts")?,
+            keyframe: r.int("keyframe")? == 1,
             data: r.bytes("data")?,
         })
     }
@@ -543,10 +634,13 @@ async fn compact<B: Backend>(
     for r in rows {
         by_book.entry(r.book).or_default().push(r);
     }
+    for rows in by_book.values_mut() {
+        rows.sort_by_key(|r| r.first_seq);
+    }
+    let mut before = ends_before(store.reader(), &by_book).await?;
     let mut stmts = Vec::new();
     let mut merged = Vec::new();
-    for (book, mut rows) in by_book {
-        rows.sort_by_key(|r| r.first_seq);
+    for (book, rows) in by_book {
         // The rows taken are the book's oldest small chunks, consecutive in seq: remove them all, write back
         // what decodes as large chunks, and keep what does not decode as it is (marked compacted, so
         // compaction does not meet it again; reads keep reporting it).
@@ -559,9 +653,11 @@ async fn compact<B: Backend>(
             .push(" AND last_seq <= ")
             .int(hi_seq);
         stmts.push(del);
+        // The book before the first of them, to store the book each merged chunk leaves.
+        let mut state = before.remove(&book);
         let mut events: Vec<BookEvent> = Vec::new();
-        let flush = |events: &mut Vec<BookEvent>, merged: &mut Vec<NewChunk>| {
-            merged.extend(new_chunks([(book, events.as_slice())]));
+        let flush = |events: &mut Vec<BookEvent>, merged: &mut Vec<NewChunk>, state: &mut Option<BookState>| {
+            merged.extend(chunks_with_ends(book, events, state));
             events.clear();
         };
         for r in &rows {
@@ -570,7 +666,9 @@ async fn compact<B: Backend>(
                 Ok(mut es) => events.append(&mut es),
                 Err(_) => {
                     done.corrupt += 1;
-                    flush(&mut events, &mut merged);
+                    flush(&mut events, &mut merged, &mut state);
+                    // What the corrupt chunk did to the book is unknown until the next snapshot.
+                    state = None;
                     merged.push(NewChunk {
                         book,
                         first_seq: r.first_seq,
@@ -580,16 +678,174 @@ async fn compact<B: Backend>(
                         keyframe: false,
                         gaps: 0,
                         data: r.data.clone(),
+                        last_book: None,
                     });
                 }
             }
         }
-        flush(&mut events, &mut merged);
+        flush(&mut events, &mut merged, &mut state);
     }
     done.chunks_out = merged.len() as u64;
     stmts.extend(insert_chunks(&merged, true));
     write(store, &stmts, merged.iter().map(|c| c.first_ts)).await?;
     Ok(done)
+}
+
+/// The book before the first of each book's `rows` (the oldest chunks not compacted), from the stored end of
+/// the chunk just before it; absent when not known, or not needed because the first chunk opens on a keyframe.
+async fn ends_before<E: Exec>(ex: &E, by_book: &BTreeMap<i64, Vec<ChunkRow>>) -> StoreResult<BTreeMap<i64, BookState>> {
+    let firsts: Vec<&ChunkRow> = by_book
+        .values()
+        .filter_map(|rows| rows.first())
+        .filter(|r| !r.keyframe)
+        .collect();
+    let mut out = BTreeMap::new();
+    // One statement per 200 books: SQLite allows 500 terms in a compound select.
+    for part in firsts.chunks(200) {
+        let mut sql = Sql::new("");
+        for (i, r) in part.iter().enumerate() {
+            if i > 0 {
+                sql.push(" UNION ALL ");
+            }
+            sql.push("SELECT * FROM (SELECT book, last_seq, last_book FROM book_chunks WHERE book = ")
+                .int(r.book)
+                .push(" AND last_ts <= ")
+                .int(r.first_ts)
+                .push(" AND first_ts <= ")
+                .int(r.first_ts)
+                .push(" AND last_seq < ")
+                .int(r.first_seq)
+                .push(" ORDER BY last_ts DESC, last_seq DESC LIMIT 1) p")
+                .push(&i.to_string());
+        }
+        for row in ex.rows(&sql).await? {
+            let book = row.int("book")?;
+            let first_seq = by_book.get(&book).and_then(|rows| rows.first()).map(|r| r.first_seq);
+            // Only the chunk right before counts: a hole in the numbering leaves the book unknown.
+            if Some(row.int("last_seq")? + 1) != first_seq {
+                continue;
+            }
+            let Some(bytes) = row.opt_bytes("last_book")? else {
+                continue;
+            };
+            if let Ok(ladders) = chunk::decode_book(&bytes) {
+                out.insert(book, BookState::from_ladders(ladders));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The stored end of a chunk row (`last_seq`, `last_ts`, `last_book` columns).
+fn chunk_end(r: &impl Cols, book: i64) -> StoreResult<ChunkEnd> {
+    let (last_seq, last_ts) = (r.int("last_seq")?, r.int("last_ts")?);
+    let state = match r.opt_bytes("last_book")? {
+        None => EndState::Unknown,
+        Some(bytes) => match chunk::decode_book(&bytes) {
+            Ok(Some(l)) => EndState::Book(l),
+            Ok(None) => EndState::Gap,
+            Err(error) => {
+                // The events are still there: a replay reads them, so the end is only unknown.
+                tracing::warn!(chunk = %format!("book {book} seq ..{last_seq}"), %error, "a stored chunk end does not decode");
+                EndState::Unknown
+            }
+        },
+    };
+    Ok(ChunkEnd {
+        last_seq: last_seq.max(0) as u64,
+        last_ts: Timestamp::from_millis(last_ts),
+        state,
+    })
+}
+
+async fn log_outline<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline> {
+    let Some(id) = book_id(ex, book).await? else {
+        return Ok(LogOutline::default());
+    };
+    let (from, to) = (from.millis(), to.millis());
+    let mut out = LogOutline::default();
+    let mut sql = Sql::new("SELECT last_seq, last_ts, last_book FROM book_chunks WHERE book = ");
+    sql.int(id)
+        .push(" AND last_ts < ")
+        .int(from)
+        .push(" ORDER BY last_ts DESC, last_seq DESC LIMIT 1");
+    if let Some(r) = ex.rows(&sql).await?.first() {
+        out.before = Some(chunk_end(r, id)?);
+    }
+    // Events only of the chunks that hold gaps (a few): the others are outlined by their columns.
+    let mut sql = Sql::new(
+        "SELECT book, first_seq, last_seq, first_ts, last_ts, CAST(gaps AS BIGINT) AS gaps, \
+         CAST(CASE WHEN last_book IS NULL THEN 0 ELSE 1 END AS BIGINT) AS end_known, \
+         CASE WHEN gaps > 0 THEN data ELSE NULL END AS data FROM book_chunks WHERE ",
+    );
+    overlapping(&mut sql, id, from, to);
+    let mut rows = ex.rows(&sql).await?;
+    rows.sort_by_key(|r| r.int("first_seq").unwrap_or(0));
+    for r in &rows {
+        let c = ChunkOutline {
+            first_seq: r.int("first_seq")?.max(0) as u64,
+            last_seq: r.int("last_seq")?.max(0) as u64,
+            first_ts: Timestamp::from_millis(r.int("first_ts")?),
+            last_ts: Timestamp::from_millis(r.int("last_ts")?),
+            end_known: r.int("end_known")? == 1,
+        };
+        if r.int("gaps")? > 0
+            && let Some(data) = r.opt_bytes("data")?
+        {
+            let row = ChunkRow {
+                book: id,
+                first_seq: c.first_seq as i64,
+                last_seq: c.last_seq as i64,
+                first_ts: c.first_ts.millis(),
+                last_ts: c.last_ts.millis(),
+                keyframe: false,
+                data,
+            };
+            match row.decode() {
+                Ok(events) => out.gap_seqs.extend(
+                    events
+                        .iter()
+                        .filter(|e| matches!(e.change, BookChange::Gap(_)))
+                        .map(|e| e.seq),
+                ),
+                Err(corrupt) => out.corrupt.push(corrupt),
+            }
+        }
+        out.chunks.push(c);
+    }
+    Ok(out)
+}
+
+async fn log_ends<E: Exec>(ex: &E, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>> {
+    let (Some(lo), Some(hi)) = (
+        last_ts.iter().map(|t| t.millis()).min(),
+        last_ts.iter().map(|t| t.millis()).max(),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let Some(id) = book_id(ex, book).await? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(last_ts.len());
+    // 500 times per statement keeps far below both backends' argument limits.
+    for part in last_ts.chunks(500) {
+        let mut sql = Sql::new("SELECT last_seq, last_ts, last_book FROM book_chunks WHERE ");
+        overlapping(&mut sql, id, lo, hi);
+        sql.push(" AND last_ts IN (");
+        for (i, t) in part.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.int(t.millis());
+        }
+        sql.push(")");
+        for r in ex.rows(&sql).await? {
+            out.push(chunk_end(&r, id)?);
+        }
+    }
+    out.sort_by_key(|e| e.last_seq);
+    out.dedup_by_key(|e| e.last_seq);
+    Ok(out)
 }
 
 #[async_trait::async_trait]
@@ -613,6 +869,14 @@ impl<B: Backend> BookLogStore for B {
 
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
         log_events(self.reader(), book, from, to).await
+    }
+
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline> {
+        log_outline(self.reader(), book, from, to).await
+    }
+
+    async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>> {
+        log_ends(self.reader(), book, last_ts).await
     }
 
     async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {
