@@ -65,7 +65,10 @@ pub mod webhooks;
 pub mod whales;
 
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
-pub use book_log::{BookLogStore, Compacted, CorruptChunk, LogHead, LogRead, LogRun, StoredGap};
+pub use book_log::{
+    BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogRead, LogRun,
+    StoredGap,
+};
 pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
     CatalogStore, EventQuery, EventSort, EventSummary, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort,

@@ -679,11 +679,24 @@ async fn minute_buckets_read_from_chunk_ends_match_a_full_replay() {
         check("compacted").await;
         // Compacted minutes carry their ends.
         let outline = s
-            .log_outline(&book("M"), at(10 * 60_000), at(20 * 60_000 - 1))
+            .log_outline(&book("M"), at(10 * 60_000), at(20 * 60_000 - 1), true)
             .await
             .unwrap();
         assert!(outline.chunks.len() >= 10);
         assert!(outline.chunks.iter().all(|c| c.end_known));
+        assert_eq!(outline.ends.len(), outline.chunks.len());
+        for (c, e) in outline.chunks.iter().zip(&outline.ends) {
+            let upto: Vec<BookEvent> = all.iter().filter(|x| x.seq <= c.last_seq).cloned().collect();
+            let mut state = BookState::default();
+            for x in &upto {
+                let _ = state.apply(&x.change);
+            }
+            let want = match state.ladders() {
+                Some(l) => crossbook_store::EndState::Book(l.clone()),
+                None => crossbook_store::EndState::Gap,
+            };
+            assert_eq!((e.last_seq, &e.state), (c.last_seq, &want));
+        }
         assert!(
             outline
                 .chunks

@@ -366,6 +366,25 @@ mod tests {
         ) -> StoreResult<Vec<crossbook_store::StoredGap>> {
             unreachable!("retention never reads the log")
         }
+        async fn log_outline(
+            &self,
+            _: &crossbook_core::book::BookKey,
+            _: Timestamp,
+            _: Timestamp,
+            _: bool,
+        ) -> StoreResult<crossbook_store::LogOutline> {
+            unreachable!("retention never reads the log")
+        }
+        async fn log_ends(
+            &self,
+            _: &crossbook_core::book::BookKey,
+            _: &[Timestamp],
+        ) -> StoreResult<Vec<crossbook_store::ChunkEnd>> {
+            unreachable!("retention never reads the log")
+        }
+        async fn log_first(&self, _: &crossbook_core::book::BookKey) -> StoreResult<Option<Timestamp>> {
+            unreachable!("retention never reads the log")
+        }
         async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
             unreachable!("compaction is the ingest side's")
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Price, Timestamp,
-    book::{BookChange, BookEvent, BookKey, GapCause},
+    book::{BookChange, BookEvent, BookKey, GapCause, LevelChange, Side},
 };
 use crossbook_server::workers::retention;
 use crossbook_store::{LogRun, SnapshotQuery, SnapshotWindow, Store, testing::for_each_backend};
@@ -132,7 +132,7 @@ async fn venue_a_rows_derive_asks_and_page_newest_first() {
         assert_eq!(
             v["snapshots"][0],
             json!({
-                "market_id": A_PLAIN, "timestamp": BASE + 580_000,
+                "market_id": A_PLAIN, "timestamp": BASE + 580_000, "continuous": true,
                 "yes_bids": [{"price": "0.5300", "size": 100.0}, {"price": "0.5200", "size": 50.0}],
                 "no_bids": [{"price": "0.4500", "size": 70.0}, {"price": "0.4400", "size": 30.0}],
                 "best_yes_bid": 0.53, "best_yes_ask": 0.55, "mid": 0.54, "spread": 0.02
@@ -327,7 +327,7 @@ async fn venue_b_rows_are_per_token_and_interleaved() {
         assert_eq!(
             v["snapshots"][0],
             json!({
-                "market_id": B_COND, "asset_id": YES_TOKEN, "outcome": "YES", "timestamp": BASE + 40_000,
+                "market_id": B_COND, "asset_id": YES_TOKEN, "outcome": "YES", "timestamp": BASE + 40_000, "continuous": true,
                 "bids": [{"price": "0.5040", "size": 10.0}, {"price": "0.4940", "size": 20.0}],
                 "asks": [{"price": "0.5240", "size": 15.0}],
                 "best_bid": 0.504, "best_ask": 0.524, "mid": 0.514, "spread": 0.02
@@ -425,7 +425,7 @@ async fn the_unified_route_has_both_formats() {
         assert_eq!(
             v["snapshots"][0],
             json!({
-                "timestamp": BASE,
+                "timestamp": BASE, "continuous": true,
                 "yes": {
                     "bids": [{"price": "0.5300", "size": 100.0}, {"price": "0.5200", "size": 50.0}],
                     "asks": [{"price": "0.5500", "size": 70.0}, {"price": "0.5600", "size": 30.0}],
@@ -446,7 +446,7 @@ async fn the_unified_route_has_both_formats() {
         assert_eq!(
             v["snapshots"][0],
             json!({
-                "timestamp": BASE + 5_000, "interval_code": "15m",
+                "timestamp": BASE + 5_000, "interval_code": "15m", "continuous": true,
                 "window_start": Timestamp::from_millis(BASE).to_iso(),
                 "window_end": Timestamp::from_millis(BASE + 900_000).to_iso(),
                 "yes_bid": 0.53, "yes_ask": 0.55, "no_bid": 0.45, "no_ask": 0.47, "mid": 0.54, "spread": 0.02,
@@ -964,6 +964,102 @@ async fn the_gaps_route_is_documented() {
                 "write_failed"
             ])
         );
+    })
+    .await;
+}
+
+/// A change of one YES bid level at `offset_ms` (size 0 removes it).
+fn bid_change(seq: u64, offset_ms: i64, price_micros: i64, size_units: i64) -> BookEvent {
+    BookEvent {
+        seq,
+        venue_seq: None,
+        venue_ts: None,
+        received_at: Timestamp::from_millis(BASE + offset_ms),
+        change: BookChange::Delta(vec![LevelChange {
+            side: Side::Bid,
+            price: Price::from_micros(price_micros),
+            size: Amount::from_units(size_units),
+        }]),
+    }
+}
+
+#[tokio::test]
+async fn rows_come_from_the_event_log_with_continuity_after_older_sampled_snapshots() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let s = db.store.as_ref();
+        // Sampled snapshots from before the log (0 s, 30 s), and one from its time, which the log supersedes.
+        s.insert_snapshots(&[a_snap(A_PLAIN, 0), a_snap(A_PLAIN, 30_000), a_snap(A_PLAIN, 150_000)])
+            .await
+            .unwrap();
+        let heads = s
+            .register_log_books(&[
+                BookKey::venue_a(A_PLAIN),
+                BookKey::venue_b(B_COND, YES_TOKEN),
+                BookKey::venue_b(B_COND, NO_TOKEN),
+            ])
+            .await
+            .unwrap();
+        // From 60 s: a keyframe, changes, a gap at 130 s and a resnapshot at 190 s.
+        let a = vec![
+            keyframe(1, 60_000),
+            bid_change(2, 61_000, 510_000, 3),
+            bid_change(3, 125_000, 520_000, 4),
+            gap_at(4, 130_000, GapCause::Disconnect),
+            keyframe(5, 190_000),
+            bid_change(6, 200_000, 560_000, 2),
+        ];
+        // venue_b: the NO token changes at other moments than the YES token.
+        let yes = vec![keyframe(1, 10_000), bid_change(2, 20_000, 510_000, 1)];
+        let no = vec![keyframe(1, 5_000), bid_change(2, 15_000, 505_000, 7)];
+        let runs: Vec<LogRun> = [a, yes, no]
+            .into_iter()
+            .zip(&heads)
+            .map(|(events, h)| LogRun { book_id: h.id, events })
+            .collect();
+        s.append_log(&runs).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let get = async |q: &str| app.get_key(q, &k.free).await.ok();
+        let continuity = |v: &Value| -> Vec<bool> {
+            v["snapshots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["continuous"].as_bool().unwrap())
+                .collect()
+        };
+
+        // Latest: the log's rows newest first, then the sampled ones from before it.
+        let v = get(&format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}")).await;
+        assert_eq!(offsets(&v), [200_000, 190_000, 125_000, 61_000, 60_000, 30_000, 0]);
+        assert_eq!(continuity(&v), [true, false, true, true, true, true, true]);
+        assert_eq!(v["snapshots"][0]["best_yes_bid"], 0.56);
+        assert_eq!(v["snapshots"][3]["best_yes_bid"], 0.51);
+        // Paged one row at a time, the walk is the same.
+        let uri = format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&limit=2");
+        let walk = walk(&app, &k.free, &uri, async || {}).await;
+        let walked: Vec<i64> = walk.iter().flat_map(offsets).collect();
+        assert_eq!(walked, [200_000, 190_000, 125_000, 61_000, 60_000, 30_000, 0]);
+
+        // A range at 1m: a sampled row for the minute before the log, then one row per minute from the log; the
+        // minute ending in the gap has none, and the one after it is not continuous.
+        let range = format!(
+            "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={BASE}&end_time={}&granularity=1m",
+            BASE + 239_999
+        );
+        let v = get(&range).await;
+        assert_eq!(offsets(&v), [30_000, 61_000, 200_000]);
+        assert_eq!(continuity(&v), [true, true, false]);
+
+        // Unified on venue_b: each YES row pairs with the NO token's book as of that moment, from the log.
+        let v = get(&format!(
+            "/v1/historical/orderbook?exchange=venue_b&market_id={B_COND}&format=unified"
+        ))
+        .await;
+        assert_eq!(offsets(&v), [20_000, 10_000]);
+        assert_eq!(v["snapshots"][0]["no"]["best_bid"], 0.505);
+        assert_eq!(v["snapshots"][1]["no"]["best_bid"], 0.5);
     })
     .await;
 }

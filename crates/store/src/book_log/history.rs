@@ -15,7 +15,7 @@
 //! Buckets of whole minutes read the stored chunk ends instead, and replay only where those are missing.
 
 use crossbook_core::{
-    Timestamp,
+    BookSnapshot, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, Ladders},
     history::next_bucket_start,
 };
@@ -23,7 +23,10 @@ use crossbook_core::{
 use std::collections::HashMap;
 
 use super::{BookLogStore, CHUNK_ALIGN_MS, CorruptChunk, EndState};
-use crate::{StoreResult, books::SnapshotWindow};
+use crate::{
+    Store, StoreResult,
+    books::{SnapshotQuery, SnapshotWindow},
+};
 
 /// One row of history.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +43,172 @@ pub struct LogRow {
 pub struct LogHistory {
     pub rows: Vec<LogRow>,
     pub corrupt: Vec<CorruptChunk>,
+}
+
+/// A row of the historical routes: the book, and whether a gap lies between it and the row before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryRow {
+    pub snapshot: BookSnapshot,
+    /// Always true for rows from `book_snapshots`, which recorded no gaps.
+    pub continuous: bool,
+}
+
+/// The rows of `q`, from the log; and, for times before the book's first logged event, from the snapshots that
+/// `book_snapshots` sampled before the log existed (databases upgraded from earlier versions). A range bucket
+/// holding the log's first event is the log's.
+pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<Vec<HistoryRow>> {
+    let key = BookKey {
+        exchange: q.exchange,
+        market_id: q.market_id.clone(),
+        asset_id: q.asset_id.clone(),
+    };
+    let snapshot = |r: LogRow| HistoryRow {
+        snapshot: BookSnapshot {
+            exchange: q.exchange,
+            market_id: q.market_id.clone(),
+            asset_id: q.asset_id.clone(),
+            timestamp: r.at,
+            bids: r.ladders.bids,
+            asks: r.ladders.asks,
+            no_bids: r.ladders.no_bids,
+        },
+        continuous: r.continuous,
+    };
+    let sampled = |s: BookSnapshot| HistoryRow {
+        snapshot: s,
+        continuous: true,
+    };
+    let limit = q.limit as usize;
+    match q.window {
+        SnapshotWindow::Latest { before } => {
+            let mut rows: Vec<HistoryRow> = log_history(store, &key, q.window, q.limit)
+                .await?
+                .rows
+                .into_iter()
+                .map(snapshot)
+                .collect();
+            if rows.len() < limit {
+                let first = store.log_first(&key).await?;
+                let before = match (first, before) {
+                    (Some(f), Some(b)) => Some(f.min(b)),
+                    (f, b) => f.or(b),
+                };
+                let older = SnapshotQuery {
+                    window: SnapshotWindow::Latest { before },
+                    limit: (limit - rows.len()) as u32,
+                    ..q.clone()
+                };
+                rows.extend(store.snapshots(&older).await?.into_iter().map(sampled));
+            }
+            Ok(rows)
+        }
+        SnapshotWindow::Range {
+            start,
+            end,
+            bucket_ms,
+            after,
+        } => {
+            let size = bucket_ms.max(1);
+            let first = store.log_first(&key).await?;
+            // Sampled snapshots fill the buckets before the one holding the log's first event.
+            let sampled_end = first.map_or(end.millis(), |f| {
+                (f.millis().div_euclid(size) * size - 1).min(end.millis())
+            });
+            let resume = after.map_or(start.millis(), |a| {
+                next_bucket_start(a.millis(), size).max(start.millis())
+            });
+            let mut rows = Vec::new();
+            if sampled_end >= resume {
+                let older = SnapshotQuery {
+                    window: SnapshotWindow::Range {
+                        start,
+                        end: Timestamp::from_millis(sampled_end),
+                        bucket_ms,
+                        after,
+                    },
+                    ..q.clone()
+                };
+                rows.extend(store.snapshots(&older).await?.into_iter().map(sampled));
+            }
+            if rows.len() < limit && first.is_some() {
+                let window = SnapshotWindow::Range {
+                    start: Timestamp::from_millis(start.millis().max(sampled_end.saturating_add(1))),
+                    end,
+                    bucket_ms,
+                    after,
+                };
+                let log = log_history(store, &key, window, (limit - rows.len()) as u32).await?;
+                rows.extend(log.rows.into_iter().map(snapshot));
+            }
+            Ok(rows)
+        }
+    }
+}
+
+/// Times closer than this are answered by one replay in [`books_as_of`].
+const AS_OF_JOIN_MS: i64 = 300_000;
+
+/// For each time in `at`, the book as it was then, with the time of the event that left it so (`None` when
+/// there was no book: before its first event, or in a gap), in the order of `at`. Times before the book's first
+/// logged event read `book_snapshots`.
+pub async fn books_as_of(
+    store: &dyn Store,
+    book: &BookKey,
+    at: &[Timestamp],
+) -> StoreResult<Vec<Option<BookSnapshot>>> {
+    let first = store.log_first(book).await?;
+    let mut times: Vec<i64> = at.iter().map(|t| t.millis()).collect();
+    times.sort_unstable();
+    times.dedup();
+    let mut found: HashMap<i64, BookSnapshot> = HashMap::new();
+    let logged_from = times.partition_point(|&t| first.is_none_or(|f| t < f.millis()));
+    let (sampled, logged) = times.split_at(logged_from);
+    if !sampled.is_empty() {
+        let ts: Vec<Timestamp> = sampled.iter().map(|&t| Timestamp::from_millis(t)).collect();
+        let old = store
+            .snapshots_as_of(book.exchange, &book.market_id, book.asset_id.as_deref(), &ts)
+            .await?;
+        found.extend(sampled.iter().zip(old).filter_map(|(t, s)| Some((*t, s?))));
+    }
+    // Runs of nearby times are answered by one replay each.
+    let mut i = 0;
+    while i < logged.len() {
+        let mut j = i;
+        while logged.get(j + 1).is_some_and(|t| t - logged[j] <= AS_OF_JOIN_MS) {
+            j += 1;
+        }
+        let read = store
+            .log_events(
+                book,
+                Timestamp::from_millis(logged[i]),
+                Timestamp::from_millis(logged[j]),
+            )
+            .await?;
+        let (mut state, mut last_at) = (BookState::default(), None);
+        let mut events = read.events.iter().peekable();
+        for &t in &logged[i..=j] {
+            while let Some(e) = events.next_if(|e| e.received_at.millis() <= t) {
+                let _ = state.apply(&e.change);
+                last_at = Some(e.received_at);
+            }
+            if let (Some(l), Some(when)) = (state.ladders(), last_at) {
+                found.insert(
+                    t,
+                    BookSnapshot {
+                        exchange: book.exchange,
+                        market_id: book.market_id.clone(),
+                        asset_id: book.asset_id.clone(),
+                        timestamp: when,
+                        bids: l.bids.clone(),
+                        asks: l.asks.clone(),
+                        no_bids: l.no_bids.clone(),
+                    },
+                );
+            }
+        }
+        i = j + 1;
+    }
+    Ok(at.iter().map(|t| found.get(&t.millis()).cloned()).collect())
 }
 
 /// The first window a latest read looks back over; it grows fourfold until it holds `limit` rows.
@@ -176,8 +345,16 @@ async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
     to: i64,
     size: i64,
 ) -> StoreResult<LogHistory> {
-    let outline = store
-        .log_outline(book, Timestamp::from_millis(from), Timestamp::from_millis(to))
+    // Buckets of one minute hold about one compacted chunk each: their ends come with the outline. Longer
+    // buckets need the ends of a few of their chunks only.
+    let one_minute = size == CHUNK_ALIGN_MS;
+    let mut outline = store
+        .log_outline(
+            book,
+            Timestamp::from_millis(from),
+            Timestamp::from_millis(to),
+            one_minute,
+        )
         .await?;
     let chunks = &outline.chunks;
     let mut out = LogHistory {
@@ -237,12 +414,12 @@ async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
     }
     wanted.sort();
     wanted.dedup();
-    let ends: HashMap<u64, EndState> = store
-        .log_ends(book, &wanted)
-        .await?
-        .into_iter()
-        .map(|e| (e.last_seq, e.state))
-        .collect();
+    let ends = if one_minute {
+        std::mem::take(&mut outline.ends)
+    } else {
+        store.log_ends(book, &wanted).await?
+    };
+    let ends: HashMap<u64, EndState> = ends.into_iter().map(|e| (e.last_seq, e.state)).collect();
     let end_of = |p: Prev| -> Option<(u64, &EndState)> {
         match p {
             Prev::None => None,

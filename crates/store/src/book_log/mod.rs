@@ -142,6 +142,8 @@ pub struct LogOutline {
     pub before: Option<ChunkEnd>,
     /// The chunks ending in the window or reaching into it from before or past it, in `seq` order.
     pub chunks: Vec<ChunkOutline>,
+    /// Their ends, in the same order, when asked for.
+    pub ends: Vec<ChunkEnd>,
     /// The `seq` of every gap event in those chunks, ascending.
     pub gap_seqs: Vec<u64>,
     /// Chunks holding gaps that failed to decode.
@@ -178,8 +180,11 @@ pub trait BookLogStore: Send + Sync {
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
 
     /// The outline of `book`'s chunks around `[from, to]` (see [`LogOutline`]): their bounds and gaps, without
-    /// their events, for reads of whole-minute buckets.
-    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline>;
+    /// their events, for reads of whole-minute buckets; with their ends too when `ends` is set.
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp, ends: bool) -> StoreResult<LogOutline>;
+
+    /// The receive time of `book`'s first stored event; `None` when the log holds none.
+    async fn log_first(&self, book: &BookKey) -> StoreResult<Option<Timestamp>>;
 
     /// The ends of `book`'s chunks whose last event was received at one of `last_ts`, in `seq` order.
     async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>>;
@@ -459,13 +464,51 @@ async fn register<B: Backend>(store: &B, books: &[BookKey]) -> StoreResult<Vec<L
         .collect()
 }
 
-/// `book = $id`, with the bounds on `last_ts` and (for partition pruning on PostgreSQL) `first_ts` that a read
+/// A book in a statement: its id, or its key looked up inside the statement (saving a round trip per read).
+#[derive(Clone, Copy)]
+enum BookRef<'a> {
+    Id(i64),
+    Key(&'a BookKey),
+}
+
+impl From<i64> for BookRef<'_> {
+    fn from(id: i64) -> Self {
+        BookRef::Id(id)
+    }
+}
+
+impl<'a> From<&'a BookKey> for BookRef<'a> {
+    fn from(key: &'a BookKey) -> Self {
+        BookRef::Key(key)
+    }
+}
+
+/// Appends the book's id: a placeholder, or a subquery on `log_books` (NULL, matching nothing, when the book is
+/// not in the log).
+fn push_book(sql: &mut Sql, book: BookRef<'_>) {
+    match book {
+        BookRef::Id(id) => {
+            sql.int(id);
+        }
+        BookRef::Key(k) => {
+            sql.push("(SELECT id FROM log_books WHERE exchange = ")
+                .text(k.exchange.as_str())
+                .push(" AND market_id = ")
+                .text(&k.market_id)
+                .push(" AND asset_id = ")
+                .text(codec::asset_key(k.asset_id.as_deref()))
+                .push(")");
+        }
+    }
+}
+
+/// `book = …`, with the bounds on `last_ts` and (for partition pruning on PostgreSQL) `first_ts` that a read
 /// of events received in `[from, to]` needs: a chunk holding one ends at or after `from` and starts at or before
 /// `to`, and spans at most [`MAX_CHUNK_SPAN_MS`].
-fn overlapping(sql: &mut Sql, id: i64, from: i64, to: i64) {
-    sql.push("book = ")
-        .int(id)
-        .push(" AND last_ts >= ")
+fn overlapping<'a>(sql: &mut Sql, book: impl Into<BookRef<'a>>, from: i64, to: i64) {
+    sql.push("book = ");
+    push_book(sql, book.into());
+    sql.push(" AND last_ts >= ")
         .int(from)
         .push(" AND last_ts <= ")
         .int(to.saturating_add(MAX_CHUNK_SPAN_MS))
@@ -476,15 +519,12 @@ fn overlapping(sql: &mut Sql, id: i64, from: i64, to: i64) {
 }
 
 async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
-    let Some(id) = book_id(ex, book).await? else {
-        return Ok(LogRead::default());
-    };
     let (from, to) = (from.millis(), to.millis());
     // The last keyframe at or before `from`: walking the book's chunks back from `from`, at most one keyframe
     // interval of small chunks.
     let mut sql = Sql::new("SELECT first_seq, first_ts FROM book_chunks WHERE book = ");
-    sql.int(id)
-        .push(" AND keyframe = 1 AND first_ts <= ")
+    push_book(&mut sql, book.into());
+    sql.push(" AND keyframe = 1 AND first_ts <= ")
         .int(from)
         .push(" AND last_ts <= ")
         .int(from.saturating_add(MAX_CHUNK_SPAN_MS))
@@ -495,7 +535,7 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     };
     let mut sql = Sql::new("SELECT ");
     sql.push(CHUNK_COLUMNS).push(" FROM book_chunks WHERE ");
-    overlapping(&mut sql, id, keyframe.map_or(from, |k| k.1), to);
+    overlapping(&mut sql, book, keyframe.map_or(from, |k| k.1), to);
     if let Some((seq, _)) = keyframe {
         sql.push(" AND first_seq >= ").int(seq);
     }
@@ -758,30 +798,35 @@ fn chunk_end(r: &impl Cols, book: i64) -> StoreResult<ChunkEnd> {
     })
 }
 
-async fn log_outline<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline> {
-    let Some(id) = book_id(ex, book).await? else {
-        return Ok(LogOutline::default());
-    };
+async fn log_outline<E: Exec>(
+    ex: &E,
+    book: &BookKey,
+    from: Timestamp,
+    to: Timestamp,
+    ends: bool,
+) -> StoreResult<LogOutline> {
     let (from, to) = (from.millis(), to.millis());
     let mut out = LogOutline::default();
-    let mut sql = Sql::new("SELECT last_seq, last_ts, last_book FROM book_chunks WHERE book = ");
-    sql.int(id)
-        .push(" AND last_ts < ")
+    let mut sql = Sql::new("SELECT book, last_seq, last_ts, last_book FROM book_chunks WHERE book = ");
+    push_book(&mut sql, book.into());
+    sql.push(" AND last_ts < ")
         .int(from)
         .push(" ORDER BY last_ts DESC, last_seq DESC LIMIT 1");
     if let Some(r) = ex.rows(&sql).await?.first() {
-        out.before = Some(chunk_end(r, id)?);
+        out.before = Some(chunk_end(r, r.int("book")?)?);
     }
     // Events only of the chunks that hold gaps (a few): the others are outlined by their columns.
     let mut sql = Sql::new(
         "SELECT book, first_seq, last_seq, first_ts, last_ts, CAST(gaps AS BIGINT) AS gaps, \
-         CAST(CASE WHEN last_book IS NULL THEN 0 ELSE 1 END AS BIGINT) AS end_known, \
-         CASE WHEN gaps > 0 THEN data ELSE NULL END AS data FROM book_chunks WHERE ",
+         CAST(CASE WHEN last_book IS NULL THEN 0 ELSE 1 END AS BIGINT) AS end_known, ",
     );
-    overlapping(&mut sql, id, from, to);
+    sql.push(if ends { "last_book" } else { "NULL AS last_book" })
+        .push(", CASE WHEN gaps > 0 THEN data ELSE NULL END AS data FROM book_chunks WHERE ");
+    overlapping(&mut sql, book, from, to);
     let mut rows = ex.rows(&sql).await?;
     rows.sort_by_key(|r| r.int("first_seq").unwrap_or(0));
     for r in &rows {
+        let id = r.int("book")?;
         let c = ChunkOutline {
             first_seq: r.int("first_seq")?.max(0) as u64,
             last_seq: r.int("last_seq")?.max(0) as u64,
@@ -789,6 +834,9 @@ async fn log_outline<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Times
             last_ts: Timestamp::from_millis(r.int("last_ts")?),
             end_known: r.int("end_known")? == 1,
         };
+        if ends {
+            out.ends.push(chunk_end(r, id)?);
+        }
         if r.int("gaps")? > 0
             && let Some(data) = r.opt_bytes("data")?
         {
@@ -823,14 +871,11 @@ async fn log_ends<E: Exec>(ex: &E, book: &BookKey, last_ts: &[Timestamp]) -> Sto
     ) else {
         return Ok(Vec::new());
     };
-    let Some(id) = book_id(ex, book).await? else {
-        return Ok(Vec::new());
-    };
     let mut out = Vec::with_capacity(last_ts.len());
     // 500 times per statement keeps far below both backends' argument limits.
     for part in last_ts.chunks(500) {
-        let mut sql = Sql::new("SELECT last_seq, last_ts, last_book FROM book_chunks WHERE ");
-        overlapping(&mut sql, id, lo, hi);
+        let mut sql = Sql::new("SELECT book, last_seq, last_ts, last_book FROM book_chunks WHERE ");
+        overlapping(&mut sql, book, lo, hi);
         sql.push(" AND last_ts IN (");
         for (i, t) in part.iter().enumerate() {
             if i > 0 {
@@ -840,7 +885,7 @@ async fn log_ends<E: Exec>(ex: &E, book: &BookKey, last_ts: &[Timestamp]) -> Sto
         }
         sql.push(")");
         for r in ex.rows(&sql).await? {
-            out.push(chunk_end(&r, id)?);
+            out.push(chunk_end(&r, r.int("book")?)?);
         }
     }
     out.sort_by_key(|e| e.last_seq);
@@ -871,12 +916,22 @@ impl<B: Backend> BookLogStore for B {
         log_events(self.reader(), book, from, to).await
     }
 
-    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogOutline> {
-        log_outline(self.reader(), book, from, to).await
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp, ends: bool) -> StoreResult<LogOutline> {
+        log_outline(self.reader(), book, from, to, ends).await
     }
 
     async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>> {
         log_ends(self.reader(), book, last_ts).await
+    }
+
+    async fn log_first(&self, book: &BookKey) -> StoreResult<Option<Timestamp>> {
+        let mut sql = Sql::new("SELECT first_ts FROM book_chunks WHERE book = ");
+        push_book(&mut sql, book.into());
+        sql.push(" ORDER BY last_ts, first_seq LIMIT 1");
+        match self.reader().rows(&sql).await?.first() {
+            Some(r) => Ok(Some(Timestamp::from_millis(r.int("first_ts")?))),
+            None => Ok(None),
+        }
     }
 
     async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {

@@ -35,7 +35,8 @@
 //! side is the NO token's latest snapshot at or before that row's timestamp (empty ladders when there is none).
 
 use axum::extract::State;
-use crossbook_core::{Exchange, Outcome, Timestamp, TopOfBook};
+use crossbook_core::{Exchange, Outcome, Timestamp, TopOfBook, book::BookKey};
+use crossbook_store::book_log::history::books_as_of;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
@@ -139,7 +140,8 @@ async fn venue_b_orderbook(
     let snapshots: Vec<VenueBSnapshotOut> = page
         .rows
         .iter()
-        .map(|(rank, s)| {
+        .map(|(rank, row)| {
+            let s = &row.snapshot;
             let outcome = if *rank == 0 { Outcome::Yes } else { Outcome::No };
             let top = TopOfBook::of(&s.bids, &s.asks);
             let (bid, ask) = (top.bid_price(), top.ask_price());
@@ -155,6 +157,7 @@ async fn venue_b_orderbook(
                 best_ask: price(ask),
                 mid,
                 spread,
+                continuous: row.continuous,
             }
         })
         .collect();
@@ -216,13 +219,11 @@ async fn unified_orderbook(
                     rank: 0,
                 }];
                 let page = read_page(&state, &market, &books, &c, cursor).await?;
-                let times: Vec<Timestamp> = page.rows.iter().map(|(_, s)| s.timestamp).collect();
+                let times: Vec<Timestamp> = page.rows.iter().map(|(_, r)| r.snapshot.timestamp).collect();
                 let no = match market.no_token_id.as_deref() {
                     Some(no) if !times.is_empty() => {
-                        state
-                            .store
-                            .snapshots_as_of(Exchange::VenueB, &market.market_id, Some(no), &times)
-                            .await?
+                        let no = BookKey::venue_b(&market.market_id, no);
+                        books_as_of(state.store.as_ref(), &no, &times).await?
                     }
                     _ => vec![None; times.len()],
                 };

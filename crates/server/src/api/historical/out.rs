@@ -1,6 +1,7 @@
 //! Response bodies of the historical routes (spec §2.5–2.8, contracts §5), and the rows built from books.
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Outcome, Price, TopOfBook, book};
+use crossbook_store::book_log::history::HistoryRow;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -86,10 +87,15 @@ pub struct VenueASnapshotOut {
     /// `best_yes_ask − best_yes_bid` when both exist.
     #[schema(required = true)]
     pub spread: Option<f64>,
+    /// False when the capture lost continuity between the row before this one in time and this one (a dropped
+    /// connection, a sequence gap, a silent feed, a restart): changes in between were not recorded. See
+    /// `/v1/historical/gaps` for when and why. Rows recorded before the service kept every change are true.
+    pub continuous: bool,
 }
 
-impl From<&BookSnapshot> for VenueASnapshotOut {
-    fn from(s: &BookSnapshot) -> Self {
+impl From<&HistoryRow> for VenueASnapshotOut {
+    fn from(row: &HistoryRow) -> Self {
+        let s = &row.snapshot;
         let top = TopOfBook::venue_a_yes(s);
         let (bid, ask) = (top.bid_price(), top.ask_price());
         let (mid, spread) = mid_spread(bid, ask);
@@ -102,6 +108,7 @@ impl From<&BookSnapshot> for VenueASnapshotOut {
             best_yes_ask: price(ask),
             mid,
             spread,
+            continuous: row.continuous,
         }
     }
 }
@@ -131,6 +138,10 @@ pub struct VenueBSnapshotOut {
     /// `best_ask − best_bid` when both exist.
     #[schema(required = true)]
     pub spread: Option<f64>,
+    /// False when the capture lost continuity between the row before this one in time and this one (a dropped
+    /// connection, a sequence gap, a silent feed, a restart): changes in between were not recorded. See
+    /// `/v1/historical/gaps` for when and why. Rows recorded before the service kept every change are true.
+    pub continuous: bool,
 }
 
 /// One side (YES or NO) of a unified row.
@@ -155,6 +166,10 @@ pub struct UnifiedRowOut {
     pub mid: Option<f64>,
     #[schema(required = true)]
     pub spread: Option<f64>,
+    /// False when the capture lost continuity between the row before this one in time and this one, on the YES side (a dropped
+    /// connection, a sequence gap, a silent feed, a restart): changes in between were not recorded. See
+    /// `/v1/historical/gaps` for when and why. Rows recorded before the service kept every change are true.
+    pub continuous: bool,
 }
 
 /// A row of the `interval` format: top of book of both sides, the market's window, and depth.
@@ -189,6 +204,10 @@ pub struct IntervalRowOut {
     pub yes_depth: f64,
     /// Contracts on the top 5 NO ask levels.
     pub no_depth: f64,
+    /// False when the capture lost continuity between the row before this one in time and this one, on the YES side (a dropped
+    /// connection, a sequence gap, a silent feed, a restart): changes in between were not recorded. See
+    /// `/v1/historical/gaps` for when and why. Rows recorded before the service kept every change are true.
+    pub continuous: bool,
 }
 
 /// A row of the unified route, in the format the response names.
@@ -227,6 +246,7 @@ pub struct UnifiedHistoryOut {
 /// Both sides of a market at one moment, asks best first.
 pub(super) struct Sides {
     pub(super) timestamp: i64,
+    pub(super) continuous: bool,
     pub(super) yes_bids: Vec<Level>,
     pub(super) yes_asks: Vec<Level>,
     pub(super) no_bids: Vec<Level>,
@@ -235,9 +255,11 @@ pub(super) struct Sides {
 
 impl Sides {
     /// venue_a: two bid ladders; each side's asks are the other side's bids at `1 − p`.
-    pub(super) fn venue_a(s: &BookSnapshot) -> Sides {
+    pub(super) fn venue_a(row: &HistoryRow) -> Sides {
+        let s = &row.snapshot;
         Sides {
             timestamp: s.timestamp.millis(),
+            continuous: row.continuous,
             yes_bids: s.bids.clone(),
             yes_asks: s.derived_yes_asks(),
             no_bids: s.no_bids.clone(),
@@ -246,9 +268,11 @@ impl Sides {
     }
 
     /// venue_b: the YES token's book and the NO token's book as of the same moment.
-    pub(super) fn venue_b(yes: &BookSnapshot, no: Option<&BookSnapshot>) -> Sides {
+    pub(super) fn venue_b(row: &HistoryRow, no: Option<&BookSnapshot>) -> Sides {
+        let yes = &row.snapshot;
         Sides {
             timestamp: yes.timestamp.millis(),
+            continuous: row.continuous,
             yes_bids: yes.bids.clone(),
             yes_asks: yes.asks.clone(),
             no_bids: no.map(|n| n.bids.clone()).unwrap_or_default(),
@@ -276,6 +300,7 @@ impl Sides {
             no: side(&self.no_bids, &self.no_asks),
             mid,
             spread,
+            continuous: self.continuous,
         }
     }
 
@@ -295,6 +320,7 @@ impl Sides {
             spread,
             yes_depth: depth(&self.yes_asks),
             no_depth: depth(&self.no_asks),
+            continuous: self.continuous,
         }
     }
 }

@@ -2,8 +2,11 @@
 
 use std::cmp::Reverse;
 
-use crossbook_core::{BookSnapshot, Exchange, Market, Outcome, Timestamp, history};
-use crossbook_store::{SnapshotQuery, SnapshotWindow};
+use crossbook_core::{Exchange, Market, Outcome, Timestamp, history};
+use crossbook_store::{
+    SnapshotQuery, SnapshotWindow,
+    book_log::history::{HistoryRow, book_history},
+};
 
 use crate::{
     AppState,
@@ -25,7 +28,7 @@ pub(super) struct Book {
 
 /// A page of rows from one or two books, merged in the route's order.
 pub(super) struct Page {
-    pub(super) rows: Vec<(u8, BookSnapshot)>,
+    pub(super) rows: Vec<(u8, HistoryRow)>,
     pub(super) next: Option<Cursor>,
 }
 
@@ -68,7 +71,7 @@ pub(super) async fn read_page(
     cursor: Option<Cursor>,
 ) -> ApiResult<Page> {
     let granularity = history::Granularity::from(c.granularity);
-    let mut rows: Vec<(u8, BookSnapshot)> = Vec::new();
+    let mut rows: Vec<(u8, HistoryRow)> = Vec::new();
     for book in books {
         // Rows of a book ranked after the cursor's book may still sit at the cursor's own position.
         let later = cursor.is_some_and(|k| book.rank > k.rank);
@@ -94,15 +97,20 @@ pub(super) async fn read_page(
             window,
             limit: c.limit + 1,
         };
-        rows.extend(state.store.snapshots(&q).await?.into_iter().map(|s| (book.rank, s)));
+        rows.extend(
+            book_history(state.store.as_ref(), &q)
+                .await?
+                .into_iter()
+                .map(|r| (book.rank, r)),
+        );
     }
-    let position = |s: &BookSnapshot| match c.range {
-        None => s.timestamp.millis(),
-        Some(_) => granularity.bucket_of(s.timestamp),
+    let position = |r: &HistoryRow| match c.range {
+        None => r.snapshot.timestamp.millis(),
+        Some(_) => granularity.bucket_of(r.snapshot.timestamp),
     };
     match c.range {
-        None => rows.sort_by_key(|(rank, s)| (Reverse(s.timestamp), *rank)),
-        Some(_) => rows.sort_by_key(|(rank, s)| (position(s), *rank)),
+        None => rows.sort_by_key(|(rank, r)| (Reverse(r.snapshot.timestamp), *rank)),
+        Some(_) => rows.sort_by_key(|(rank, r)| (position(r), *rank)),
     }
     let has_more = rows.len() > c.limit as usize;
     rows.truncate(c.limit as usize);
