@@ -218,7 +218,6 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     let writer = tokio::spawn(book_writer(
         store.clone(),
         rx,
-        Duration::from_millis(1000),
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(),
     ));
@@ -333,7 +332,6 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     let writer = tokio::spawn(book_writer(
         store.clone(),
         rx,
-        Duration::from_secs(3_600),
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(),
     ));

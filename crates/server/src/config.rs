@@ -73,7 +73,10 @@ pub struct Config {
     pub venue_b_series: String,
 
     pub catalog_sync_seconds: u64,
-    pub snapshot_interval_ms: u64,
+    /// No longer used: every book change is recorded in the event log. Accepted so that older configuration
+    /// files still load (a warning says it is ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_interval_ms: Option<u64>,
     pub feed_silence_seconds: u64,
     pub retention_days: u32,
 
@@ -173,8 +176,8 @@ impl Config {
         if self.log_format != "text" && self.log_format != "json" {
             return Err("invalid configuration: log_format must be text or json".into());
         }
-        if self.snapshot_interval_ms == 0 || self.scan_interval_ms == 0 {
-            return Err("invalid configuration: snapshot_interval_ms and scan_interval_ms must be positive".into());
+        if self.scan_interval_ms == 0 {
+            return Err("invalid configuration: scan_interval_ms must be positive".into());
         }
         if !(self.webhook_min_net_cents.is_finite() && self.webhook_min_net_cents >= 0.0) {
             return Err("invalid configuration: webhook_min_net_cents must be a non-negative number".into());

@@ -107,6 +107,9 @@ pub async fn serve_with(
         .migrate()
         .await
         .with_context(|| format!("cannot migrate database {url}"))?;
+    if config.snapshot_interval_ms.is_some() {
+        tracing::warn!("snapshot_interval_ms is no longer used and is ignored: every book change is recorded");
+    }
     if config.allow_private_webhook_targets {
         tracing::warn!(
             "allow_private_webhook_targets is on: webhooks may target private and loopback hosts (development only)"

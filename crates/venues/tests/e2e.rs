@@ -64,7 +64,6 @@ fn config(sim: &SimHandle, credentials: bool) -> IngestConfig {
         venue_b_ws_url: u.venue_b_ws_url.clone(),
         venue_b_series: Vec::new(),
         catalog_sync_seconds: 5,
-        snapshot_interval_ms: 200,
         feed_silence_seconds: 2,
         venue_a_requests_per_second: 200,
         venue_b_requests_per_second: 200,

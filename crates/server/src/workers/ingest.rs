@@ -25,7 +25,6 @@ pub fn ingest_config(config: &Config) -> IngestConfig {
         venue_b_ws_url: config.venue_b_ws_url.clone(),
         venue_b_series: split_list(&config.venue_b_series),
         catalog_sync_seconds: config.catalog_sync_seconds,
-        snapshot_interval_ms: config.snapshot_interval_ms,
         feed_silence_seconds: config.feed_silence_seconds,
         ..IngestConfig::default()
     }
@@ -73,11 +72,10 @@ mod tests {
         let mut c = Config::for_tests("sqlite::memory:");
         c.venue_a_series = " KXBTC15M, ,KXBTCD ".into();
         c.venue_b_series = String::new();
-        c.snapshot_interval_ms = 250;
         let i = ingest_config(&c);
         assert_eq!(i.venue_a_series, vec!["KXBTC15M", "KXBTCD"]);
         assert!(i.venue_b_series.is_empty());
-        assert_eq!(i.snapshot_interval_ms, 250);
+        assert_eq!(i.catalog_sync_seconds, c.catalog_sync_seconds);
         assert_eq!(i.venue_b_ws_url, c.venue_b_ws_url);
         assert!(i.venue_a_enabled && i.venue_b_enabled);
     }

@@ -1,6 +1,6 @@
 //! The book writer: every book change into the event log (`BookLogStore`), numbered per book, with keyframes
-//! by [`KeyframePolicy`] and a `gap` event wherever continuity was lost; and, while the historical routes still
-//! read them, one snapshot per book per interval into `book_snapshots`.
+//! by [`KeyframePolicy`] and a `gap` event wherever continuity was lost. The historical routes, replay and
+//! export read that log; `book_snapshots` is no longer written (it is read for times before the log).
 //!
 //! - **Numbering.** A book's events are numbered at flush time, continuing the last `seq` the store holds, so
 //!   the numbering survives restarts. A book met for the first time in this process after earlier events were
@@ -22,7 +22,7 @@ use crossbook_core::{
 };
 use crossbook_store::{LogRun, Store};
 use tokio::{sync::mpsc, time::Instant};
-use tracing::{error, warn};
+use tracing::error;
 
 use crate::{health::VenueHealth, venue::BookUpdate};
 
@@ -99,9 +99,8 @@ impl LogBuffer {
             + self.unwritten.iter().map(|r| r.events.len()).sum::<usize>()
     }
 
-    /// Logs a change; gives back the book it left (for the snapshot sampler), copied only when a keyframe
-    /// had to be made of it.
-    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) -> BookSnapshot {
+    /// Logs a change.
+    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) {
         let key = BookKey::of(&u.book);
         let t = self.books.entry(key.clone()).or_insert_with(|| Tracked {
             needs_keyframe: true,
@@ -116,7 +115,7 @@ impl LogBuffer {
                 .is_none_or(|k| self.policy.due(t.deltas_since_keyframe, k, received_at));
         let change = match (is_snapshot, keyframe) {
             (true, _) | (false, false) => u.change,
-            (false, true) => whole(u.book.clone()),
+            (false, true) => whole(u.book),
         };
         if keyframe {
             t.deltas_since_keyframe = 0;
@@ -133,7 +132,6 @@ impl LogBuffer {
             received_at,
             change,
         });
-        u.book
     }
 
     /// A loss of continuity: one gap per book the log follows, unless it is already in a gap.
@@ -281,20 +279,12 @@ fn count_gap(health: &VenueHealth, exchange: Exchange, cause: GapCause) {
 pub async fn book_writer(
     store: Arc<dyn Store>,
     mut rx: mpsc::Receiver<BookInput>,
-    snapshot_interval: Duration,
     policy: KeyframePolicy,
     health: VenueHealth,
 ) {
     let mut log = LogBuffer::new(policy, health);
-    let mut snapshots = Snapshots::new(snapshot_interval);
-    let every = |period: Duration| {
-        let mut tick = tokio::time::interval_at(Instant::now() + period, period);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tick
-    };
-    let mut flush = every(LOG_FLUSH);
-    // Snapshots are checked four times per interval, so each lands within a quarter interval of being due.
-    let mut sample = every((snapshot_interval / 4).clamp(Duration::from_millis(10), Duration::from_millis(250)));
+    let mut flush = tokio::time::interval_at(Instant::now() + LOG_FLUSH, LOG_FLUSH);
+    flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Messages are taken in batches: one wake-up of the feeds' side per batch rather than per change.
     let mut inbox = Vec::with_capacity(INBOX);
     loop {
@@ -302,86 +292,16 @@ pub async fn book_writer(
             n = rx.recv_many(&mut inbox, INBOX) => {
                 if n == 0 {
                     log.flush(store.as_ref()).await;
-                    snapshots.write_all(store.as_ref()).await;
                     return;
                 }
                 for input in inbox.drain(..) {
                     match input {
-                        BookInput::Update { update, received_at } => {
-                            let book = log.update(update, received_at);
-                            snapshots.latest.insert(BookKey::of(&book), book);
-                        }
+                        BookInput::Update { update, received_at } => log.update(update, received_at),
                         BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
                     }
                 }
             },
             _ = flush.tick() => log.flush(store.as_ref()).await,
-            _ = sample.tick() => snapshots.write_due(store.as_ref()).await,
-        }
-    }
-}
-
-/// The sampled snapshots of `book_snapshots`: at most one per book per interval, the latest state.
-struct Snapshots {
-    interval: Duration,
-    latest: HashMap<BookKey, BookSnapshot>,
-    written: HashMap<BookKey, Instant>,
-    ticks: u64,
-}
-
-impl Snapshots {
-    fn new(interval: Duration) -> Self {
-        Snapshots {
-            interval,
-            latest: HashMap::new(),
-            written: HashMap::new(),
-            ticks: 0,
-        }
-    }
-
-    async fn write_due(&mut self, store: &dyn Store) {
-        self.ticks += 1;
-        let now = Instant::now();
-        let due: Vec<BookKey> = self
-            .latest
-            .keys()
-            .filter(|k| {
-                self.written
-                    .get(*k)
-                    .is_none_or(|t| now.duration_since(*t) >= self.interval)
-            })
-            .cloned()
-            .collect();
-        let mut batch = Vec::with_capacity(due.len());
-        for k in due {
-            if let Some(b) = self.latest.remove(&k) {
-                batch.push(b);
-            }
-            self.written.insert(k, now);
-        }
-        write_snapshots(store, &batch).await;
-        // Forget books not written for a while (closed markets).
-        if self.ticks.is_multiple_of(1000) {
-            let keep = self.interval * 60;
-            self.written.retain(|_, t| now.duration_since(*t) < keep);
-        }
-    }
-
-    async fn write_all(&mut self, store: &dyn Store) {
-        let batch: Vec<BookSnapshot> = self.latest.drain().map(|(_, b)| b).collect();
-        write_snapshots(store, &batch).await;
-    }
-}
-
-async fn write_snapshots(store: &dyn Store, batch: &[BookSnapshot]) {
-    if batch.is_empty() {
-        return;
-    }
-    match store.insert_snapshots(batch).await {
-        Ok(()) => metrics::counter!("crossbook_snapshots_written_total").increment(batch.len() as u64),
-        Err(e) => {
-            metrics::counter!("crossbook_snapshots_dropped_total", "venue" => "all").increment(batch.len() as u64);
-            warn!(error = %e, snapshots = batch.len(), "storing book snapshots failed; dropping the batch");
         }
     }
 }

@@ -19,8 +19,7 @@
 //!   socket is down, and as a backfill after each reconnect or trade-sequence gap.
 //! - **follow** serves [`IngestHandle::follow_event`].
 //! - Two shared writers: the book writer appends every book change and every loss of continuity to the
-//!   book event log (and samples one snapshot per book per `snapshot_interval_ms` for the snapshot table),
-//!   the trade writer stores trades and publishes only the new ones on the bus. `compaction` merges the
+//!   book event log, the trade writer stores trades and publishes only the new ones on the bus. `compaction` merges the
 //!   log's small chunks in the background.
 //!
 //! Files: `catalog` (catalog sync and follow), `feed` (WebSocket, and applying updates), `polling`
@@ -105,8 +104,6 @@ pub struct IngestConfig {
 
     /// Seconds between catalog syncs.
     pub catalog_sync_seconds: u64,
-    /// Minimum milliseconds between two stored snapshots of one book.
-    pub snapshot_interval_ms: u64,
     /// A socket with no data for this long is resubscribed (then reconnected).
     pub feed_silence_seconds: u64,
 
@@ -145,7 +142,6 @@ impl Default for IngestConfig {
             venue_b_ws_url: String::new(),
             venue_b_series: Vec::new(),
             catalog_sync_seconds: 0,
-            snapshot_interval_ms: 0,
             feed_silence_seconds: 0,
             venue_a_requests_per_second: 10,
             venue_b_requests_per_second: 20,
@@ -186,7 +182,6 @@ impl IngestConfig {
         let ms = Duration::from_millis;
         Settings {
             catalog_sync: Duration::from_secs(self.catalog_sync_seconds.max(1)),
-            snapshot_interval: ms(self.snapshot_interval_ms.max(1)),
             feed_silence: Duration::from_secs(self.feed_silence_seconds.max(1)),
             trade_poll: ms(self.trade_poll_ms.max(100)),
             book_poll: ms(self.book_poll_ms.max(100)),
@@ -203,7 +198,6 @@ impl IngestConfig {
 #[derive(Debug, Clone, Copy)]
 struct Settings {
     catalog_sync: Duration,
-    snapshot_interval: Duration,
     feed_silence: Duration,
     trade_poll: Duration,
     book_poll: Duration,
@@ -362,7 +356,6 @@ impl Ctx {
         tracker.spawn(book_writer(
             store.clone(),
             book_rx,
-            settings.snapshot_interval,
             KeyframePolicy::DEFAULT,
             health.clone(),
         ));

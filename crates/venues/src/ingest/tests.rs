@@ -26,7 +26,7 @@ use crossbook_store::{
 };
 use futures_util::{SinkExt, StreamExt};
 use sqlx::Connection as _;
-use tokio::{net::TcpListener, sync::mpsc, time::Instant};
+use tokio::{net::TcpListener, sync::mpsc};
 use tokio_tungstenite::tungstenite::{Message, handshake::client::Request};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -34,7 +34,7 @@ use super::*;
 use crate::{
     bus::DomainEvent,
     health::FeedMode,
-    ingest::book_writer::{BookInput, LogBuffer, book_writer},
+    ingest::book_writer::{BookInput, LOG_FLUSH, LogBuffer, book_writer},
     live::BookKey,
     venue::{BookUpdate, CatalogBatch, MarketSet, Venue},
     venue_b,
@@ -201,6 +201,21 @@ impl BookLogStore for MemStore {
         })
     }
     async fn log_gaps(&self, _: &BookKey, _: Timestamp, _: Timestamp) -> StoreResult<Vec<crossbook_store::StoredGap>> {
+        unsupported()
+    }
+    async fn log_outline(
+        &self,
+        _: &BookKey,
+        _: Timestamp,
+        _: Timestamp,
+        _: bool,
+    ) -> StoreResult<crossbook_store::LogOutline> {
+        unsupported()
+    }
+    async fn log_ends(&self, _: &BookKey, _: &[Timestamp]) -> StoreResult<Vec<crossbook_store::ChunkEnd>> {
+        unsupported()
+    }
+    async fn log_first(&self, _: &BookKey) -> StoreResult<Option<Timestamp>> {
         unsupported()
     }
     async fn compact_log(&self, _: Timestamp, _: i64, _: u32) -> StoreResult<Compacted> {
@@ -444,54 +459,35 @@ fn kinds(events: &[BookEvent]) -> String {
 }
 
 #[tokio::test(start_paused = true)]
-async fn book_writer_logs_every_change_and_samples_one_snapshot_per_interval() {
+async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
     let store = Arc::new(MemStore::default());
     let (tx, rx) = mpsc::channel(64);
     let writer = tokio::spawn(book_writer(
         store.clone(),
         rx,
-        Duration::from_millis(1000),
         KeyframePolicy::DEFAULT,
         VenueHealth::new(),
     ));
-    let start = Instant::now();
     for v in 1..=5 {
         tx.send(snapshot_of(book("M", None, 40 + v, v))).await.unwrap();
     }
     tx.send(snapshot_of(book("N", None, 30, 1))).await.unwrap();
-    // The clock is paused: these sleeps advance virtual time to just before / after the interval edges,
-    // which is what this test is about (the throttle), not a wait for background work.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The clock is paused: this sleep moves virtual time past one flush period.
+    tokio::time::sleep(LOG_FLUSH + Duration::from_millis(10)).await;
     {
-        let batches = store.snapshots.lock().unwrap();
-        assert_eq!(batches.len(), 1, "one batch for both books");
-        let mut got: Vec<(String, i64)> = batches[0]
-            .iter()
-            .map(|b| (b.market_id.clone(), b.timestamp.millis()))
-            .collect();
-        got.sort();
-        assert_eq!(got, vec![("M".into(), 5), ("N".into(), 1)], "latest state of M");
+        let log = store.log.lock().unwrap();
+        let count = |m: &str| log.iter().find(|(k, _)| k.market_id == m).map_or(0, |(_, e)| e.len());
+        assert_eq!((count("M"), count("N")), (5, 1), "flushed within one period");
     }
-    // More changes of M within the second: held back, then written once with the latest state.
     for v in 6..=9 {
         tx.send(delta_of(book("M", None, 40 + v, v), v)).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(store.snapshots.lock().unwrap().len(), 1);
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    {
-        let batches = store.snapshots.lock().unwrap();
-        assert_eq!(batches.len(), 2);
-        assert_eq!(batches[1].len(), 1);
-        assert_eq!(batches[1][0].timestamp.millis(), 9);
-    }
-    assert!(start.elapsed() >= Duration::from_millis(1000));
-    // Pending state is flushed when the senders go away (shutdown).
+    // What is still buffered is written when the senders go away (shutdown).
     tx.send(snapshot_of(book("M", None, 60, 10))).await.unwrap();
     drop(tx);
     writer.await.unwrap();
-    let batches = store.snapshots.lock().unwrap();
-    assert_eq!(batches.last().unwrap()[0].timestamp.millis(), 10);
+    // Nothing is sampled into the snapshot table any more.
+    assert!(store.snapshots.lock().unwrap().is_empty());
     // The log holds every change of M, numbered from 1: the snapshots, the deltas as sent, the last snapshot.
     let log = store.log.lock().unwrap();
     let (_, m) = log.iter().find(|(k, _)| k.market_id == "M").unwrap();
@@ -832,7 +828,6 @@ fn test_config() -> IngestConfig {
         feed_silence_seconds: 1,
         reconnect_initial_ms: 20,
         reconnect_max_ms: 200,
-        snapshot_interval_ms: 100,
         trade_poll_ms: 100,
         book_poll_ms: 100,
         ..IngestConfig::default()
@@ -940,8 +935,11 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
     }
     assert_eq!(published, vec!["t1", "t2"]);
 
-    // Snapshots were written, and at most one per book per 100 ms.
-    wait_until("snapshots written", 10, || !store.snapshots.lock().unwrap().is_empty()).await;
+    // Book changes reached the event log.
+    wait_until("book events logged", 10, || {
+        store.log.lock().unwrap().iter().any(|(_, e)| !e.is_empty())
+    })
+    .await;
 
     // Following an event adds its markets to the feed.
     let before = server.subscribes.lock().unwrap().len();
