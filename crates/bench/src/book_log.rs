@@ -14,6 +14,7 @@
 //! ```
 
 use std::{
+    net::SocketAddr,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -21,9 +22,10 @@ use std::{
 use anyhow::Context;
 use clap::Args;
 use crossbook_core::{
-    Amount, BookSnapshot, Exchange, Price, Timestamp,
+    Amount, BookSnapshot, Exchange, Market, Plan, Price, Timestamp,
     book::{KeyframePolicy, Level, LevelChange, Side},
 };
+use crossbook_server::config::Config;
 use crossbook_store::Store;
 use crossbook_venues::{
     BookUpdate,
@@ -290,6 +292,10 @@ async fn log_chunks(url: &str) -> anyhow::Result<i64> {
     })
 }
 
+/// The book `read` writes and reads back.
+const MARKET: &str = "KXBENCH-00000";
+
+/// Options of `log-read`: a day of one book in the log, read at the store and over HTTP.
 #[derive(Args, Debug)]
 pub struct LogReadArgs {
     /// Database (sqlite://… is recreated; on postgres://… the log tables are emptied first).
@@ -304,8 +310,9 @@ pub struct LogReadArgs {
 }
 
 /// A day of one book at `--rate` changes a second, through the writer's numbering and keyframes, stored and
-/// compacted; then the historical reads from the log, at the store: the latest 100 rows, and the whole day at
-/// 1m walked in pages of 200.
+/// compacted; then the historical reads from the log, at the store (`log_history`) and over HTTP (the real
+/// server on a loopback listener, a free key, `/v1/historical/venue_a/orderbook`): the latest 100 rows, and
+/// the whole day at 1m walked in pages of 200.
 pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     use crossbook_core::book::BookKey;
     use crossbook_store::{SnapshotWindow, book_log::history::log_history};
@@ -364,7 +371,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     while let Some(n) = store.compact_log(Timestamp::now(), after, 5_000).await?.next {
         after = n;
     }
-    let key = BookKey::venue_a("KXBENCH-00000");
+    let key = BookKey::venue_a(MARKET);
     let median = |mut v: Vec<Duration>| {
         v.sort();
         v[v.len() / 2]
@@ -395,7 +402,58 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         walks.push(t.elapsed());
         anyhow::ensure!(rows == 1_440, "day at 1m: {rows} rows");
     }
+
+    // The same two reads over HTTP, through the real server with a free key (the market in the catalog first).
+    let market = Market::new(Exchange::VenueA, MARKET, "KXBENCH-E", "KXBENCH", "Bench KXBENCH-00000?");
+    store.upsert_markets(&[market], Timestamp::now()).await?;
+    let api_key = store.create_key("bench-log-read", Plan::Free).await?.key;
     store.close().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr: SocketAddr = listener.local_addr()?;
+    let mut cfg = Config::for_tests(&url);
+    cfg.retention_days = 0;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(crossbook_server::serve(cfg, listener, async {
+        let _ = stop_rx.await;
+    }));
+    let client = reqwest::Client::new();
+    let base = format!("http://{addr}/v1/historical/venue_a/orderbook?market_id={MARKET}");
+    let get = async |url: &str| -> anyhow::Result<serde_json::Value> {
+        let resp = client.get(url).header("x-api-key", &api_key).send().await?;
+        anyhow::ensure!(resp.status().is_success(), "{url}: status {}", resp.status());
+        Ok(resp.json().await?)
+    };
+    let latest_url = format!("{base}&limit=100");
+    let mut http_latest = Vec::new();
+    for _ in 0..args.repeat {
+        let t = Instant::now();
+        let v = get(&latest_url).await?;
+        http_latest.push(t.elapsed());
+        let n = v["snapshots"].as_array().map_or(0, Vec::len);
+        anyhow::ensure!(n == 100, "latest over HTTP: {n} rows");
+    }
+    let range_url = format!(
+        "{base}&start_time={start}&end_time={}&granularity=1m&limit=200",
+        start + day - 1
+    );
+    let mut http_walks = Vec::new();
+    for _ in 0..args.repeat.min(5) {
+        let t = Instant::now();
+        let (mut rows, mut url) = (0, range_url.clone());
+        loop {
+            let v = get(&url).await?;
+            rows += v["snapshots"].as_array().map_or(0, Vec::len);
+            match v["pagination"]["pagination_key"].as_str() {
+                Some(k) => url = format!("{range_url}&pagination_key={k}"),
+                None => break,
+            }
+        }
+        http_walks.push(t.elapsed());
+        anyhow::ensure!(rows == 1_440, "day at 1m over HTTP: {rows} rows");
+    }
+    let _ = stop_tx.send(());
+    server.await??;
+
     println!(
         "log-read backend={} events={events} ({} changes/s over one day, compacted)",
         if url.starts_with("sqlite:") {
@@ -412,6 +470,14 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     println!(
         "  the day at 1m (1,440 rows) in pages of 200 at the store: median {:.1} ms",
         median(walks).as_secs_f64() * 1e3
+    );
+    println!(
+        "  latest 100 rows over HTTP: median {:.2} ms",
+        median(http_latest).as_secs_f64() * 1e3
+    );
+    println!(
+        "  the day at 1m (1,440 rows) in pages of 200 over HTTP: median {:.1} ms",
+        median(http_walks).as_secs_f64() * 1e3
     );
     Ok(())
 }

@@ -41,7 +41,7 @@ enum Cmd {
     IngestWrite(ingest::WriteArgs),
     /// Book events per second through the book writer into the event log, compaction, and bytes per delta.
     LogWrite(book_log::LogWriteArgs),
-    /// A day of one book in the event log: latest rows and the day at 1m, read from the log at the store.
+    /// A day of one book in the event log: latest rows and the day at 1m, read from the log at the store and over HTTP.
     LogRead(book_log::LogReadArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
