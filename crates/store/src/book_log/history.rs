@@ -237,7 +237,7 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
                     .await?;
                 // Every event from the book's start is in hand when no keyframe lay at or before `from`.
                 let whole = read.events.first().is_none_or(|e| e.received_at.millis() > from);
-                let gap = gap_before(store, book, &read.events).await?;
+                let gap = read.after_gap;
                 let mut rows = rows_of(&read.events, gap, i64::MIN, |_| true);
                 if rows.len() >= limit || whole || from <= 0 {
                     rows.reverse();
@@ -303,7 +303,7 @@ async fn replayed_bucket_rows<S: BookLogStore + ?Sized>(
                 .get(i + 1)
                 .is_none_or(|n| n.received_at.millis().div_euclid(size) != t.div_euclid(size))
     };
-    let gap = gap_before(store, book, events).await?;
+    let gap = read.after_gap;
     Ok(LogHistory {
         rows: rows_of(events, gap, from, last_of_bucket),
         corrupt: read.corrupt,
@@ -466,21 +466,6 @@ async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
         out.corrupt.extend(part.corrupt);
     }
     Ok(out)
-}
-
-/// Whether a gap ended at the first of `events` (a read starts at a keyframe; a gap just before it is in
-/// the chunk before, which the read did not see).
-async fn gap_before<S: BookLogStore + ?Sized>(store: &S, book: &BookKey, events: &[BookEvent]) -> StoreResult<bool> {
-    let Some(first) = events.first() else {
-        return Ok(false);
-    };
-    if first.seq <= 1 || !matches!(first.change, BookChange::Snapshot { .. }) {
-        return Ok(false);
-    }
-    let gaps = store.log_gaps(book, first.received_at, first.received_at).await?;
-    Ok(gaps
-        .iter()
-        .any(|g| g.seq < first.seq && g.end == Some(first.received_at)))
 }
 
 /// Applies `events` in order and keeps a row after each event `keep` selects among those that leave a book

@@ -84,6 +84,8 @@ pub struct LogRead {
     pub events: Vec<BookEvent>,
     /// Chunks that failed to decode; their events are missing from `events`.
     pub corrupt: Vec<CorruptChunk>,
+    /// The first event is a keyframe that ended a gap (the event before it, not read, is a gap).
+    pub after_gap: bool,
 }
 
 /// A stored chunk that could not be decoded.
@@ -520,26 +522,35 @@ fn overlapping<'a>(sql: &mut Sql, book: impl Into<BookRef<'a>>, from: i64, to: i
 
 async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
     let (from, to) = (from.millis(), to.millis());
-    // The last keyframe at or before `from`: walking the book's chunks back from `from`, at most one keyframe
-    // interval of small chunks.
-    let mut sql = Sql::new("SELECT first_seq, first_ts FROM book_chunks WHERE book = ");
+    // One statement: the last keyframe at or before `from` (walking the book's chunks back from `from`, at most
+    // one keyframe interval of small chunks), then the chunks from it through `to`.
+    let mut sql = Sql::new("WITH k AS (SELECT first_seq, first_ts FROM book_chunks WHERE book = ");
     push_book(&mut sql, book.into());
     sql.push(" AND keyframe = 1 AND first_ts <= ")
         .int(from)
         .push(" AND last_ts <= ")
         .int(from.saturating_add(MAX_CHUNK_SPAN_MS))
-        .push(" ORDER BY last_ts DESC, first_seq DESC LIMIT 1");
-    let keyframe = match ex.rows(&sql).await?.first() {
-        Some(r) => Some((r.int("first_seq")?, r.int("first_ts")?)),
+        .push(" ORDER BY last_ts DESC, first_seq DESC LIMIT 1) SELECT ")
+        .push(CHUNK_COLUMNS)
+        .push(", (SELECT first_seq FROM k) AS keyframe_seq FROM book_chunks WHERE book = ");
+    push_book(&mut sql, book.into());
+    sql.push(" AND last_ts >= COALESCE((SELECT first_ts FROM k), ")
+        .int(from)
+        .push(") AND last_ts <= ")
+        .int(to.saturating_add(MAX_CHUNK_SPAN_MS))
+        .push(" AND first_ts >= COALESCE((SELECT first_ts FROM k), ")
+        .int(from)
+        .push(") - ")
+        .int(MAX_CHUNK_SPAN_MS)
+        .push(" AND first_ts <= ")
+        .int(to)
+        .push(" AND first_seq >= COALESCE((SELECT first_seq FROM k), 0)");
+    let rows = ex.rows(&sql).await?;
+    let keyframe = match rows.first() {
+        Some(r) => r.opt_int("keyframe_seq")?,
         None => None,
     };
-    let mut sql = Sql::new("SELECT ");
-    sql.push(CHUNK_COLUMNS).push(" FROM book_chunks WHERE ");
-    overlapping(&mut sql, book, keyframe.map_or(from, |k| k.1), to);
-    if let Some((seq, _)) = keyframe {
-        sql.push(" AND first_seq >= ").int(seq);
-    }
-    let mut rows = chunk_rows(ex, &sql).await?;
+    let mut rows: Vec<ChunkRow> = rows.iter().map(ChunkRow::of).collect::<StoreResult<_>>()?;
     rows.sort_by_key(|r| r.first_seq);
     let mut out = LogRead::default();
     for row in &rows {
@@ -553,7 +564,50 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     if keyframe.is_none() {
         out.events.retain(|e| e.received_at.millis() >= from);
     }
+    out.after_gap = match out.events.first() {
+        Some(first) if first.seq > 1 && matches!(first.change, BookChange::Snapshot { .. }) => {
+            follows_gap(ex, book, first).await?
+        }
+        _ => false,
+    };
     Ok(out)
+}
+
+/// Whether the event just before `first` (a keyframe) is a gap, so that the keyframe ended it. After a gap the
+/// writer writes nothing for the book until its next keyframe, so a gap ends exactly there.
+async fn follows_gap<E: Exec>(ex: &E, book: &BookKey, first: &BookEvent) -> StoreResult<bool> {
+    let mut sql = Sql::new(
+        "SELECT book, first_seq, last_seq, first_ts, last_ts, CAST(keyframe AS BIGINT) AS keyframe, \
+         CAST(gaps AS BIGINT) AS gaps, CASE WHEN gaps > 0 THEN data ELSE NULL END AS data \
+         FROM book_chunks WHERE book = ",
+    );
+    push_book(&mut sql, book.into());
+    sql.push(" AND last_ts <= ")
+        .int(first.received_at.millis())
+        .push(" AND last_seq < ")
+        .int(first.seq as i64)
+        .push(" ORDER BY last_ts DESC, last_seq DESC LIMIT 1");
+    let Some(r) = ex.rows(&sql).await?.into_iter().next() else {
+        return Ok(false);
+    };
+    if r.int("last_seq")? != first.seq as i64 - 1 || r.int("gaps")? == 0 {
+        return Ok(false);
+    }
+    let Some(data) = r.opt_bytes("data")? else {
+        return Ok(false);
+    };
+    let row = ChunkRow {
+        book: r.int("book")?,
+        first_seq: r.int("first_seq")?,
+        last_seq: r.int("last_seq")?,
+        first_ts: r.int("first_ts")?,
+        last_ts: r.int("last_ts")?,
+        keyframe: r.int("keyframe")? == 1,
+        data,
+    };
+    Ok(row
+        .decode()
+        .is_ok_and(|events| events.last().is_some_and(|e| matches!(e.change, BookChange::Gap(_)))))
 }
 
 async fn log_gaps<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {
