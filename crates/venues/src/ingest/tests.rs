@@ -197,7 +197,7 @@ impl BookLogStore for MemStore {
             .unwrap_or_default();
         Ok(LogRead {
             events,
-            corrupt: Vec::new(),
+            ..LogRead::default()
         })
     }
     async fn log_gaps(&self, _: &BookKey, _: Timestamp, _: Timestamp) -> StoreResult<Vec<crossbook_store::StoredGap>> {
