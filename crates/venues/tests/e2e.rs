@@ -13,6 +13,7 @@ use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Tr
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
 use crossbook_store::{
     MarketQuery, MarketSort, Store,
+    book_log::history::books_as_of,
     testing::{self, TestDb},
 };
 use crossbook_venues::{
@@ -162,15 +163,38 @@ impl Harness {
 
     /// Whether every book of `m` in memory equals the simulator's book now.
     fn converged(&self, m: &SimMarket) -> bool {
+        self.converged_books(m).is_some()
+    }
+
+    /// `m`'s books in memory, when each equals the simulator's book now.
+    fn converged_books(&self, m: &SimMarket) -> Option<Vec<(BookKey, BookSnapshot)>> {
         let ids: Vec<(usize, String)> = match &m.tokens {
             Some(tokens) => tokens.iter().cloned().enumerate().collect(),
             None => vec![(0, m.market_id.clone())],
         };
-        ids.iter().all(|(i, id)| {
-            let ours = self.live.get(&key_of(m, *i));
-            let theirs = self.sim.book(m.exchange, id);
-            matches!((ours, theirs), (Some(a), Some(b)) if same_ladders(&a, &b))
+        ids.iter()
+            .map(|(i, id)| {
+                let key = key_of(m, *i);
+                let ours = self.live.get(&key)?;
+                let theirs = self.sim.book(m.exchange, id)?;
+                same_ladders(&ours, &theirs).then_some((key, ours))
+            })
+            .collect()
+    }
+
+    /// Waits until `m`'s books equal the simulator's, and keeps them with the moments just before and after
+    /// they were read.
+    async fn capture(&self, m: &SimMarket, what: &str) -> Capture {
+        let mut got = None;
+        wait_until(what, 20, || {
+            let from = Timestamp::now();
+            let books = self.converged_books(m);
+            let to = Timestamp::now();
+            got = books.map(|books| Capture { from, to, books });
+            got.is_some()
         })
+        .await;
+        got.expect("captured")
     }
 
     async fn wait_converged(&self, m: &SimMarket, what: &str) {
@@ -184,6 +208,13 @@ impl Harness {
     fn published_of(&self, ex: Exchange) -> usize {
         self.published.lock().unwrap().keys().filter(|(e, _)| *e == ex).count()
     }
+}
+
+/// A market's books in memory at a moment they equaled the simulator's, read between `from` and `to`.
+struct Capture {
+    from: Timestamp,
+    to: Timestamp,
+    books: Vec<(BookKey, BookSnapshot)>,
 }
 
 fn key_of(m: &SimMarket, token: usize) -> BookKey {
@@ -325,8 +356,11 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
     })
     .await;
     let (a, b) = (a.unwrap(), b.unwrap());
-    h.wait_converged(&a, "venue_a before faults").await;
-    h.wait_converged(&b, "venue_b before faults").await;
+    // Moments at which the books in memory equaled the simulator's; the log must rebuild the same books.
+    let mut captures = vec![
+        h.capture(&a, "venue_a before faults").await,
+        h.capture(&b, "venue_b before faults").await,
+    ];
     let faults = h.sim.faults();
     let faults_from = Timestamp::now();
 
@@ -337,7 +371,7 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
         h.stale_events.lock().unwrap().iter().filter(|e| **e == A).count() > stale_before
     })
     .await;
-    h.wait_converged(&a, "venue_a after a sequence gap").await;
+    captures.push(h.capture(&a, "venue_a after a sequence gap").await);
 
     // 2. Malformed frames on both venues: counted, skipped, and the feeds go on.
     faults.malform_next(A);
@@ -358,8 +392,8 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
         })
     })
     .await;
-    h.wait_converged(&a, "venue_a after a malformed frame").await;
-    h.wait_converged(&b, "venue_b after a malformed frame").await;
+    captures.push(h.capture(&a, "venue_a after a malformed frame").await);
+    captures.push(h.capture(&b, "venue_b after a malformed frame").await);
 
     // 3. Dropped sockets: both venues reconnect and converge.
     let (acc_a, acc_b) = (faults.sessions_accepted(A), faults.sessions_accepted(B));
@@ -368,8 +402,8 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
         faults.sessions_accepted(A) > acc_a && faults.sessions_accepted(B) > acc_b
     })
     .await;
-    h.wait_converged(&a, "venue_a after a dropped socket").await;
-    h.wait_converged(&b, "venue_b after a dropped socket").await;
+    captures.push(h.capture(&a, "venue_a after a dropped socket").await);
+    captures.push(h.capture(&b, "venue_b after a dropped socket").await);
 
     // 4. A silent feed (socket open, nothing sent): the watchdog resubscribes, then reconnects; once the
     //    venue talks again the books converge.
@@ -382,8 +416,8 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
     .await;
     faults.set_silent(A, false);
     faults.set_silent(B, false);
-    h.wait_converged(&a, "venue_a after a silent feed").await;
-    h.wait_converged(&b, "venue_b after a silent feed").await;
+    captures.push(h.capture(&a, "venue_a after a silent feed").await);
+    captures.push(h.capture(&b, "venue_b after a silent feed").await);
     for ex in [A, B] {
         let health = h.health.get(ex).expect("health entry");
         assert!(health.reconnects >= 2, "{ex}: {health:?}");
@@ -400,6 +434,14 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
         counts.iter().all(|n| *n == 1),
         "a trade was published twice: {counts:?}"
     );
+
+    // More moments, one simulator step apart.
+    for _ in 0..8 {
+        let t = h.sim.now();
+        wait_until("the simulator steps", 10, || h.sim.now() > t).await;
+        captures.push(h.capture(&a, "venue_a between steps").await);
+        captures.push(h.capture(&b, "venue_b between steps").await);
+    }
 
     // The book log: stop ingestion (the writer stores what it holds), then every fault shows as a gap of its
     // cause, each ended by a resnapshot, none before the faults began; and the books rebuilt from the log
@@ -440,6 +482,38 @@ async fn books_converge_after_gaps_drops_silence_and_malformed_frames() {
             "{key:?}: the log disagrees with the live book"
         );
     }
+    // At each captured moment the book rebuilt from the log equals the one in memory. A moment with a change of
+    // that book logged within 2 ms of it is skipped: receive times are whole milliseconds, so which side of the
+    // moment such a change fell on is not known.
+    let (mut compared, mut total) = (0, 0);
+    for c in &captures {
+        for (key, ours) in &c.books {
+            total += 1;
+            let (lo, hi) = (c.from.millis() - 2, c.to.millis() + 2);
+            let near =
+                h.db.store
+                    .log_events(key, Timestamp::from_millis(lo), Timestamp::from_millis(hi))
+                    .await
+                    .unwrap();
+            if near.events.iter().any(|e| (lo..=hi).contains(&e.received_at.millis())) {
+                continue;
+            }
+            let rebuilt = books_as_of(h.db.store.as_ref(), key, &[c.from]).await.unwrap();
+            let rebuilt = rebuilt[0]
+                .as_ref()
+                .unwrap_or_else(|| panic!("{key:?}: no book in the log at {:?}", c.from));
+            assert!(
+                same_ladders(rebuilt, ours),
+                "{key:?}: the log disagrees with memory at {:?}",
+                c.from
+            );
+            compared += 1;
+        }
+    }
+    assert!(
+        compared * 2 >= total,
+        "only {compared} of {total} captured books compared"
+    );
 
     h.stop().await;
 }
