@@ -435,6 +435,14 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         let n = v["snapshots"].as_array().map_or(0, Vec::len);
         anyhow::ensure!(n == 100, "latest over HTTP: {n} rows");
     }
+    // The same route for one row: what a request costs besides reading and rendering rows.
+    let one_url = format!("{base}&limit=1");
+    let mut http_one = Vec::new();
+    for _ in 0..args.repeat {
+        let (took, v) = get(&one_url).await?;
+        http_one.push(took);
+        anyhow::ensure!(v["snapshots"].as_array().map_or(0, Vec::len) == 1, "latest 1 over HTTP");
+    }
     let range_url = format!(
         "{base}&start_time={start}&end_time={}&granularity=1m&limit=200",
         start + day - 1
@@ -477,6 +485,10 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     println!(
         "  latest 100 rows over HTTP: median {:.2} ms",
         median(http_latest).as_secs_f64() * 1e3
+    );
+    println!(
+        "  latest 1 row over HTTP (a request's fixed cost): median {:.2} ms",
+        median(http_one).as_secs_f64() * 1e3
     );
     println!(
         "  the day at 1m (1,440 rows) in pages of 200 over HTTP: median {:.1} ms",

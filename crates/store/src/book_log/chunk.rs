@@ -123,6 +123,51 @@ fn scales(events: &[BookEvent]) -> (u32, u32) {
     (kp.0, ks.0)
 }
 
+/// Units of `10^kp` and `10^ks` micro-units, from the scales read from a chunk (each at most 6).
+fn read_units(r: &mut Reader<'_>) -> Result<(i64, i64), ChunkError> {
+    let (kp, ks) = (r.int()?, r.int()?);
+    if !(0..=6).contains(&kp) || !(0..=6).contains(&ks) {
+        return Err(ChunkError("scale out of range"));
+    }
+    Ok((10i64.pow(kp as u32), 10i64.pow(ks as u32)))
+}
+
+/// `v` units of `unit` micro-units, or an error when that overflows.
+fn scaled(v: i64, unit: i64) -> Result<i64, ChunkError> {
+    v.checked_mul(unit).ok_or(ChunkError("value out of range"))
+}
+
+/// Writes three ladders (bids, asks, no_bids) as a snapshot's body: prices as steps from `price`, which is
+/// left at the last one written.
+fn write_ladders(out: &mut Vec<u8>, ladders: [&[Level]; 3], (up, us): (i64, i64), price: &mut i64) {
+    for ladder in ladders {
+        put_varint(out, ladder.len() as i64);
+        for l in ladder {
+            let p = l.price.micros() / up;
+            put_varint(out, p.wrapping_sub(*price));
+            *price = p;
+            put_varint(out, l.size.micros() / us);
+        }
+    }
+}
+
+/// Reads what [`write_ladders`] wrote.
+fn read_ladders(r: &mut Reader<'_>, (up, us): (i64, i64), price: &mut i64) -> Result<[Vec<Level>; 3], ChunkError> {
+    let mut ladders: [Vec<Level>; 3] = Default::default();
+    for ladder in &mut ladders {
+        let len = r.count()?;
+        ladder.reserve(len);
+        for _ in 0..len {
+            *price = price.wrapping_add(r.int()?);
+            ladder.push(Level {
+                price: Price::from_micros(scaled(*price, up)?),
+                size: Amount::from_micros(scaled(r.int()?, us)?),
+            });
+        }
+    }
+    Ok(ladders)
+}
+
 /// Encodes a run of one book's events (see the module docs). Events are written in the order given.
 pub fn encode(events: &[BookEvent]) -> Vec<u8> {
     let (kp, ks) = scales(events);
@@ -172,15 +217,7 @@ pub fn encode(events: &[BookEvent]) -> Vec<u8> {
         }
         match &e.change {
             BookChange::Snapshot { bids, asks, no_bids } => {
-                for ladder in [bids, asks, no_bids] {
-                    put_varint(&mut out, ladder.len() as i64);
-                    for l in ladder {
-                        let p = l.price.micros() / up;
-                        put_varint(&mut out, p.wrapping_sub(price));
-                        price = p;
-                        put_varint(&mut out, l.size.micros() / us);
-                    }
-                }
+                write_ladders(&mut out, [bids, asks, no_bids], (up, us), &mut price);
             }
             BookChange::Delta(changes) => {
                 put_varint(&mut out, changes.len() as i64);
@@ -211,12 +248,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BookEvent>, ChunkError> {
     let n = r.count()?;
     let first_seq = r.int()?;
     let mut received = r.int()?;
-    let (kp, ks) = (r.int()?, r.int()?);
-    if !(0..=6).contains(&kp) || !(0..=6).contains(&ks) {
-        return Err(ChunkError("scale out of range"));
-    }
-    let (up, us) = (10i64.pow(kp as u32), 10i64.pow(ks as u32));
-    let scaled = |v: i64, unit: i64| v.checked_mul(unit).ok_or(ChunkError("value out of range"));
+    let (up, us) = read_units(&mut r)?;
 
     let mut events = Vec::with_capacity(n);
     let (mut seq, mut venue_seq, mut price) = (first_seq.wrapping_sub(1), 0i64, 0i64);
@@ -241,19 +273,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<BookEvent>, ChunkError> {
         };
         let change = match head & 3 {
             KIND_SNAPSHOT => {
-                let mut ladders: [Vec<Level>; 3] = Default::default();
-                for ladder in &mut ladders {
-                    let len = r.count()?;
-                    ladder.reserve(len);
-                    for _ in 0..len {
-                        price = price.wrapping_add(r.int()?);
-                        ladder.push(Level {
-                            price: Price::from_micros(scaled(price, up)?),
-                            size: Amount::from_micros(scaled(r.int()?, us)?),
-                        });
-                    }
-                }
-                let [bids, asks, no_bids] = ladders;
+                let [bids, asks, no_bids] = read_ladders(&mut r, (up, us), &mut price)?;
                 BookChange::Snapshot { bids, asks, no_bids }
             }
             KIND_DELTA => {
@@ -306,16 +326,7 @@ pub fn encode_book(book: Option<&Ladders>) -> Vec<u8> {
     out.push(1);
     put_varint(&mut out, i64::from(kp.0));
     put_varint(&mut out, i64::from(ks.0));
-    let mut price = 0i64;
-    for ladder in [&l.bids, &l.asks, &l.no_bids] {
-        put_varint(&mut out, ladder.len() as i64);
-        for level in ladder {
-            let p = level.price.micros() / up;
-            put_varint(&mut out, p.wrapping_sub(price));
-            price = p;
-            put_varint(&mut out, level.size.micros() / us);
-        }
-    }
+    write_ladders(&mut out, [&l.bids, &l.asks, &l.no_bids], (up, us), &mut 0);
     out
 }
 
@@ -327,25 +338,8 @@ pub fn decode_book(bytes: &[u8]) -> Result<Option<Ladders>, ChunkError> {
         1 => {}
         _ => return Err(ChunkError("unknown book form")),
     }
-    let (kp, ks) = (r.int()?, r.int()?);
-    if !(0..=6).contains(&kp) || !(0..=6).contains(&ks) {
-        return Err(ChunkError("scale out of range"));
-    }
-    let (up, us) = (10i64.pow(kp as u32), 10i64.pow(ks as u32));
-    let scaled = |v: i64, unit: i64| v.checked_mul(unit).ok_or(ChunkError("value out of range"));
-    let mut price = 0i64;
-    let mut ladders: [Vec<Level>; 3] = Default::default();
-    for ladder in &mut ladders {
-        let len = r.count()?;
-        ladder.reserve(len);
-        for _ in 0..len {
-            price = price.wrapping_add(r.int()?);
-            ladder.push(Level {
-                price: Price::from_micros(scaled(price, up)?),
-                size: Amount::from_micros(scaled(r.int()?, us)?),
-            });
-        }
-    }
+    let units = read_units(&mut r)?;
+    let ladders = read_ladders(&mut r, units, &mut 0)?;
     if r.pos != bytes.len() {
         return Err(ChunkError("trailing bytes"));
     }
