@@ -238,8 +238,14 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
                 // Every event from the book's start is in hand when no keyframe lay at or before `from`.
                 let whole = read.events.first().is_none_or(|e| e.received_at.millis() > from);
                 let gap = read.after_gap;
-                let mut rows = rows_of(&read.events, gap, i64::MIN, |_| true);
-                if rows.len() >= limit || whole || from <= 0 {
+                // Only the newest rows are copied out (a few spare, for rows an event that cannot apply takes).
+                let mut first = newest_rows_from(&read.events, limit + 8);
+                let (mut rows, mut total) = rows_of(&read.events, gap, i64::MIN, |_| true, first);
+                if rows.len() < limit && total > rows.len() {
+                    first = 0;
+                    (rows, total) = rows_of(&read.events, gap, i64::MIN, |_| true, first);
+                }
+                if total >= limit || whole || from <= 0 {
                     rows.reverse();
                     rows.truncate(limit);
                     out.rows = rows;
@@ -305,7 +311,7 @@ async fn replayed_bucket_rows<S: BookLogStore + ?Sized>(
     };
     let gap = read.after_gap;
     Ok(LogHistory {
-        rows: rows_of(events, gap, from, last_of_bucket),
+        rows: rows_of(events, gap, from, last_of_bucket, 0).0,
         corrupt: read.corrupt,
     })
 }
@@ -472,9 +478,18 @@ async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
 /// and are the last of their millisecond. `gap` says whether a gap came just before the first event. A gap
 /// since the last kept row makes the next row not continuous; events before `window_from` stand for rows of
 /// earlier pages, so a book left by one of them clears it too.
-fn rows_of(events: &[BookEvent], mut gap: bool, window_from: i64, keep: impl Fn(usize) -> bool) -> Vec<LogRow> {
+///
+/// Rows of events before `copy_from` are counted (and keep continuity) but not copied out; the count of all rows
+/// is returned beside those copied.
+fn rows_of(
+    events: &[BookEvent],
+    mut gap: bool,
+    window_from: i64,
+    keep: impl Fn(usize) -> bool,
+    copy_from: usize,
+) -> (Vec<LogRow>, usize) {
     let mut state = BookState::default();
-    let mut rows = Vec::new();
+    let (mut rows, mut total) = (Vec::new(), 0);
     for (i, e) in events.iter().enumerate() {
         // A gap, or an event that cannot apply (which leaves the book in a gap), breaks continuity.
         if state.apply(&e.change).is_err() || matches!(e.change, BookChange::Gap(_)) {
@@ -486,15 +501,36 @@ fn rows_of(events: &[BookEvent], mut gap: bool, window_from: i64, keep: impl Fn(
             .get(i + 1)
             .is_none_or(|n| n.received_at.millis() != e.received_at.millis());
         if last_of_ms && keep(i) {
-            rows.push(LogRow {
-                at: e.received_at,
-                ladders: ladders.clone(),
-                continuous: !gap,
-            });
+            total += 1;
+            if i >= copy_from {
+                rows.push(LogRow {
+                    at: e.received_at,
+                    ladders: ladders.clone(),
+                    continuous: !gap,
+                });
+            }
             gap = false;
         } else if e.received_at.millis() < window_from {
             gap = false;
         }
     }
-    rows
+    (rows, total)
+}
+
+/// The index from which the last `n` events that can make a row lie (each the last of its millisecond and not a
+/// gap); 0 when there are fewer.
+fn newest_rows_from(events: &[BookEvent], n: usize) -> usize {
+    let mut seen = 0;
+    for i in (0..events.len()).rev() {
+        let last_of_ms = events
+            .get(i + 1)
+            .is_none_or(|next| next.received_at.millis() != events[i].received_at.millis());
+        if last_of_ms && !matches!(events[i].change, BookChange::Gap(_)) {
+            seen += 1;
+            if seen == n {
+                return i;
+            }
+        }
+    }
+    0
 }
