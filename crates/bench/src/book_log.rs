@@ -19,14 +19,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::Context;
 use clap::Args;
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, Market, Plan, Price, Timestamp,
     book::{KeyframePolicy, Level, LevelChange, Side},
 };
 use crossbook_server::config::Config;
-use crossbook_store::Store;
 use crossbook_venues::{
     BookUpdate,
     ingest::book_writer::{BookInput, book_writer},
@@ -188,21 +186,7 @@ fn peak_rss_mib() -> Option<f64> {
 pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     let url = args.database_url.clone();
     let sqlite = url.starts_with("sqlite:");
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
-    }
-    let store: Arc<dyn Store> = crossbook_store::open(&url).await.context("open")?;
-    store.migrate().await.context("migrate")?;
-    if !sqlite {
-        use sqlx::Connection as _;
-        let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
-        sqlx::query("TRUNCATE book_chunks, log_books, book_snapshots")
-            .execute(&mut c)
-            .await?;
-        c.close().await?;
-    }
+    let store = crate::fresh_store(&url, "book_chunks, log_books, book_snapshots").await?;
     let args = Arc::new(args);
     let total = args.books * args.events;
     let deltas = total - args.books;
@@ -318,19 +302,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     use crossbook_store::{SnapshotWindow, book_log::history::log_history};
 
     let url = args.database_url.clone();
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
-    }
-    let store: Arc<dyn Store> = crossbook_store::open(&url).await.context("open")?;
-    store.migrate().await.context("migrate")?;
-    if !url.starts_with("sqlite:") {
-        use sqlx::Connection as _;
-        let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
-        sqlx::query("TRUNCATE book_chunks, log_books").execute(&mut c).await?;
-        c.close().await?;
-    }
+    let store = crate::fresh_store(&url, "book_chunks, log_books").await?;
     // Yesterday, UTC, so the day is whole and older than the compaction cutoff.
     let day = crossbook_core::time::DAY_MS;
     let start = (Timestamp::now().millis() / day - 1) * day;

@@ -15,17 +15,12 @@
 //! cargo run --release -p crossbook-bench -- ingest-latency
 //! ```
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Price, Timestamp};
 use crossbook_server::{config::Config, workers::ingest::ingest_config};
 use crossbook_sim::{SimClock, SimConfig, Simulator};
-use crossbook_store::Store;
 use crossbook_venues::{Bus, DomainEvent, Ingest, IngestConfig, LiveBooks, VenueHealth};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -126,19 +121,7 @@ async fn snapshot_bytes(url: &str) -> anyhow::Result<i64> {
 
 pub async fn write(args: WriteArgs) -> anyhow::Result<()> {
     let url = args.database_url.clone();
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{path}{suffix}"));
-        }
-    }
-    let store: Arc<dyn Store> = crossbook_store::open(&url).await.context("open")?;
-    store.migrate().await.context("migrate")?;
-    if !url.starts_with("sqlite:") {
-        use sqlx::Connection as _;
-        let mut c = sqlx::postgres::PgConnection::connect(&url).await?;
-        sqlx::query("TRUNCATE book_snapshots").execute(&mut c).await?;
-        c.close().await?;
-    }
+    let store = crate::fresh_store(&url, "book_snapshots").await?;
     let before = snapshot_bytes(&url).await?;
 
     // Every batch built before timing: the figure is the writer's store cost, not the generator's.

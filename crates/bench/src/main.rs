@@ -226,6 +226,27 @@ async fn seed(store: &dyn crossbook_store::Store, markets: u64) -> anyhow::Resul
     Ok(())
 }
 
+/// An empty, migrated store at `url`: a SQLite file is removed first; on PostgreSQL the `tables` (a
+/// comma-separated list) are emptied after migrating.
+async fn fresh_store(url: &str, tables: &str) -> anyhow::Result<std::sync::Arc<dyn crossbook_store::Store>> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+    let store = crossbook_store::open(url).await.context("open")?;
+    store.migrate().await.context("migrate")?;
+    if !url.starts_with("sqlite:") {
+        use sqlx::Connection as _;
+        let mut c = sqlx::postgres::PgConnection::connect(url).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("TRUNCATE {tables}")))
+            .execute(&mut c)
+            .await?;
+        c.close().await?;
+    }
+    Ok(store)
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]

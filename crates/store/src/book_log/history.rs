@@ -410,19 +410,19 @@ async fn minute_bucket_rows<S: BookLogStore + ?Sized>(
         });
         i += 1;
     }
-    // The stored ends the fast buckets need.
-    let mut wanted: Vec<Timestamp> = Vec::new();
-    for b in buckets.iter().filter(|b| b.fast) {
-        wanted.push(chunks[b.last].last_ts);
-        if let Prev::Chunk(p) = b.prev {
-            wanted.push(chunks[p].last_ts);
-        }
-    }
-    wanted.sort();
-    wanted.dedup();
+    // The stored ends the fast buckets need (at one minute, the outline brought them).
     let ends = if one_minute {
         std::mem::take(&mut outline.ends)
     } else {
+        let mut wanted: Vec<Timestamp> = Vec::new();
+        for b in buckets.iter().filter(|b| b.fast) {
+            wanted.push(chunks[b.last].last_ts);
+            if let Prev::Chunk(p) = b.prev {
+                wanted.push(chunks[p].last_ts);
+            }
+        }
+        wanted.sort();
+        wanted.dedup();
         store.log_ends(book, &wanted).await?
     };
     let ends: HashMap<u64, EndState> = ends.into_iter().map(|e| (e.last_seq, e.state)).collect();

@@ -361,8 +361,25 @@ struct ChunkRow {
 // `keyframe` is a SMALLINT on PostgreSQL; rows are read as 64-bit integers.
 const CHUNK_COLUMNS: &str = "book, first_seq, last_seq, first_ts, last_ts, CAST(keyframe AS BIGINT) AS keyframe, data";
 
+/// [`CHUNK_COLUMNS`] with the events only of chunks holding gaps (NULL `data` for the others), and `gaps`: for
+/// reads that need a chunk's events only to find its gaps.
+const GAP_CHUNK_COLUMNS: &str = "book, first_seq, last_seq, first_ts, last_ts, CAST(keyframe AS BIGINT) AS keyframe, \
+     CAST(gaps AS BIGINT) AS gaps, CASE WHEN gaps > 0 THEN data ELSE NULL END AS data";
+
 impl ChunkRow {
     fn of(r: &impl Cols) -> StoreResult<ChunkRow> {
+        ChunkRow::with_data(r, r.bytes("data")?)
+    }
+
+    /// A row of [`GAP_CHUNK_COLUMNS`]: the chunk when it holds gaps (and so its events were read).
+    fn of_gap_chunk(r: &impl Cols) -> StoreResult<Option<ChunkRow>> {
+        match (r.int("gaps")?, r.opt_bytes("data")?) {
+            (1.., Some(data)) => Ok(Some(ChunkRow::with_data(r, data)?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn with_data(r: &impl Cols, data: Vec<u8>) -> StoreResult<ChunkRow> {
         Ok(ChunkRow {
             book: r.int("book")?,
             first_seq: r.int("first_seq")?,
@@ -370,7 +387,7 @@ impl ChunkRow {
             first_ts: r.int("first_ts")?,
             last_ts: r.int("last_ts")?,
             keyframe: r.int("keyframe")? == 1,
-            data: r.bytes("data")?,
+            data,
         })
     }
 
@@ -576,11 +593,8 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
 /// Whether the event just before `first` (a keyframe) is a gap, so that the keyframe ended it. After a gap the
 /// writer writes nothing for the book until its next keyframe, so a gap ends exactly there.
 async fn follows_gap<E: Exec>(ex: &E, book: &BookKey, first: &BookEvent) -> StoreResult<bool> {
-    let mut sql = Sql::new(
-        "SELECT book, first_seq, last_seq, first_ts, last_ts, CAST(keyframe AS BIGINT) AS keyframe, \
-         CAST(gaps AS BIGINT) AS gaps, CASE WHEN gaps > 0 THEN data ELSE NULL END AS data \
-         FROM book_chunks WHERE book = ",
-    );
+    let mut sql = Sql::new("SELECT ");
+    sql.push(GAP_CHUNK_COLUMNS).push(" FROM book_chunks WHERE book = ");
     push_book(&mut sql, book.into());
     sql.push(" AND last_ts <= ")
         .int(first.received_at.millis())
@@ -590,20 +604,11 @@ async fn follows_gap<E: Exec>(ex: &E, book: &BookKey, first: &BookEvent) -> Stor
     let Some(r) = ex.rows(&sql).await?.into_iter().next() else {
         return Ok(false);
     };
-    if r.int("last_seq")? != first.seq as i64 - 1 || r.int("gaps")? == 0 {
+    if r.int("last_seq")? != first.seq as i64 - 1 {
         return Ok(false);
     }
-    let Some(data) = r.opt_bytes("data")? else {
+    let Some(row) = ChunkRow::of_gap_chunk(&r)? else {
         return Ok(false);
-    };
-    let row = ChunkRow {
-        book: r.int("book")?,
-        first_seq: r.int("first_seq")?,
-        last_seq: r.int("last_seq")?,
-        first_ts: r.int("first_ts")?,
-        last_ts: r.int("last_ts")?,
-        keyframe: r.int("keyframe")? == 1,
-        data,
     };
     Ok(row
         .decode()
@@ -870,12 +875,11 @@ async fn log_outline<E: Exec>(
         out.before = Some(chunk_end(r, r.int("book")?)?);
     }
     // Events only of the chunks that hold gaps (a few): the others are outlined by their columns.
-    let mut sql = Sql::new(
-        "SELECT book, first_seq, last_seq, first_ts, last_ts, CAST(gaps AS BIGINT) AS gaps, \
-         CAST(CASE WHEN last_book IS NULL THEN 0 ELSE 1 END AS BIGINT) AS end_known, ",
-    );
-    sql.push(if ends { "last_book" } else { "NULL AS last_book" })
-        .push(", CASE WHEN gaps > 0 THEN data ELSE NULL END AS data FROM book_chunks WHERE ");
+    let mut sql = Sql::new("SELECT ");
+    sql.push(GAP_CHUNK_COLUMNS)
+        .push(", CAST(CASE WHEN last_book IS NULL THEN 0 ELSE 1 END AS BIGINT) AS end_known, ")
+        .push(if ends { "last_book" } else { "NULL AS last_book" })
+        .push(" FROM book_chunks WHERE ");
     overlapping(&mut sql, book, from, to);
     let mut rows = ex.rows(&sql).await?;
     rows.sort_by_key(|r| r.int("first_seq").unwrap_or(0));
@@ -891,18 +895,7 @@ async fn log_outline<E: Exec>(
         if ends {
             out.ends.push(chunk_end(r, id)?);
         }
-        if r.int("gaps")? > 0
-            && let Some(data) = r.opt_bytes("data")?
-        {
-            let row = ChunkRow {
-                book: id,
-                first_seq: c.first_seq as i64,
-                last_seq: c.last_seq as i64,
-                first_ts: c.first_ts.millis(),
-                last_ts: c.last_ts.millis(),
-                keyframe: false,
-                data,
-            };
+        if let Some(row) = ChunkRow::of_gap_chunk(r)? {
             match row.decode() {
                 Ok(events) => out.gap_seqs.extend(
                     events
