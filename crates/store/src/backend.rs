@@ -62,8 +62,28 @@ where
     Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     Option<Vec<u8>>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
-    let mut q = sqlx::query(AssertSqlSafe(sql.text.clone()));
-    for a in &sql.args {
+    query_text(sql.text.clone(), &sql.args)
+}
+
+/// A built statement ready to run on SQLite, in its SQLite form ([`Sql::sqlite_text`]).
+fn sqlite_query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    query_text(sql.sqlite_text().into_owned(), &sql.args)
+}
+
+fn query_text<DB: sqlx::Database>(
+    text: String,
+    args: &[Arg],
+) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
+where
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Vec<u8>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<i64>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<Vec<u8>>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    let mut q = sqlx::query(AssertSqlSafe(text));
+    for a in args {
         q = match a {
             Arg::Int(v) => q.bind(*v),
             Arg::Text(s) => q.bind(s.clone()),
@@ -80,16 +100,16 @@ where
 impl Exec for SqlitePool {
     type Row = sqlx::sqlite::SqliteRow;
     async fn rows(&self, sql: &Sql) -> StoreResult<Vec<Self::Row>> {
-        Ok(query(sql).fetch_all(self).await?)
+        Ok(sqlite_query(sql).fetch_all(self).await?)
     }
     async fn exec(&self, sql: &Sql) -> StoreResult<u64> {
-        Ok(query(sql).execute(self).await?.rows_affected())
+        Ok(sqlite_query(sql).execute(self).await?.rows_affected())
     }
     async fn transaction(&self, stmts: &[Sql]) -> StoreResult<Vec<Vec<Self::Row>>> {
         let mut tx = crate::sqlite::begin(self).await?;
         let mut out = Vec::with_capacity(stmts.len());
         for s in stmts {
-            out.push(query(s).fetch_all(&mut *tx).await?);
+            out.push(sqlite_query(s).fetch_all(&mut *tx).await?);
         }
         tx.commit().await?;
         Ok(out)
