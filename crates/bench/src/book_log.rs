@@ -15,7 +15,10 @@
 
 use std::{
     net::SocketAddr,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicI64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -27,10 +30,14 @@ use crossbook_core::{
 use crossbook_server::config::Config;
 use crossbook_venues::{
     BookUpdate,
-    ingest::book_writer::{BookInput, book_writer},
+    ingest::{
+        book_writer::{BookInput, book_writer},
+        compaction::compactor_with_clock,
+    },
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Args, Debug)]
 pub struct LogWriteArgs {
@@ -46,6 +53,10 @@ pub struct LogWriteArgs {
     /// Levels per side of the keyframes.
     #[arg(long, default_value_t = 10)]
     levels: usize,
+    /// Run the service's compaction worker beside the writer, as `serve` does, its clock following the
+    /// generated receive times (the sustained figure: the log's indexes stay the size they have in service).
+    #[arg(long)]
+    live_compaction: bool,
 }
 
 /// One generated book: its ladders, kept up to date as deltas are made.
@@ -111,7 +122,8 @@ impl GenBook {
 }
 
 /// Builds every update in order, into `tx` (or drops them, to time the generator alone).
-fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>) {
+/// `now` follows the receive time of the round being generated.
+fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>, now: &AtomicI64) {
     let mut rng = StdRng::seed_from_u64(11);
     let mut books: Vec<GenBook> = (0..args.books)
         .map(|i| GenBook::new(&mut rng, i, args.levels))
@@ -119,6 +131,7 @@ fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>) {
     for round in 0..args.events {
         // 150 changes a second per book: round r at t0 + r × 6.67 ms.
         let ts = Timestamp::from_millis(t0 + round as i64 * 20 / 3);
+        now.store(ts.millis(), Ordering::Relaxed);
         for b in &mut books {
             let update = if round == 0 {
                 BookUpdate::snapshot(b.snapshot(ts), Some(1), None)
@@ -196,7 +209,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     // The generator alone, for reference: what the connectors' side costs in this process.
     let g = Instant::now();
     let a = args.clone();
-    tokio::task::spawn_blocking(move || generate(&a, t0, None)).await?;
+    tokio::task::spawn_blocking(move || generate(&a, t0, None, &AtomicI64::new(0))).await?;
     let gen_only = g.elapsed();
 
     let (tx, rx) = mpsc::channel(16_384);
@@ -208,10 +221,25 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         crossbook_venues::VenueHealth::new(),
     ));
     let a = args.clone();
-    let generator = tokio::task::spawn_blocking(move || generate(&a, t0, Some(tx)));
+    let now = Arc::new(AtomicI64::new(t0));
+    let clock = now.clone();
+    let generator = tokio::task::spawn_blocking(move || generate(&a, t0, Some(tx), &clock));
+    let stop_compaction = CancellationToken::new();
+    let compactor = args.live_compaction.then(|| {
+        let now = now.clone();
+        tokio::spawn(compactor_with_clock(
+            store.clone(),
+            move || Timestamp::from_millis(now.load(Ordering::Relaxed)),
+            stop_compaction.clone(),
+        ))
+    });
     generator.await?;
     writer.await?;
     let write = started.elapsed();
+    stop_compaction.cancel();
+    if let Some(c) = compactor {
+        c.await?;
+    }
     let hot = log_chunks(&url).await?;
 
     let c = Instant::now();
@@ -238,8 +266,13 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         args.levels
     );
     println!(
-        "  write: {:.0} events/s through the book writer ({:.2} s; the generator alone takes {:.2} s)",
+        "  write: {:.0} events/s through the book writer{} ({:.2} s; the generator alone takes {:.2} s)",
         total as f64 / write.as_secs_f64(),
+        if args.live_compaction {
+            ", compaction running beside it"
+        } else {
+            ""
+        },
         write.as_secs_f64(),
         gen_only.as_secs_f64()
     );

@@ -19,13 +19,24 @@ const STEP_CHUNKS: u32 = 2_000;
 /// Pause between two steps of a pass, so the writer's appends interleave.
 const STEP_PAUSE: Duration = Duration::from_millis(20);
 
+/// The worker: a pass every [`COMPACT_EVERY`] until `cancel`.
 pub(super) async fn compactor(store: Arc<dyn Store>, cancel: CancellationToken) {
+    compactor_with_clock(store, Timestamp::now, cancel).await
+}
+
+/// The worker with the time it reads from `clock` (receive times, as the log's events carry): the benchmark
+/// runs it beside a writer fed with generated times, as the service runs it beside the live one.
+pub async fn compactor_with_clock(
+    store: Arc<dyn Store>,
+    clock: impl Fn() -> Timestamp + Send,
+    cancel: CancellationToken,
+) {
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
             _ = tokio::time::sleep(COMPACT_EVERY) => {}
         }
-        let older_than = Timestamp::from_millis(Timestamp::now().millis() - COMPACT_AFTER.as_millis() as i64);
+        let older_than = Timestamp::from_millis(clock().millis() - COMPACT_AFTER.as_millis() as i64);
         let mut after = 0;
         loop {
             match store.compact_log(older_than, after, STEP_CHUNKS).await {

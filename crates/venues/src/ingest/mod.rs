@@ -423,7 +423,7 @@ fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mps
 
 pub mod book_writer;
 mod catalog;
-mod compaction;
+pub mod compaction;
 mod feed;
 mod polling;
 mod trades;
