@@ -240,6 +240,27 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     if let Some(c) = compactor {
         c.await?;
     }
+    println!(
+        "log-write backend={} books={} events/book={} levels={}x2 events={total} (deltas {deltas}, 1–3 levels each)",
+        if sqlite { "sqlite" } else { "postgres" },
+        args.books,
+        args.events,
+        args.levels
+    );
+    println!(
+        "  write: {:.0} events/s through the book writer{} ({:.2} s; the generator alone takes {:.2} s)",
+        total as f64 / write.as_secs_f64(),
+        if args.live_compaction {
+            ", compaction running beside it"
+        } else {
+            ""
+        },
+        write.as_secs_f64(),
+        gen_only.as_secs_f64()
+    );
+    if let Some(rss) = peak_rss_mib() {
+        println!("  peak RSS while writing: {rss:.0} MiB");
+    }
     let hot = log_chunks(&url).await?;
 
     let c = Instant::now();
@@ -259,24 +280,6 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
     let (bytes, with_dead) = log_bytes(&url).await?;
 
     println!(
-        "log-write backend={} books={} events/book={} levels={}x2 events={total} (deltas {deltas}, 1–3 levels each)",
-        if sqlite { "sqlite" } else { "postgres" },
-        args.books,
-        args.events,
-        args.levels
-    );
-    println!(
-        "  write: {:.0} events/s through the book writer{} ({:.2} s; the generator alone takes {:.2} s)",
-        total as f64 / write.as_secs_f64(),
-        if args.live_compaction {
-            ", compaction running beside it"
-        } else {
-            ""
-        },
-        write.as_secs_f64(),
-        gen_only.as_secs_f64()
-    );
-    println!(
         "  compaction: {hot} chunks → {cold} in {:.2} s ({steps} steps, {merged} chunks merged, {:.0} events/s)",
         compact.as_secs_f64(),
         total as f64 / compact.as_secs_f64()
@@ -292,7 +295,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(rss) = peak_rss_mib() {
-        println!("  peak RSS of the process: {rss:.0} MiB");
+        println!("  peak RSS of the process (compaction included): {rss:.0} MiB");
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ pub mod whale;
 
 pub use book::{BookSnapshot, Level, TopOfBook};
 pub use catalog::{Category, Event, Exchange, IntervalCode, Market, Outcome, Series, Status};
-pub use money::{Amount, Price};
+pub use money::{Amount, Price, Price4};
 pub use plan::Plan;
 pub use time::Timestamp;
 pub use trade::{TakerSide, Trade};

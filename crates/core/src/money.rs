@@ -110,17 +110,63 @@ impl Price {
     }
     /// Renders as a 4-decimal string (`"0.5300"`), half-up.
     pub fn to_string4(self) -> String {
-        struct D(i64);
-        impl fmt::Display for D {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt_micros(self.0, 4, f)
+        self.four_decimals().as_str().to_string()
+    }
+    /// The 4-decimal string (`"0.5300"`, half-up) formatted on the stack: a page of order books renders
+    /// thousands of levels, and this neither allocates nor goes through `fmt`.
+    pub fn four_decimals(self) -> Price4 {
+        let r = round_half_up(self.0, 2);
+        let mut buf = [0u8; 24];
+        // Digits from the right: four decimals, the point, then at least one whole digit.
+        let mut at = buf.len();
+        let mut a = r.unsigned_abs();
+        for i in 0.. {
+            if i == 4 {
+                at -= 1;
+                buf[at] = b'.';
+            }
+            at -= 1;
+            buf[at] = b'0' + (a % 10) as u8;
+            a /= 10;
+            if i >= 4 && a == 0 {
+                break;
             }
         }
-        D(self.0).to_string()
+        if r < 0 {
+            at -= 1;
+            buf[at] = b'-';
+        }
+        Price4 { buf, start: at as u8 }
     }
     /// The value as a JSON number rounded half-up to 4 decimals. Rendering only; never compute with it.
     pub fn to_f64_4(self) -> f64 {
         round_half_up(self.0, 2) as f64 / 10_000.0
+    }
+}
+
+/// A price's 4-decimal string, held on the stack ([`Price::four_decimals`]). Serializes as that string.
+#[derive(Clone, Copy)]
+pub struct Price4 {
+    buf: [u8; 24],
+    start: u8,
+}
+
+impl Price4 {
+    pub fn as_str(&self) -> &str {
+        // Only ASCII digits, '.' and '-' were written from `start` on.
+        std::str::from_utf8(&self.buf[usize::from(self.start)..]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Price4 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Price4 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -219,6 +265,20 @@ mod tests {
         assert_eq!(Price(123_449).to_string4(), "0.1234");
         assert_eq!(Price(1_000_000).to_string4(), "1.0000");
         assert_eq!(Price(123_450).to_f64_4(), 0.1235);
+        assert_eq!(Price(-530_000).to_string4(), "-0.5300");
+        assert_eq!(Price(12_345_678_900).to_string4(), "12345.6789");
+        assert_eq!(Price(0).to_string4(), "0.0000");
+        assert_eq!(Price(i64::MIN).to_string4(), "-9223372036854.7758");
+        // The stack formatter agrees with `fmt` over a spread of values, both signs.
+        struct Fmt(i64);
+        impl fmt::Display for Fmt {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt_micros(self.0, 4, f)
+            }
+        }
+        for v in (-3_000_000..3_000_000).step_by(37).chain([i64::MAX, i64::MIN + 1, 49, -49, 50, -50]) {
+            assert_eq!(Price(v).to_string4(), Fmt(v).to_string(), "{v}");
+        }
     }
 
     #[test]

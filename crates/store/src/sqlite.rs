@@ -55,6 +55,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "book_log_chunk_ends",
         include_str!("../migrations/sqlite/0008_book_log_chunk_ends.sql"),
     ),
+    (
+        9,
+        "book_log_hot_index_seq",
+        include_str!("../migrations/sqlite/0009_book_log_hot_index_seq.sql"),
+    ),
 ];
 
 impl Backend for SqliteStore {

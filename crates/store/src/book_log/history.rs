@@ -228,13 +228,23 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
     }
     match window {
         SnapshotWindow::Latest { before } => {
-            let to = before.map_or(i64::MAX / 2, |b| b.millis() - 1);
+            let mut to = before.map_or(i64::MAX / 2, |b| b.millis() - 1);
+            // Without `before`, the first read starts at the newest keyframe (the window lies in the future);
+            // the windows after it are measured back from the newest event, not from the far future (which
+            // took some thirty reads of the same keyframe run for a quiet book).
+            let mut anchored = before.is_some();
             let mut lookback = FIRST_LOOKBACK_MS;
             loop {
                 let from = to.saturating_sub(lookback);
                 let read = store
                     .log_events(book, Timestamp::from_millis(from), Timestamp::from_millis(to))
                     .await?;
+                if !anchored {
+                    anchored = true;
+                    if let Some(newest) = read.events.last() {
+                        to = to.min(newest.received_at.millis());
+                    }
+                }
                 // Every event from the book's start is in hand when no keyframe lay at or before `from`.
                 let whole = read.events.first().is_none_or(|e| e.received_at.millis() > from);
                 let gap = read.after_gap;

@@ -1,6 +1,8 @@
 //! Response bodies of the historical routes (spec §2.5–2.8, contracts §5), and the rows built from books.
 
-use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Outcome, Price, TopOfBook, book};
+use crossbook_core::{
+    Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Outcome, Price, Price4, TopOfBook, book,
+};
 use crossbook_store::book_log::history::HistoryRow;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -15,8 +17,9 @@ const DEPTH_LEVELS: usize = 5;
 /// One price level: `price` a 4-decimal string, `size` a number.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct LevelOut {
-    #[schema(examples("0.5300"))]
-    pub price: String,
+    // Formatted on the stack: a page of 100 books renders thousands of levels.
+    #[schema(value_type = String, examples("0.5300"))]
+    pub price: Price4,
     #[schema(examples(120.0))]
     pub size: f64,
 }
@@ -25,7 +28,7 @@ pub(super) fn levels(ladder: &[Level]) -> Vec<LevelOut> {
     ladder
         .iter()
         .map(|l| LevelOut {
-            price: l.price.to_string4(),
+            price: l.price.four_decimals(),
             size: size(l.size),
         })
         .collect()
