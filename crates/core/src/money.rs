@@ -276,7 +276,10 @@ mod tests {
                 fmt_micros(self.0, 4, f)
             }
         }
-        for v in (-3_000_000..3_000_000).step_by(37).chain([i64::MAX, i64::MIN + 1, 49, -49, 50, -50]) {
+        for v in (-3_000_000..3_000_000)
+            .step_by(37)
+            .chain([i64::MAX, i64::MIN + 1, 49, -49, 50, -50])
+        {
             assert_eq!(Price(v).to_string4(), Fmt(v).to_string(), "{v}");
         }
     }

@@ -558,11 +558,25 @@ async fn a_page_that_starts_on_a_resnapshot_knows_the_gap_before_it() {
         // and learns from the chunk before it (read in the same statement) that a gap came first.
         let id = s.register_log_books(&[book("S")]).await.unwrap()[0].id;
         let (before, after) = (
-            vec![snapshot(1, 0, 40), delta(2, 100, 40, 3), gap(3, 200, GapCause::Disconnect)],
+            vec![
+                snapshot(1, 0, 40),
+                delta(2, 100, 40, 3),
+                gap(3, 200, GapCause::Disconnect),
+            ],
             vec![snapshot(4, 60_000, 41), delta(5, 60_100, 41, 2)],
         );
-        s.append_log(&[LogRun { book_id: id, events: before }]).await.unwrap();
-        s.append_log(&[LogRun { book_id: id, events: after }]).await.unwrap();
+        s.append_log(&[LogRun {
+            book_id: id,
+            events: before,
+        }])
+        .await
+        .unwrap();
+        s.append_log(&[LogRun {
+            book_id: id,
+            events: after,
+        }])
+        .await
+        .unwrap();
         let read = s.log_events(&book("S"), at(70_000), at(70_000)).await.unwrap();
         assert_eq!(read.events.first().map(|e| e.seq), Some(4));
         assert!(read.after_gap);

@@ -697,13 +697,15 @@ async fn compact<B: Backend>(
         .push(" ORDER BY book, last_ts, first_seq LIMIT ")
         .int(i64::from(max_chunks));
     let rows = chunk_rows(store.reader(), &sql).await?;
-    let mut done = Compacted::default();
     // A step that filled its limit may have cut its last book short: the next step starts at that book again
     // (its chunks merged here are gone from the small ones by then).
-    done.next = if rows.len() >= max_chunks as usize {
-        rows.last().map(|r| r.book - 1)
-    } else {
-        None
+    let mut done = Compacted {
+        next: if rows.len() >= max_chunks as usize {
+            rows.last().map(|r| r.book - 1)
+        } else {
+            None
+        },
+        ..Compacted::default()
     };
     if rows.is_empty() {
         return Ok(done);
