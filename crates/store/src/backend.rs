@@ -52,16 +52,8 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn pools(&self) -> Pools<'_>;
 }
 
-/// A built statement ready to run on `DB`.
-pub(crate) fn query<DB: sqlx::Database>(sql: &Sql) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
-where
-    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Vec<u8>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<i64>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<Vec<u8>>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
+/// A built statement ready to run on PostgreSQL.
+pub(crate) fn query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments> {
     query_text(sql.text.clone(), &sql.args)
 }
 
@@ -70,6 +62,7 @@ fn sqlite_query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sq
     query_text(sql.sqlite_text().into_owned(), &sql.args)
 }
 
+/// `text` with `args` bound in order, on `DB`.
 fn query_text<DB: sqlx::Database>(
     text: String,
     args: &[Arg],
