@@ -135,7 +135,14 @@ mod tests {
     #[test]
     fn sqlite_text_makes_ordered_placeholders_anonymous() {
         let mut sql = Sql::new("INSERT INTO t (a, b) VALUES (");
-        sql.int(1).push(", ").text("x").push("), (").int(2).push(", ").text("y").push(")");
+        sql.int(1)
+            .push(", ")
+            .text("x")
+            .push("), (")
+            .int(2)
+            .push(", ")
+            .text("y")
+            .push(")");
         assert_eq!(sql.sqlite_text(), "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)");
         // Repeated or reordered placeholders keep their numbers, so each still names its argument.
         let repeated = Sql::with_args("SELECT $1 WHERE a = $1 OR b = $2", vec![Arg::Int(1), Arg::Int(2)]);
