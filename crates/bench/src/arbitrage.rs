@@ -254,7 +254,7 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
     let pick = |k: usize| {
         // Spread over the catalog, skipping the pairs that cross in the fixture.
         let i = (k * 7_919) % args.windows;
-        if i % args.cross_every.max(1) == 0 {
+        if i.is_multiple_of(args.cross_every.max(1)) {
             (i + 1) % args.windows
         } else {
             i
@@ -327,6 +327,10 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
     cancel.cancel();
     tracker.close();
     tracker.wait().await;
+    // Back to the fixture again, so the worker pass below sees its 1 pair in `--cross-every`.
+    for i in crossing.drain() {
+        state.live.upsert(flip(i, false));
+    }
     summary(
         &format!(
             "book change -> ArbitrageChanged on the bus at {} pairs (running scanner, episode writes batched)",

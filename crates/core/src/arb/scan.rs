@@ -144,13 +144,12 @@ pub fn scan_pairs<B: BookSource + ?Sized>(
     books: &B,
     params: &ScanParams,
 ) -> Vec<Opportunity> {
-    let mut out: Vec<Opportunity> = pairs
+    let out: Vec<Opportunity> = pairs
         .iter()
         .enumerate()
         .filter_map(|(i, p)| scan_one(i, p, books, params))
         .collect();
-    sort_opportunities(&mut out);
-    out
+    sort_opportunities(out)
 }
 
 /// Scans one pair: the pricing both [`scan_pairs`] (the full pass, `/v1/arbitrage/current`) and the
@@ -175,8 +174,18 @@ pub fn scan_one<B: BookSource + ?Sized>(
 
 /// The scan's order: net edge descending, then `event_id` (ROI orders like net, see
 /// [`super::best_direction`]).
-pub fn sort_opportunities(opps: &mut [Opportunity]) {
-    opps.sort_by(|x, y| y.net.cmp(&x.net).then_with(|| x.event_id.cmp(&y.event_id)));
+///
+/// The positions are sorted and each opportunity then moved once: an opportunity is several hundred bytes,
+/// and sorting them in place moved each one about log₂(n) times (a third of a 10,000-pair pass with 1,000
+/// opportunities).
+pub fn sort_opportunities(opps: Vec<Opportunity>) -> Vec<Opportunity> {
+    let mut order: Vec<usize> = (0..opps.len()).collect();
+    order.sort_by(|&x, &y| {
+        let (x, y) = (&opps[x], &opps[y]);
+        y.net.cmp(&x.net).then_with(|| x.event_id.cmp(&y.event_id))
+    });
+    let mut slots: Vec<Option<Opportunity>> = opps.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// Whether a book is fresh at `now`: at most `max_staleness_seconds` old (inclusive). A book time-stamped
@@ -230,7 +239,8 @@ impl<'b> PairBooks<'b> {
     }
 
     pub(crate) fn venue_b_ladders(&self) -> AskLadders {
-        let asks = |b: Option<BookView<'_>>| b.map(|b| b.book.asks.clone()).unwrap_or_default();
+        // Cleaned straight from the books' ladders, without an intermediate copy.
+        let asks = |b: Option<BookView<'b>>| b.into_iter().flat_map(|b| b.book.asks.iter().copied());
         AskLadders::new(asks(self.venue_b_yes), asks(self.venue_b_no))
     }
 }

@@ -88,12 +88,11 @@ pub fn scan_live_pairs(catalog: &ArbCatalog, live: &LiveBooks, params: &ScanPara
     let slots = catalog.pair_slots(live);
     live.with_books(|view| {
         let source = LiveSource::new(catalog, view, Some(&slots));
-        let mut out: Vec<Opportunity> = pairs
+        let out: Vec<Opportunity> = pairs
             .iter()
             .filter_map(|&i| scan_one(i as usize, &catalog.pair(i as usize), &source, params))
             .collect();
-        sort_opportunities(&mut out);
-        out
+        sort_opportunities(out)
     })
 }
 
