@@ -1,8 +1,12 @@
 //! `crossbook-bench arbitrage`: (a) one scanner pass over N paired windows with 10-level books, through the
-//! same function the scanner and `/v1/arbitrage/current` use ([`scan_live`] over [`LiveBooks`]), then the
-//! whole pass of the worker (episodes, batch write, publication) against a real store; (b)
-//! `/v1/arbitrage/current` through real HTTP over a seeded catalog and live books, sequentially, and then
-//! served for `wrk` (`--serve-after`, prints the command).
+//! same function the scanner and `/v1/arbitrage/current` use ([`scan_live`] over [`LiveBooks`]): the first
+//! pass over a new catalog (resolving the pairs' books to slots) and the median of many; then (b) a book
+//! change becoming an updated opportunity: one book written to the live books and the scanner re-pricing the
+//! pairs of that book ([`Scanner::reprice_books`]: episodes, cooldown, bus publications), and the same
+//! through the bus to a running scanner, to its `ArbitrageChanged` event; then (c) the whole pass of the
+//! worker (episodes, batch write, publication) against a real store; (d) `/v1/arbitrage/current` through
+//! real HTTP over a seeded catalog and live books, sequentially, and then served for `wrk`
+//! (`--serve-after`, prints the command).
 //!
 //! ```text
 //! cargo run --release -p crossbook-bench -- arbitrage --windows 10000
@@ -13,22 +17,23 @@
 //! venue_a window pairs with exactly one venue_b window), every book 10 levels deep on each side. One pair in
 //! `--cross-every` crosses (nets a few cents after fees, so the depth walk and the rendering run); the others
 //! cost more than 1 dollar. Books are time-stamped at the start of the run and the scan time is pinned to it,
-//! so every pair passes the staleness check.
+//! so every pair passes the staleness check. A book change alternates the venue_b NO book of a pair between
+//! crossing and not, so each change opens or closes an opportunity.
 
 use std::{net::SocketAddr, sync::Arc, time::Instant};
 
 use clap::Args;
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Plan, Price, Timestamp,
-    arb::{Listing, ScanParams},
+    arb::{ChangeKind, Listing, ScanParams},
 };
 use crossbook_server::{
     AppState,
     arbitrage::{ArbCache, ArbCatalog, scan_live},
     config::Config,
-    workers::scanner::{Scanner, Settings},
+    workers::scanner::{Scanner, Settings, spawn_with},
 };
-use crossbook_venues::LiveBooks;
+use crossbook_venues::{BookKey, DomainEvent, LiveBooks};
 
 use crate::percentile;
 
@@ -41,6 +46,9 @@ pub struct ArbitrageArgs {
     /// Scanner passes to time.
     #[arg(long, default_value_t = 200)]
     passes: usize,
+    /// Book changes to time (re-pricing, and through the bus).
+    #[arg(long, default_value_t = 5_000)]
+    changes: usize,
     /// One pair in this many crosses.
     #[arg(long, default_value_t = 10)]
     cross_every: usize,
@@ -201,13 +209,20 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         args.windows,
         books.len()
     );
-    let state = state_with(&args.database_url, 0, catalog, books).await?;
+    let state = state_with(&args.database_url, 0, catalog, books.clone()).await?;
     let catalog = state.arb.catalog(state.store.as_ref()).await?;
     let params = ScanParams {
         include_orderbook: true,
         ..ScanParams::new(now)
     };
+    // The first pass over a new catalog also resolves every pair's books to live-book slots.
+    let t = Instant::now();
     let found = scan_live(&catalog, &state.live, &params).len();
+    println!(
+        "first scan pass over a new catalog (resolves {} books to slots): {:.3} ms",
+        books.len(),
+        t.elapsed().as_secs_f64() * 1000.0
+    );
     let mut ms = Vec::with_capacity(args.passes);
     for _ in 0..args.passes {
         let t = Instant::now();
@@ -220,16 +235,113 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         ms,
     );
 
-    // The worker's whole pass: scan, episode book, batch upsert of every episode seen, publication.
-    let mut scanner = Scanner::new(
-        state.clone(),
-        Settings {
-            interval: std::time::Duration::from_secs(1),
-            webhook_min_net: crossbook_core::arb::MicroUsd::from_cents(1),
-            cooldown_seconds: 300,
-            clock: Arc::new(move || now),
-        },
+    // ---------------------------------------------------------------- (b) a book change → opportunity
+    let settings = Settings {
+        interval: std::time::Duration::from_secs(3_600),
+        webhook_min_net: crossbook_core::arb::MicroUsd::from_cents(1),
+        cooldown_seconds: 300,
+        clock: Arc::new(move || now),
+    };
+    // The NO book of pair `i`, crossing or not; the pairs chosen do not cross in the fixture, so the first
+    // change opens an opportunity and the next closes it.
+    let flip = |i: usize, cross: bool| {
+        let mut b = books[3 * i + 2].clone();
+        b.asks = (0..10)
+            .map(|l| lvl(if cross { 500_000 } else { 600_000 } + 5_000 * l, 10 + l))
+            .collect();
+        b
+    };
+    let pick = |k: usize| {
+        // Spread over the catalog, skipping the pairs that cross in the fixture.
+        let i = (k * 7_919) % args.windows;
+        if i.is_multiple_of(args.cross_every.max(1)) {
+            (i + 1) % args.windows
+        } else {
+            i
+        }
+    };
+    let mut scanner = Scanner::new(state.clone(), settings.clone());
+    scanner.pass().await;
+    let mut ms = Vec::with_capacity(args.changes);
+    let mut crossing = std::collections::HashSet::new();
+    let mut changes = 0;
+    for k in 0..args.changes {
+        let i = pick(k);
+        let cross = !crossing.remove(&i) && crossing.insert(i);
+        let book = flip(i, cross);
+        let key = BookKey::of(&book);
+        let t = Instant::now();
+        state.live.upsert(book);
+        let r = scanner.reprice_books(std::slice::from_ref(&key)).await;
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        changes += r.changes;
+    }
+    anyhow::ensure!(
+        changes == args.changes,
+        "each change should open or close one opportunity"
     );
+    summary(
+        &format!(
+            "book change -> re-priced opportunity at {} pairs (upsert + re-pricing + episodes + publication)",
+            args.windows
+        ),
+        ms,
+    );
+    scanner.flush().await;
+    // Back to the fixture, so the running scanner's first pass opens none of the pairs timed below.
+    for i in crossing.drain() {
+        state.live.upsert(flip(i, false));
+    }
+
+    // Through the bus: the running scanner hears `BookUpdated` and publishes `ArbitrageChanged`.
+    let tracker = tokio_util::task::TaskTracker::new();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut rx = state.bus.subscribe();
+    spawn_with(&state, settings.clone(), &tracker, &cancel);
+    let mut ms = Vec::with_capacity(args.changes);
+    for k in 0..args.changes {
+        let i = pick(k);
+        let cross = !crossing.remove(&i) && crossing.insert(i);
+        let expected = if cross { ChangeKind::Opened } else { ChangeKind::Closed };
+        let token = books[3 * i + 2].asset_id.clone().unwrap_or_default();
+        let book = flip(i, cross);
+        let key = BookKey::of(&book);
+        let timestamp = book.timestamp;
+        let t = Instant::now();
+        state.live.upsert(book);
+        state.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv()).await {
+                Ok(Ok(DomainEvent::ArbitrageChanged(c)))
+                    if c.kind == expected && c.opportunity.venue_b.no_token_id == token =>
+                {
+                    break;
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+                other => anyhow::bail!("no change event: {other:?}"),
+            }
+        }
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    cancel.cancel();
+    tracker.close();
+    tracker.wait().await;
+    // Back to the fixture again, so the worker pass below sees its 1 pair in `--cross-every`.
+    for i in crossing.drain() {
+        state.live.upsert(flip(i, false));
+    }
+    summary(
+        &format!(
+            "book change -> ArbitrageChanged on the bus at {} pairs (running scanner, episode writes batched)",
+            args.windows
+        ),
+        ms,
+    );
+
+    // ---------------------------------------------------------------- (c) the worker's whole pass
+    // Scan, episode book, batch upsert of every episode seen, publication.
+    let mut scanner = Scanner::new(state.clone(), settings);
     let mut ms = Vec::new();
     for _ in 0..args.passes.min(50) {
         let t = Instant::now();
@@ -245,7 +357,7 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         ms,
     );
 
-    // ---------------------------------------------------------------- (b) /v1/arbitrage/current over HTTP
+    // ---------------------------------------------------------------- (d) /v1/arbitrage/current over HTTP
     let now = Timestamp::now();
     let (listings, books) = fixture(args.serve_windows, args.cross_every.max(1), now);
     let state = state_with(

@@ -6,7 +6,11 @@
 
 use std::sync::Arc;
 
-use crossbook_core::{Exchange, Timestamp, Trade, arb::Opportunity, whale::WhaleEntry};
+use crossbook_core::{
+    Exchange, Timestamp, Trade,
+    arb::{Opportunity, OpportunityChange},
+    whale::WhaleEntry,
+};
 use tokio::sync::broadcast;
 
 use crate::live::BookKey;
@@ -37,6 +41,10 @@ pub enum DomainEvent {
     /// An opportunity the scanner found above `webhook_min_net_cents` outside its cooldown
     /// (`arbitrage.opportunity`).
     ArbitrageOpportunity(Arc<Opportunity>),
+    /// An opportunity opened, changed (net or executable size) or closed, with its episode (the live
+    /// stream's `arbitrage` channel). Published by the scanner on every such change, with no threshold and
+    /// no cooldown, unlike [`DomainEvent::ArbitrageOpportunity`].
+    ArbitrageChanged(Arc<OpportunityChange>),
 }
 
 /// Handle to the bus; cheap to clone.

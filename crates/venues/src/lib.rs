@@ -44,5 +44,5 @@ pub use bus::{Bus, DomainEvent};
 pub use error::VenueError;
 pub use health::{FeedHealth, FeedMode, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
-pub use live::{BookKey, BookMap, LiveBook, LiveBooks};
+pub use live::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
 pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};

@@ -5,19 +5,46 @@
 //! for it (a sequence gap, a dropped socket, a silent feed): it stays in the map so health and debugging can
 //! see it, but [`LiveBooks::get`] and [`LiveBooks::fresh_books`] no longer return it until a fresh snapshot
 //! replaces it.
+//!
+//! # Slots
+//! Every key lives in a numbered slot ([`BookSlot`]). A reader that reads the same books again and again (the
+//! scanner reads three books per pair on every pass) resolves its keys to slots once with
+//! [`LiveBooks::resolve`] and then reads by slot ([`LiveView::at`]): an index into a vector instead of
+//! hashing two long strings per book. Resolving reserves a slot for a key not seen yet, so a book that
+//! arrives later lands in the slot the reader already holds.
+//!
+//! A slot keeps its key for as long as the [`LiveBooks::epoch`] stays the same: dropping a book
+//! ([`LiveBooks::retain_markets`]) only empties its slot. When many slots are empty they are compacted,
+//! which renumbers the slots and moves to a new epoch; a reader holding slots of an older epoch resolves
+//! again (and, until it does, reads by key).
+//!
+//! Each book carries its top-of-book summary ([`BookTop`]), computed when it is written, so a pair whose
+//! top of book cannot cross is rejected without touching a ladder.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    sync::{
+        Arc, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 pub use crossbook_core::book::BookKey;
-use crossbook_core::{BookSnapshot, Exchange, Timestamp};
+use crossbook_core::{BookSnapshot, Exchange, Timestamp, arb::BookTop};
 
-/// The live books by key. The scanner looks up three books per pair on every pass, and venue_b keys are
-/// long (a 66-character condition id and a 78-digit token id), so the hasher is foldhash rather than SipHash:
-/// the keys come from our catalog, not from callers, so hash flooding is not a concern here.
-pub type BookMap = HashMap<BookKey, LiveBook, foldhash::fast::RandomState>;
+/// Key → slot. The hasher is foldhash rather than SipHash: venue_b keys are long (a 66-character condition
+/// id and a 78-digit token id), and the keys come from our catalog and feeds, not from callers, so hash
+/// flooding is not a concern here.
+type SlotIndex = HashMap<BookKey, u32, foldhash::fast::RandomState>;
+
+/// Empty slots tolerated before a compaction (and at least as many as the books held), so that markets
+/// coming and going (a 5-minute window every 5 minutes) do not grow the slots without bound, while a
+/// compaction, which makes every reader resolve again, stays rare.
+const COMPACT_MIN_EMPTY: usize = 4_096;
+
+/// The position of a key in the live books, valid within one [`LiveBooks::epoch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BookSlot(u32);
 
 /// One book as held in memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,16 +54,129 @@ pub struct LiveBook {
     pub stale: bool,
     /// When ingestion last replaced this book (local clock).
     pub updated_at: Timestamp,
+    /// The top of the book, computed when it was written.
+    pub top: BookTop,
 }
+
+/// The slots and their index.
+#[derive(Debug, Default)]
+struct Slots {
+    index: SlotIndex,
+    /// `None`: a key reserved by [`LiveBooks::resolve`] whose book has not arrived, or a dropped book.
+    books: Vec<Option<LiveBook>>,
+    /// Number of `Some` in `books`.
+    held: usize,
+    epoch: u64,
+}
+
+impl Slots {
+    fn slot_of(&mut self, key: &BookKey) -> usize {
+        if let Some(&i) = self.index.get(key) {
+            return i as usize;
+        }
+        let i = self.books.len();
+        self.books.push(None);
+        self.index
+            .insert(key.clone(), u32::try_from(i).expect("fewer than 2^32 live books"));
+        i
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&BookKey, &LiveBook)> {
+        self.index
+            .iter()
+            .filter_map(|(k, &i)| self.books[i as usize].as_ref().map(|e| (k, e)))
+    }
+
+    /// Drops the empty slots when there are many, renumbering the others (a new epoch).
+    fn compact_if_sparse(&mut self) {
+        let empty = self.books.len() - self.held;
+        if empty < COMPACT_MIN_EMPTY || empty < self.held {
+            return;
+        }
+        let mut old = std::mem::take(&mut self.books);
+        let mut books = Vec::with_capacity(self.held);
+        self.index.retain(|_, i| match old[*i as usize].take() {
+            Some(e) => {
+                *i = books.len() as u32;
+                books.push(Some(e));
+                true
+            }
+            None => false,
+        });
+        self.books = books;
+        self.epoch += 1;
+    }
+}
+
+/// A numbering of [`LiveBooks`] instances, so a reader's resolved slots are never read from another map.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Shared map of the latest books.
 ///
 /// A `std::sync::RwLock` rather than Tokio's: every critical section is a map lookup or insert with no
 /// `.await` inside, so a blocking lock is cheaper and cannot be held across a suspension point; many
 /// readers (scanner, API) proceed in parallel while the single writer waits briefly.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LiveBooks {
-    inner: Arc<RwLock<BookMap>>,
+    inner: Arc<RwLock<Slots>>,
+    id: u64,
+}
+
+impl Default for LiveBooks {
+    fn default() -> Self {
+        LiveBooks {
+            inner: Arc::default(),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Slots resolved by [`LiveBooks::resolve`], in the order of the keys asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Which live books and which epoch the slots belong to.
+    pub live_id: u64,
+    pub epoch: u64,
+    pub slots: Vec<BookSlot>,
+}
+
+/// The live books under the read lock (see [`LiveBooks::with_books`]).
+pub struct LiveView<'a> {
+    slots: &'a Slots,
+    id: u64,
+}
+
+impl LiveView<'_> {
+    /// The book of a key, fresh or stale.
+    pub fn get(&self, key: &BookKey) -> Option<&LiveBook> {
+        let &i = self.slots.index.get(key)?;
+        self.slots.books[i as usize].as_ref()
+    }
+
+    /// The book in a slot, fresh or stale. Only meaningful for slots resolved in this epoch (see
+    /// [`LiveView::holds`]); a slot out of range reads as empty.
+    pub fn at(&self, slot: BookSlot) -> Option<&LiveBook> {
+        self.slots.books.get(slot.0 as usize)?.as_ref()
+    }
+
+    /// Whether slots resolved as `resolved` may be read here: same map, same epoch.
+    pub fn holds(&self, live_id: u64, epoch: u64) -> bool {
+        self.id == live_id && self.slots.epoch == epoch
+    }
+
+    /// Every book held (fresh and stale), in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&BookKey, &LiveBook)> {
+        self.slots.entries()
+    }
+
+    /// Number of books held.
+    pub fn len(&self) -> usize {
+        self.slots.held
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.held == 0
+    }
 }
 
 impl LiveBooks {
@@ -44,13 +184,18 @@ impl LiveBooks {
         Self::default()
     }
 
+    /// This map's identity (shared by its clones).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     // A panic while holding the lock cannot leave a half-written entry behind (inserts and removals are
-    // single map operations), so a poisoned lock is still safe to use.
-    fn read(&self) -> RwLockReadGuard<'_, BookMap> {
+    // single slot operations), so a poisoned lock is still safe to use.
+    fn read(&self) -> RwLockReadGuard<'_, Slots> {
         self.inner.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, BookMap> {
+    fn write(&self) -> RwLockWriteGuard<'_, Slots> {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -59,37 +204,43 @@ impl LiveBooks {
     /// refreshes `updated_at`).
     pub fn upsert(&self, book: BookSnapshot) -> bool {
         let key = BookKey::of(&book);
-        let mut map = self.write();
-        let changed = map.get(&key).is_none_or(|old| {
+        // The summary is computed before taking the lock, so readers wait only for the slot write.
+        let top = BookTop::of(&book);
+        let mut slots = self.write();
+        let i = slots.slot_of(&key);
+        let old = &slots.books[i];
+        let changed = old.as_ref().is_none_or(|old| {
             old.stale || old.book.bids != book.bids || old.book.asks != book.asks || old.book.no_bids != book.no_bids
         });
-        map.insert(
-            key,
-            LiveBook {
-                book,
-                stale: false,
-                updated_at: Timestamp::now(),
-            },
-        );
+        if old.is_none() {
+            slots.held += 1;
+        }
+        slots.books[i] = Some(LiveBook {
+            book,
+            stale: false,
+            updated_at: Timestamp::now(),
+            top,
+        });
         changed
     }
 
     /// The book, if it is known and fresh.
     pub fn get(&self, key: &BookKey) -> Option<BookSnapshot> {
-        self.read().get(key).filter(|e| !e.stale).map(|e| e.book.clone())
+        self.with_books(|v| v.get(key).filter(|e| !e.stale).map(|e| e.book.clone()))
     }
 
     /// The book with its stale mark, fresh or not.
     pub fn entry(&self, key: &BookKey) -> Option<LiveBook> {
-        self.read().get(key).cloned()
+        self.with_books(|v| v.get(key).cloned())
     }
 
     /// Marks books stale; unknown keys are ignored. Returns how many were marked.
     pub fn mark_stale<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> usize {
-        let mut map = self.write();
+        let mut slots = self.write();
+        let Slots { index, books, .. } = &mut *slots;
         let mut n = 0;
         for k in keys {
-            if let Some(e) = map.get_mut(k) {
+            if let Some(e) = index.get(k).and_then(|&i| books[i as usize].as_mut()) {
                 e.stale = true;
                 n += 1;
             }
@@ -99,9 +250,14 @@ impl LiveBooks {
 
     /// Marks every fresh book of a venue stale (its feed went away); returns their keys.
     pub fn mark_exchange_stale(&self, exchange: Exchange) -> Vec<BookKey> {
+        let mut slots = self.write();
+        let Slots { index, books, .. } = &mut *slots;
         let mut marked = Vec::new();
-        for (k, e) in self.write().iter_mut() {
-            if k.exchange == exchange && !e.stale {
+        for (k, &i) in index.iter() {
+            if let Some(e) = books[i as usize].as_mut()
+                && k.exchange == exchange
+                && !e.stale
+            {
                 e.stale = true;
                 marked.push(k.clone());
             }
@@ -112,20 +268,67 @@ impl LiveBooks {
     /// Keeps only the books of `exchange` whose market satisfies `keep` (books of markets no longer
     /// followed, e.g. closed windows, are dropped). Other venues' books are untouched.
     pub fn retain_markets(&self, exchange: Exchange, mut keep: impl FnMut(&str) -> bool) {
-        self.write().retain(|k, _| k.exchange != exchange || keep(&k.market_id));
+        let mut slots = self.write();
+        let Slots { index, books, held, .. } = &mut *slots;
+        for (k, &i) in index.iter() {
+            let b = &mut books[i as usize];
+            if b.is_some() && k.exchange == exchange && !keep(&k.market_id) {
+                *b = None;
+                *held -= 1;
+            }
+        }
+        slots.compact_if_sparse();
+    }
+
+    /// The slots of `keys`, in order, reserving one for each key not seen yet (so its book, when it
+    /// arrives, is found there). Takes the write lock once; callers resolve once per catalog, not per read.
+    pub fn resolve<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey> + Clone) -> Resolved {
+        // Usually every key already has its slot (the books arrived before the catalog was reloaded): the
+        // read lock then suffices and ingestion is not held up.
+        {
+            let slots = self.read();
+            let found: Option<Vec<BookSlot>> = keys
+                .clone()
+                .into_iter()
+                .map(|k| slots.index.get(k).map(|&i| BookSlot(i)))
+                .collect();
+            if let Some(found) = found {
+                return Resolved {
+                    live_id: self.id,
+                    epoch: slots.epoch,
+                    slots: found,
+                };
+            }
+        }
+        let mut slots = self.write();
+        let resolved: Vec<BookSlot> = keys.into_iter().map(|k| BookSlot(slots.slot_of(k) as u32)).collect();
+        Resolved {
+            live_id: self.id,
+            epoch: slots.epoch,
+            slots: resolved,
+        }
+    }
+
+    /// The current slot numbering (see the module docs).
+    pub fn epoch(&self) -> u64 {
+        self.read().epoch
     }
 
     /// Runs `f` over every book held (fresh and stale, see [`LiveBook::stale`]) under the read lock, without
     /// copying them: the scanner reads thousands of books per pass. Keep `f` short and synchronous; the
     /// ingestion writer waits for it.
-    pub fn with_books<R>(&self, f: impl FnOnce(&BookMap) -> R) -> R {
-        f(&self.read())
+    pub fn with_books<R>(&self, f: impl FnOnce(&LiveView<'_>) -> R) -> R {
+        let slots = self.read();
+        f(&LiveView {
+            slots: &slots,
+            id: self.id,
+        })
     }
 
     /// Copies of every fresh book, optionally of one venue.
     pub fn fresh_books(&self, exchange: Option<Exchange>) -> Vec<BookSnapshot> {
         self.read()
-            .iter()
+            .entries()
             .filter(|(k, e)| !e.stale && exchange.is_none_or(|x| k.exchange == x))
             .map(|(_, e)| e.book.clone())
             .collect()
@@ -134,18 +337,18 @@ impl LiveBooks {
     /// `(fresh, stale)` book counts of a venue.
     pub fn counts(&self, exchange: Exchange) -> (usize, usize) {
         self.read()
-            .iter()
+            .entries()
             .filter(|(k, _)| k.exchange == exchange)
             .fold((0, 0), |(f, s), (_, e)| if e.stale { (f, s + 1) } else { (f + 1, s) })
     }
 
     /// Number of books held (fresh and stale).
     pub fn len(&self) -> usize {
-        self.read().len()
+        self.read().held
     }
 
     pub fn is_empty(&self) -> bool {
-        self.read().is_empty()
+        self.len() == 0
     }
 }
 
@@ -189,5 +392,51 @@ mod tests {
         assert_eq!(live.len(), 1);
         assert_eq!(live.mark_exchange_stale(Exchange::VenueA).len(), 1);
         assert!(live.fresh_books(Some(Exchange::VenueA)).is_empty());
+    }
+
+    #[test]
+    fn slots_resolved_before_a_book_arrives_read_it_and_carry_its_top() {
+        let live = LiveBooks::new();
+        let (a, b) = (BookKey::venue_a("A"), BookKey::venue_a("B"));
+        let r = live.resolve([&a, &b]);
+        assert_eq!(r.live_id, live.id());
+        assert_eq!(live.len(), 0, "a reserved slot holds no book");
+        live.upsert(book("B"));
+        live.with_books(|v| {
+            assert!(v.holds(r.live_id, r.epoch));
+            assert!(v.at(r.slots[0]).is_none());
+            let e = v.at(r.slots[1]).expect("the book landed in the reserved slot");
+            assert_eq!(e.book.market_id, "B");
+            // YES bid 0.47 → NO ask 0.53, computed at write time.
+            assert_eq!(e.top.ask_from_bids, Some(Price::from_cents(53)));
+            assert_eq!((e.top.ask, e.top.ask_from_no_bids), (None, None));
+        });
+        // Resolving again gives the same slots.
+        assert_eq!(live.resolve([&a, &b]), r);
+    }
+
+    #[test]
+    fn many_dropped_books_compact_the_slots_into_a_new_epoch() {
+        let live = LiveBooks::new();
+        let n = COMPACT_MIN_EMPTY + 10;
+        for i in 0..n {
+            live.upsert(book(&format!("M{i}")));
+        }
+        let keep = BookKey::venue_a("M7");
+        let before = live.resolve([&keep]);
+        live.retain_markets(Exchange::VenueA, |m| m == "M7");
+        assert_eq!(live.len(), 1);
+        assert_ne!(live.epoch(), before.epoch, "the empty slots were dropped");
+        live.with_books(|v| {
+            assert!(!v.holds(before.live_id, before.epoch));
+            assert_eq!(v.iter().count(), 1);
+        });
+        let after = live.resolve([&keep]);
+        live.with_books(|v| assert_eq!(v.at(after.slots[0]).unwrap().book.market_id, "M7"));
+        // A few drops do not renumber.
+        live.upsert(book("X"));
+        live.retain_markets(Exchange::VenueA, |m| m == "M7");
+        assert_eq!(live.epoch(), after.epoch);
+        assert_eq!(live.counts(Exchange::VenueA), (1, 0));
     }
 }

@@ -359,32 +359,75 @@ impl MarketPair<'_> {
     /// `2026-11-21 19:00-19:15 UTC`, or `2026-11-21 19:00 - 2026-11-22 19:00 UTC` across days.
     fn window_span(&self) -> String {
         let (s, e) = self.window_bounds();
-        let (sd, sh) = date_hm(s);
-        let (ed, eh) = date_hm(e);
-        if sd == ed {
-            format!("{sd} {sh}-{eh} UTC")
+        let (s, e) = (DateHm::of(s), DateHm::of(e));
+        if s.same_day(e) {
+            format!("{} {}-{} UTC", s.ymd(), s.hm(), e.hm())
         } else {
-            format!("{sd} {sh} - {ed} {eh} UTC")
+            format!("{} {} - {} {} UTC", s.ymd(), s.hm(), e.ymd(), e.hm())
         }
     }
 
     /// `19:00-19:15 UTC` within a day, `2026-11-21 19:00 UTC` (the start) across days.
     fn window_span_short(&self) -> String {
         let (s, e) = self.window_bounds();
-        let (sd, sh) = date_hm(s);
-        let (ed, eh) = date_hm(e);
-        if sd == ed {
-            format!("{sh}-{eh} UTC")
+        let (s, e) = (DateHm::of(s), DateHm::of(e));
+        if s.same_day(e) {
+            format!("{}-{} UTC", s.hm(), e.hm())
         } else {
-            format!("{sd} {sh} UTC")
+            format!("{} {} UTC", s.ymd(), s.hm())
         }
     }
 }
 
-/// (`YYYY-MM-DD`, `HH:MM`) of a timestamp in UTC.
-fn date_hm(t: Timestamp) -> (String, String) {
-    let iso = t.to_iso();
-    (iso[..10].to_string(), iso[11..16].to_string())
+/// The UTC date and minute of a timestamp, written straight into the title: the scanner builds a title
+/// and a label for every opportunity of every pass, and going through ISO strings cost four formatted
+/// strings per opportunity.
+#[derive(Debug, Clone, Copy)]
+struct DateHm {
+    year: i32,
+    month: u8,
+    day: u8,
+    hour: u8,
+    minute: u8,
+}
+
+impl DateHm {
+    fn of(t: Timestamp) -> Self {
+        let dt = t.to_datetime();
+        DateHm {
+            year: dt.year(),
+            month: u8::from(dt.month()),
+            day: dt.day(),
+            hour: dt.hour(),
+            minute: dt.minute(),
+        }
+    }
+
+    fn same_day(self, other: DateHm) -> bool {
+        (self.year, self.month, self.day) == (other.year, other.month, other.day)
+    }
+
+    /// `YYYY-MM-DD`.
+    fn ymd(self) -> impl std::fmt::Display {
+        struct Ymd(DateHm);
+        impl std::fmt::Display for Ymd {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{:04}-{:02}-{:02}", self.0.year, self.0.month, self.0.day)
+            }
+        }
+        Ymd(self)
+    }
+
+    /// `HH:MM`.
+    fn hm(self) -> impl std::fmt::Display {
+        struct Hm(DateHm);
+        impl std::fmt::Display for Hm {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{:02}:{:02}", self.0.hour, self.0.minute)
+            }
+        }
+        Hm(self)
+    }
 }
 
 /// The canonical id of an up/down window: `BTC-15M-2026-11-21T19:00Z`.
@@ -676,6 +719,18 @@ pub(crate) mod tests {
         );
         assert_eq!(p[0].label(), "BTC 15m Up 19:00-19:15 UTC");
         assert_eq!(p[0].resolution_time(), Some(Timestamp(T0 + 900_000)));
+
+        // A window across midnight names both days in the title and the start day in the label.
+        let l = vec![
+            window(Exchange::VenueA, "A24", IntervalCode::H24, 0, 0),
+            window(Exchange::VenueB, "B24", IntervalCode::H24, 0, 0),
+        ];
+        let p = pair_markets(&l, &[], 0);
+        assert_eq!(
+            p[0].event_title(),
+            "Bitcoin Up or Down 24h - 2026-11-21 19:00 - 2026-11-22 19:00 UTC"
+        );
+        assert_eq!(p[0].label(), "BTC 24h Up 2026-11-21 19:00 UTC");
     }
 
     #[test]

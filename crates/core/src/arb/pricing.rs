@@ -213,11 +213,21 @@ impl TopAsks {
     /// (allocating, cleaning and sorting) the ladders. The scanner prices every pair at the top of book
     /// first and builds ladders only for the few that clear the threshold.
     pub fn of_books(venue_a: &BookSnapshot, venue_b_yes: &BookSnapshot, venue_b_no: &BookSnapshot) -> TopAsks {
+        TopAsks::of_tops(
+            &BookTop::of(venue_a),
+            &BookTop::of(venue_b_yes),
+            &BookTop::of(venue_b_no),
+        )
+    }
+
+    /// The same prices from the books' summaries ([`BookTop`]), which the live books compute once when a
+    /// book is written: a full pass then reads four prices per pair instead of walking four ladders.
+    pub fn of_tops(venue_a: &BookTop, venue_b_yes: &BookTop, venue_b_no: &BookTop) -> TopAsks {
         TopAsks {
-            venue_a_yes: best_clean(venue_a.no_bids.iter().map(ask_from_opposite_bid)),
-            venue_a_no: best_clean(venue_a.bids.iter().map(ask_from_opposite_bid)),
-            venue_b_yes: best_clean(venue_b_yes.asks.iter().copied()),
-            venue_b_no: best_clean(venue_b_no.asks.iter().copied()),
+            venue_a_yes: venue_a.ask_from_no_bids,
+            venue_a_no: venue_a.ask_from_bids,
+            venue_b_yes: venue_b_yes.ask,
+            venue_b_no: venue_b_no.ask,
         }
     }
 
@@ -227,6 +237,34 @@ impl TopAsks {
             (Exchange::VenueA, Outcome::No) => self.venue_a_no,
             (Exchange::VenueB, Outcome::Yes) => self.venue_b_yes,
             (Exchange::VenueB, Outcome::No) => self.venue_b_no,
+        }
+    }
+}
+
+/// The top of one book as the pricing reads it: the best (lowest) price a taker can buy at from each ladder,
+/// among the levels [`AskLadders`] keeps (`0 < price < 1`, `size > 0`). Computed once per book write
+/// ([`BookTop::of`]), so pricing a pair at the top of book touches no ladder.
+///
+/// Which field a venue uses: a venue_b token book is bought from its `asks` ([`BookTop::ask`]); a venue_a
+/// book sells YES at `1 −` its best NO bid ([`BookTop::ask_from_no_bids`]) and NO at `1 −` its best YES bid
+/// ([`BookTop::ask_from_bids`]), as [`AskLadders::from_venue_a`] derives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookTop {
+    /// Best ask of the `asks` ladder.
+    pub ask: Option<Price>,
+    /// Best ask implied by the `bids` ladder (`1 −` best bid).
+    pub ask_from_bids: Option<Price>,
+    /// Best ask implied by the `no_bids` ladder (`1 −` best NO bid).
+    pub ask_from_no_bids: Option<Price>,
+}
+
+impl BookTop {
+    /// The summary of a book (linear in its levels; no allocation).
+    pub fn of(book: &BookSnapshot) -> BookTop {
+        BookTop {
+            ask: best_clean(book.asks.iter().copied()),
+            ask_from_bids: best_clean(book.bids.iter().map(ask_from_opposite_bid)),
+            ask_from_no_bids: best_clean(book.no_bids.iter().map(ask_from_opposite_bid)),
         }
     }
 }

@@ -65,14 +65,14 @@ pub fn spreads_for_pairs<B: BookSource + ?Sized>(
     params: &SpreadParams,
 ) -> Vec<SpreadRow> {
     let mut rows = Vec::new();
-    for p in pairs {
+    for (i, p) in pairs.iter().enumerate() {
         if params.interval_code.is_some() && p.interval_code() != params.interval_code {
             continue;
         }
         if p.is_expired(params.now) {
             continue;
         }
-        let books = PairBooks::partial(p, books, params.now, params.max_staleness_seconds);
+        let books = PairBooks::partial(i, p, books, params.now, params.max_staleness_seconds);
         let a = books.venue_a_ladders();
         let b = books.venue_b_ladders();
         for side in [Outcome::Yes, Outcome::No] {

@@ -2,6 +2,15 @@
 //! pair overrides and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
 //! again after [`ArbCache::invalidate`]), never per pass or per request. A non-default
 //! `window_tolerance_seconds` pairs the cached listings again (linear in the catalog), kept per catalog.
+//!
+//! Built once per catalog, for the pairs at the default tolerance (the scanner's, and `current`'s unless
+//! the caller changes the tolerance):
+//! - each pair's three books (venue_a market, venue_b YES and NO token) as [`BookKey`]s, resolved to
+//!   [`LiveBooks`] slots on first use ([`ArbCatalog::pair_slots`]), so a pass reads books by index with no
+//!   string hashing;
+//! - the index from book to the pairs that read it ([`ArbCatalog::pairs_of_books`]), so the scanner
+//!   re-prices only the pairs of a changed book. A new catalog (TTL, invalidation after a catalog sync)
+//!   comes with a new index.
 
 use std::{
     borrow::Cow,
@@ -15,7 +24,7 @@ use crossbook_core::{
     arb::{Listing, MarketPair, PairKind, PairOverride, pair_markets},
 };
 use crossbook_store::{Store, StoreResult};
-use crossbook_venues::BookKey;
+use crossbook_venues::{BookKey, BookSlot, LiveBooks};
 
 use super::DEFAULT_WINDOW_TOLERANCE_SECONDS;
 
@@ -63,9 +72,28 @@ pub struct ArbCatalog {
     /// [`MAX_OTHER_PAIRINGS`] are kept.
     other_pairs: Mutex<HashMap<i64, Arc<Vec<PairIdx>>>>,
     /// The [`LiveBooks`] key of every book the pairs read, by what [`BookSource::book`] is asked for
-    /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing.
+    /// (venue_a ticker, venue_b token id), built once so that a lookup allocates nothing. Used by the
+    /// pairings at other tolerances, whose books are not resolved to slots.
+    ///
+    /// [`BookSource::book`]: crossbook_core::arb::BookSource::book
     pub(super) book_keys: [KeyMap; 2],
+    /// The books of each default pair: venue_a market, venue_b YES token, venue_b NO token (`None` when the
+    /// venue_b market lacks that token id).
+    pair_keys: Vec<[Option<BookKey>; 3]>,
+    /// Book → the default pairs that read it (indexes into `default_pairs`, ascending).
+    book_pairs: HashMap<BookKey, Vec<u32>, foldhash::fast::RandomState>,
+    /// `pair_keys` resolved to slots of the live books last scanned with (re-resolved when the live books
+    /// compact their slots, see [`crossbook_venues::live`]).
+    slots: Mutex<Option<Arc<PairSlots>>>,
     loaded: Instant,
+}
+
+/// Each default pair's three books as [`LiveBooks`] slots, valid for one map and epoch.
+#[derive(Debug)]
+pub struct PairSlots {
+    pub live_id: u64,
+    pub epoch: u64,
+    pub slots: Vec<[Option<BookSlot>; 3]>,
 }
 
 impl ArbCatalog {
@@ -86,14 +114,90 @@ impl ArbCatalog {
                 }
             }
         }
+        let pair_keys: Vec<[Option<BookKey>; 3]> = default_pairs
+            .iter()
+            .map(|p| {
+                let (a, b) = (&listings[p.a].market, &listings[p.b].market);
+                let token = |t: &Option<String>| t.as_deref().map(|t| BookKey::venue_b(&b.market_id, t));
+                [
+                    Some(BookKey::venue_a(&a.market_id)),
+                    token(&b.yes_token_id),
+                    token(&b.no_token_id),
+                ]
+            })
+            .collect();
+        let mut book_pairs: HashMap<BookKey, Vec<u32>, foldhash::fast::RandomState> = HashMap::default();
+        for (i, keys) in pair_keys.iter().enumerate() {
+            for k in keys.iter().flatten() {
+                let pairs = book_pairs.entry(k.clone()).or_default();
+                // A pair naming one book twice (both tokens equal) is listed once.
+                if pairs.last() != Some(&(i as u32)) {
+                    pairs.push(i as u32);
+                }
+            }
+        }
         ArbCatalog {
             listings,
             overrides,
             default_pairs,
             other_pairs: Mutex::default(),
             book_keys,
+            pair_keys,
+            book_pairs,
+            slots: Mutex::default(),
             loaded: Instant::now(),
         }
+    }
+
+    /// The default pair at `index` (see [`ArbCatalog::pairs_of_books`]).
+    pub fn pair(&self, index: usize) -> MarketPair<'_> {
+        let p = &self.default_pairs[index];
+        MarketPair {
+            venue_a: &self.listings[p.a],
+            venue_b: &self.listings[p.b],
+            kind: Cow::Borrowed(&p.kind),
+            event_id: Cow::Borrowed(&p.event_id),
+        }
+    }
+
+    /// The default pairs that read any of `keys`, ascending and without repeats: what a change of those
+    /// books can change.
+    pub fn pairs_of_books<'k>(&self, keys: impl IntoIterator<Item = &'k BookKey>) -> Vec<u32> {
+        let mut out: Vec<u32> = keys
+            .into_iter()
+            .filter_map(|k| self.book_pairs.get(k))
+            .flatten()
+            .copied()
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The default pairs' books as slots of `live`, resolved on first use and again when `live` renumbered
+    /// its slots (rare) or is another map. Resolving takes the live books' write lock once.
+    pub fn pair_slots(&self, live: &LiveBooks) -> Arc<PairSlots> {
+        let mut cached = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = cached.as_ref()
+            && s.live_id == live.id()
+            && s.epoch == live.epoch()
+        {
+            return s.clone();
+        }
+        let resolved = live.resolve(self.pair_keys.iter().flatten().flatten());
+        let mut it = resolved.slots.into_iter();
+        let slots = self
+            .pair_keys
+            .iter()
+            .map(|keys| keys.each_ref().map(|k| k.as_ref().and_then(|_| it.next())))
+            .collect();
+        let s = Arc::new(PairSlots {
+            live_id: resolved.live_id,
+            epoch: resolved.epoch,
+            slots,
+        });
+        *cached = Some(s.clone());
+        s
     }
 
     /// The pairs at `window_tolerance_seconds`, each tolerance paired once per catalog.
@@ -146,7 +250,7 @@ impl ArbCatalog {
     }
 }
 
-/// Ticker or token id → live-book key (foldhash, as [`BookMap`]: the scan looks up every pair's books).
+/// Ticker or token id → live-book key (foldhash, as the live books' index: the keys are ours, not callers').
 pub(super) type KeyMap = HashMap<String, BookKey, foldhash::fast::RandomState>;
 
 /// The cached [`ArbCatalog`], shared by the scanner and the routes.

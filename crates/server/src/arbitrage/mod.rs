@@ -12,7 +12,7 @@ pub mod catalog;
 pub mod render;
 pub mod scan;
 
-pub use catalog::{ArbCache, ArbCatalog, CATALOG_TTL};
-pub use scan::{scan_live, spreads_live};
+pub use catalog::{ArbCache, ArbCatalog, CATALOG_TTL, PairSlots};
+pub use scan::{scan_live, scan_live_pairs, spreads_live};
 
 pub use crossbook_core::arb::scan::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS};

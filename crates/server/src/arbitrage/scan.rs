@@ -1,48 +1,163 @@
-//! The live scan: the core [`scan_pairs`] and [`spreads_for_pairs`] over the catalog's pairs and the
-//! in-memory books (`state.live`, read in place under its lock, never copied). `/v1/arbitrage/current`,
-//! `/v1/arbitrage/current/difference` and the scanner all call these, so they can never disagree.
+//! The live scan: the core [`scan_pairs`] / [`scan_one`] and [`spreads_for_pairs`] over the catalog's pairs
+//! and the in-memory books (`state.live`, read in place under its lock, never copied).
+//! `/v1/arbitrage/current`, `/v1/arbitrage/current/difference` and the scanner all call these, so they can
+//! never disagree.
+//!
+//! At the default window tolerance each pair reads its books from the slots the catalog resolved once
+//! ([`ArbCatalog::pair_slots`]) with the top of book the live books computed at write time; other
+//! tolerances look books up by key.
 
 use crossbook_core::{
     BookSnapshot, Exchange,
-    arb::{BookSource, Opportunity, ScanParams, SpreadParams, SpreadRow, scan_pairs, spreads_for_pairs},
+    arb::{
+        BookSource, BookView, MarketPair, Opportunity, ScanParams, SpreadParams, SpreadRow, scan_one, scan_pairs,
+        sort_opportunities, spreads_for_pairs,
+    },
 };
-use crossbook_venues::{BookMap, LiveBooks};
+use crossbook_venues::{BookSlot, LiveBook, LiveBooks, LiveView};
 
-use super::catalog::{ArbCatalog, KeyMap};
+use super::{
+    DEFAULT_WINDOW_TOLERANCE_SECONDS,
+    catalog::{ArbCatalog, KeyMap},
+};
 
 /// The live books as a [`BookSource`]: stale books count as missing.
 struct LiveSource<'m> {
-    map: &'m BookMap,
+    view: &'m LiveView<'m>,
     book_keys: &'m [KeyMap; 2],
+    /// The pairs' slots, when the pairs scanned are the catalog's default pairs and the slots are of this
+    /// map and epoch.
+    slots: Option<&'m [[Option<BookSlot>; 3]]>,
+}
+
+impl<'m> LiveSource<'m> {
+    fn new(catalog: &'m ArbCatalog, view: &'m LiveView<'m>, slots: Option<&'m super::catalog::PairSlots>) -> Self {
+        LiveSource {
+            view,
+            book_keys: &catalog.book_keys,
+            slots: slots.filter(|s| view.holds(s.live_id, s.epoch)).map(|s| &s.slots[..]),
+        }
+    }
+
+    fn live(&self, exchange: Exchange, key: &str) -> Option<&LiveBook> {
+        let keys = &self.book_keys[usize::from(exchange == Exchange::VenueB)];
+        self.view.get(keys.get(key)?).filter(|e| !e.stale)
+    }
+}
+
+fn view_of(e: &LiveBook) -> BookView<'_> {
+    BookView {
+        book: &e.book,
+        top: e.top,
+    }
 }
 
 impl BookSource for LiveSource<'_> {
     fn book(&self, exchange: Exchange, key: &str) -> Option<&BookSnapshot> {
-        let keys = &self.book_keys[usize::from(exchange == Exchange::VenueB)];
-        self.map.get(keys.get(key)?).filter(|e| !e.stale).map(|e| &e.book)
+        self.live(exchange, key).map(|e| &e.book)
+    }
+
+    fn pair_books(&self, index: usize, pair: &MarketPair<'_>) -> [Option<BookView<'_>>; 3] {
+        if let Some(slots) = self.slots {
+            return slots[index].map(|s| s.and_then(|s| self.view.at(s)).filter(|e| !e.stale).map(view_of));
+        }
+        let vb = &pair.venue_b.market;
+        let token = |t: &Option<String>| t.as_deref().and_then(|t| self.live(Exchange::VenueB, t));
+        [
+            self.live(Exchange::VenueA, &pair.venue_a.market.market_id),
+            token(&vb.yes_token_id),
+            token(&vb.no_token_id),
+        ]
+        .map(|e| e.map(view_of))
     }
 }
 
 /// The opportunities of the catalog over the live books (see the module docs).
 pub fn scan_live(catalog: &ArbCatalog, live: &LiveBooks, params: &ScanParams) -> Vec<Opportunity> {
+    let default = params.window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS;
+    let slots = default.then(|| catalog.pair_slots(live));
     let pairs = catalog.pairs(params.window_tolerance_seconds);
-    live.with_books(|map| {
-        let source = LiveSource {
-            map,
-            book_keys: &catalog.book_keys,
-        };
-        scan_pairs(&pairs, &source, params)
+    live.with_books(|view| scan_pairs(&pairs, &LiveSource::new(catalog, view, slots.as_deref()), params))
+}
+
+/// The opportunities of some of the catalog's default pairs (indexes from
+/// [`ArbCatalog::pairs_of_books`]), priced exactly as [`scan_live`] prices them and in the same order: the
+/// scanner's re-pricing after a book change. `params.window_tolerance_seconds` is not used (the default
+/// pairing is the one indexed).
+pub fn scan_live_pairs(catalog: &ArbCatalog, live: &LiveBooks, params: &ScanParams, pairs: &[u32]) -> Vec<Opportunity> {
+    let slots = catalog.pair_slots(live);
+    live.with_books(|view| {
+        let source = LiveSource::new(catalog, view, Some(&slots));
+        let out: Vec<Opportunity> = pairs
+            .iter()
+            .filter_map(|&i| scan_one(i as usize, &catalog.pair(i as usize), &source, params))
+            .collect();
+        sort_opportunities(out)
     })
 }
 
 /// The price-spread rows of the catalog over the live books.
 pub fn spreads_live(catalog: &ArbCatalog, live: &LiveBooks, params: &SpreadParams) -> Vec<SpreadRow> {
+    let default = params.window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS;
+    let slots = default.then(|| catalog.pair_slots(live));
     let pairs = catalog.pairs(params.window_tolerance_seconds);
-    live.with_books(|map| {
-        let source = LiveSource {
-            map,
-            book_keys: &catalog.book_keys,
+    live.with_books(|view| spreads_for_pairs(&pairs, &LiveSource::new(catalog, view, slots.as_deref()), params))
+}
+
+#[cfg(test)]
+mod tests {
+    use crossbook_core::{
+        Timestamp,
+        arb::{
+            fixtures::{T0, fixture},
+            scan,
+        },
+    };
+    use crossbook_venues::BookKey;
+
+    use super::*;
+
+    /// The live scan (slots at the default tolerance, keys at another) and the re-pricing of a subset give
+    /// exactly what the core scan gives over the same books.
+    #[test]
+    fn live_scans_equal_the_core_scan() {
+        let now = Timestamp(T0 + 60_000);
+        let (listings, books) = fixture(now.millis());
+        let mut params = ScanParams::new(now);
+        params.include_orderbook = true;
+        let expected = scan(&listings, &[], &books, &params);
+        assert_eq!(expected.len(), 1);
+        let catalog = ArbCatalog::new(listings, vec![]);
+        let live = LiveBooks::new();
+        // Resolved before the books arrive: the reserved slots receive them.
+        assert!(scan_live(&catalog, &live, &params).is_empty());
+        for b in books.values() {
+            live.upsert(b.clone());
+        }
+        assert_eq!(scan_live(&catalog, &live, &params), expected);
+        let other = ScanParams {
+            window_tolerance_seconds: 90,
+            ..params
         };
-        spreads_for_pairs(&pairs, &source, params)
-    })
+        assert_eq!(scan_live(&catalog, &live, &other), expected);
+
+        let no_book = BookKey::venue_b("0xb1", "0xb1-down");
+        let pairs = catalog.pairs_of_books([&no_book, &BookKey::venue_a("KXBTC15M-26NOV211415-15")]);
+        assert_eq!(pairs, [0], "both books are in the one pair, listed once");
+        assert!(catalog.pairs_of_books([&BookKey::venue_a("ELSEWHERE")]).is_empty());
+        assert_eq!(scan_live_pairs(&catalog, &live, &params, &pairs), expected);
+
+        // A stale book drops the pair on every path.
+        live.mark_stale([&no_book]);
+        assert!(scan_live(&catalog, &live, &params).is_empty());
+        assert!(scan_live(&catalog, &live, &other).is_empty());
+        assert!(scan_live_pairs(&catalog, &live, &params, &pairs).is_empty());
+
+        // Another live map: the catalog resolves its slots again.
+        let other_live = LiveBooks::new();
+        for b in books.values() {
+            other_live.upsert(b.clone());
+        }
+        assert_eq!(scan_live(&catalog, &other_live, &params), expected);
+    }
 }

@@ -12,14 +12,14 @@ use std::{
 
 use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, IntervalCode, Level, Market, Price, Timestamp,
-    arb::{Episode, PairOverride},
+    arb::{ChangeKind, Episode, MicroUsd, OpportunityChange, PairOverride},
 };
 use crossbook_server::workers::scanner::{Scanner, Settings};
 use crossbook_store::{
     Store,
     testing::{self, for_each_backend},
 };
-use crossbook_venues::DomainEvent;
+use crossbook_venues::{BookKey, DomainEvent};
 use serde_json::Value;
 
 use crate::util::*;
@@ -766,6 +766,239 @@ async fn scanner_runs_every_interval_until_cancelled() {
     tokio::time::timeout(Duration::from_secs(30), tracker.wait())
         .await
         .expect("the scanner stops when cancelled");
+    db.cleanup().await;
+}
+
+/// The next `ArbitrageChanged` on the bus that satisfies `pred` (others are skipped), within 30 s.
+async fn next_change(
+    rx: &mut tokio::sync::broadcast::Receiver<DomainEvent>,
+    what: &str,
+    pred: impl Fn(&OpportunityChange) -> bool,
+) -> OpportunityChange {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Ok(DomainEvent::ArbitrageChanged(c))) if pred(&c) => return (*c).clone(),
+            Ok(Ok(_)) => {}
+            other => panic!("{what}: no such change ({other:?})"),
+        }
+    }
+}
+
+/// Writes a book into the live books and announces it as the feed does.
+fn feed_book(app: &TestApp, b: BookSnapshot) {
+    let (key, timestamp) = (BookKey::of(&b), b.timestamp);
+    app.state.live.upsert(b);
+    app.state.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+}
+
+/// The running scanner re-prices the pairs of a changed book at once: with an hour between passes, the
+/// opportunity, its episode, its publication and its opened/closed changes all come from book events.
+#[tokio::test]
+async fn a_book_change_reprices_its_pairs_without_waiting_for_the_pass() {
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let app = TestApp::new(&db, |c| c.scan_interval_ms = 3_600_000);
+    let start = seed(&db.store, 0).await;
+    let ts = Timestamp::now();
+    // Only the 1h pair has books at start: the first pass (at once) opens it, which tells the test that
+    // the only periodic pass of the test is over.
+    let live = &app.state.live;
+    live.upsert(a_book(A_HOUR, ts, vec![], vec![lvl(5400, 20)]));
+    live.upsert(b_book(B_HOUR, &format!("{B_HOUR}-up"), ts, vec![lvl(9000, 5)]));
+    live.upsert(b_book(B_HOUR, &format!("{B_HOUR}-down"), ts, vec![lvl(5000, 20)]));
+    let mut rx = app.state.bus.subscribe();
+    let tracker = tokio_util::task::TaskTracker::new();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    crossbook_server::workers::scanner::spawn(&app.state, &tracker, &cancel);
+    let hour = window_id("1h", start);
+    let c = next_change(&mut rx, "the first pass", |c| c.key.event_id == hour).await;
+    assert_eq!(c.kind, ChangeKind::Opened);
+    assert_eq!(c.opportunity.net, MicroUsd(2_500));
+
+    // The 15m pair's books arrive: it crosses at 1.25 c.
+    let m15 = window_id("15m", start);
+    let mut published = app.state.bus.subscribe();
+    feed_book(
+        &app,
+        a_book(A_WIN, ts, vec![lvl(4400, 50)], vec![lvl(5500, 10), lvl(5400, 5)]),
+    );
+    feed_book(&app, b_book(B_WIN, &format!("{B_WIN}-up"), ts, vec![lvl(4000, 30)]));
+    feed_book(
+        &app,
+        b_book(B_WIN, &format!("{B_WIN}-down"), ts, vec![lvl(5000, 12), lvl(5100, 100)]),
+    );
+    let opened = next_change(&mut rx, "the 15m pair opens", |c| c.key.event_id == m15).await;
+    assert_eq!(opened.kind, ChangeKind::Opened);
+    assert_eq!(opened.opportunity.net, MicroUsd(12_500));
+    assert!(opened.opportunity.orderbook.is_some(), "the scanner captures depth");
+    // Published for the webhooks (1.25 c ≥ 1 c), ahead of the change.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio::time::timeout_at(deadline, published.recv()).await {
+            Ok(Ok(DomainEvent::ArbitrageOpportunity(o))) => {
+                assert_eq!(o.event_id, m15, "only the 15m pair reaches 1 c");
+                break;
+            }
+            Ok(Ok(_)) => {}
+            other => panic!("no publication: {other:?}"),
+        }
+    }
+    // The episode is written within the flush interval, not at the next pass an hour away.
+    let q = crossbook_store::HistoryQuery {
+        limit: 10,
+        ..Default::default()
+    };
+    let h = testing::eventually("the 15m episode recorded", Duration::from_secs(30), async || {
+        let h = db.store.episode_history(&q).await.unwrap();
+        h.items.iter().any(|e| e.key.event_id == m15).then_some(h)
+    })
+    .await;
+    let ep = h.items.iter().find(|e| e.key.event_id == m15).unwrap();
+    assert_eq!(ep.first_seen_at, opened.first_seen_at);
+
+    // The NO book moves to 0.60: the pair no longer crosses and its opportunity closes.
+    feed_book(&app, b_book(B_WIN, &format!("{B_WIN}-down"), ts, vec![lvl(6000, 12)]));
+    let closed = next_change(&mut rx, "the 15m pair closes", |c| c.key.event_id == m15).await;
+    assert_eq!(closed.kind, ChangeKind::Closed);
+    assert_eq!(
+        (closed.key.clone(), closed.first_seen_at),
+        (opened.key.clone(), opened.first_seen_at),
+        "the same episode"
+    );
+
+    // A book that goes stale closes its pair's opportunity too.
+    let stale = BookKey::venue_a(A_HOUR);
+    live.mark_stale([&stale]);
+    app.state.bus.publish(DomainEvent::BooksStale {
+        exchange: Exchange::VenueA,
+        keys: vec![stale],
+    });
+    let c = next_change(&mut rx, "the 1h pair closes", |c| c.key.event_id == hour).await;
+    assert_eq!(c.kind, ChangeKind::Closed);
+
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(30), tracker.wait())
+        .await
+        .expect("the scanner stops when cancelled");
+    db.cleanup().await;
+}
+
+fn real_clock_settings() -> Settings {
+    Settings {
+        interval: Duration::from_secs(3_600),
+        webhook_min_net: MicroUsd::from_cents(1),
+        cooldown_seconds: 300,
+        clock: Arc::new(Timestamp::now),
+    }
+}
+
+/// A receiver that lagged lost book changes: the drain runs a full pass, which finds what the lost events
+/// announced. A catalog sync runs one too.
+#[tokio::test]
+async fn a_lagged_bus_or_a_catalog_sync_runs_a_full_pass() {
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let mut app = TestApp::new(&db, |_| {});
+    app.state.bus = crossbook_venues::Bus::new(4);
+    seed(&db.store, 0).await;
+    // Books written with no event: only a full pass can see them.
+    put_books(&app, Timestamp::now());
+    let mut scanner = Scanner::new(app.state.clone(), real_clock_settings());
+    let mut rx = app.state.bus.subscribe();
+    assert_eq!(scanner.drain_bus(&mut rx).await, None, "nothing queued");
+
+    let elsewhere = || DomainEvent::BookUpdated {
+        key: BookKey::venue_a("ELSEWHERE"),
+        timestamp: Timestamp::now(),
+    };
+    app.state.bus.publish(elsewhere());
+    let r = scanner.drain_bus(&mut rx).await.unwrap();
+    assert!(!r.full);
+    assert_eq!((r.pairs, r.opportunities), (0, 0), "no pair reads that book");
+
+    for _ in 0..10 {
+        app.state.bus.publish(elsewhere());
+    }
+    let r = scanner.drain_bus(&mut rx).await.unwrap();
+    assert!(r.full, "lagged: a full pass");
+    assert_eq!((r.pairs, r.opportunities, r.opened, r.changes), (3, 3, 3, 3));
+    // The full pass wrote its episodes before returning.
+    let q = crossbook_store::HistoryQuery {
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(db.store.episode_history(&q).await.unwrap().total, 3);
+    assert_eq!(scanner.pending_writes(), 0);
+
+    let mut rx = app.state.bus.subscribe();
+    app.state.bus.publish(DomainEvent::CatalogSynced {
+        exchange: Exchange::VenueA,
+        markets: 3,
+    });
+    let r = scanner.drain_bus(&mut rx).await.unwrap();
+    assert!(r.full, "a catalog sync: a full pass");
+    assert_eq!((r.opportunities, r.extended, r.changes), (3, 3, 0));
+    db.cleanup().await;
+}
+
+/// The book → pairs index is the catalog's: a reloaded catalog re-prices its own pairs.
+#[tokio::test]
+async fn the_book_index_follows_the_catalog() {
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let app = TestApp::new(&db, |_| {});
+    let start = seed(&db.store, 0).await;
+    let ts = Timestamp::now();
+    put_books(&app, ts);
+    let mut scanner = Scanner::new(app.state.clone(), real_clock_settings());
+    let mut rx = app.state.bus.subscribe();
+    let ovr = BookKey::venue_a(A_OVR);
+    let r = scanner.reprice_books(std::slice::from_ref(&ovr)).await;
+    assert_eq!((r.pairs, r.opportunities, r.changes), (1, 1, 1));
+
+    // The override removed: the next catalog's index sends that book to no pair.
+    assert_eq!(db.store.remove_pair_override(A_OVR).await.unwrap(), 1);
+    app.state.arb.invalidate();
+    let r = scanner.reprice_books(std::slice::from_ref(&ovr)).await;
+    assert_eq!((r.pairs, r.opportunities), (0, 0));
+    // The next full pass closes what the pair showed.
+    let r = scanner.pass().await;
+    assert_eq!(r.opportunities, 2);
+    let c = next_change(&mut rx, "the override pair closes", |c| c.kind == ChangeKind::Closed).await;
+    assert_eq!(c.key.event_id, format!("PAIR-{A_OVR}"));
+
+    // A new 5m window pair, with crossing books: not in the cached catalog's index, then in the reloaded
+    // one's.
+    let (a5, b5) = ("KXBTC5M-NEW-05", "0xbnew5");
+    let markets = vec![
+        window(Exchange::VenueA, a5, IntervalCode::M5, start, 0),
+        window(Exchange::VenueB, b5, IntervalCode::M5, start, 0),
+    ];
+    let events: Vec<Event> = markets
+        .iter()
+        .map(|m| Event::new(m.exchange, &m.event_id, &m.series_id, "Bitcoin"))
+        .collect();
+    db.store.upsert_events(&events, start).await.unwrap();
+    db.store.upsert_markets(&markets, start).await.unwrap();
+    app.state
+        .live
+        .upsert(a_book(a5, ts, vec![lvl(4400, 50)], vec![lvl(5500, 10)]));
+    app.state
+        .live
+        .upsert(b_book(b5, &format!("{b5}-up"), ts, vec![lvl(4000, 30)]));
+    let no = b_book(b5, &format!("{b5}-down"), ts, vec![lvl(5000, 12)]);
+    let no_key = BookKey::of(&no);
+    app.state.live.upsert(no);
+    let r = scanner.reprice_books(std::slice::from_ref(&no_key)).await;
+    assert_eq!(r.pairs, 0, "the cached catalog does not know the new pair");
+    app.state.arb.invalidate();
+    let r = scanner.reprice_books(std::slice::from_ref(&no_key)).await;
+    assert_eq!((r.pairs, r.opportunities, r.opened), (1, 1, 1));
+    let m5 = window_id("5m", start);
+    let c = next_change(&mut rx, "the new pair opens", |c| c.key.event_id == m5).await;
+    assert_eq!(c.kind, ChangeKind::Opened);
     db.cleanup().await;
 }
 
