@@ -181,6 +181,13 @@ impl Scanner {
     /// One full pass at the settings' clock: every pair priced, then the episode changes queued so far
     /// written (see the module docs). Store failures are logged, not returned.
     pub async fn pass(&mut self) -> PassReport {
+        let started = Instant::now();
+        let report = self.pass_untimed().await;
+        metrics::histogram!("crossbook_arbitrage_scan_seconds").record(started.elapsed().as_secs_f64());
+        report
+    }
+
+    async fn pass_untimed(&mut self) -> PassReport {
         let now = (self.settings.clock)();
         let Some(catalog) = self.catalog().await else {
             return PassReport::default();
@@ -289,9 +296,7 @@ impl Scanner {
     /// the books that changed once (or runs one full pass if the receiver lagged or a catalog sync was
     /// heard). `None` when nothing needed pricing.
     pub async fn drain_bus(&mut self, events: &mut Receiver<DomainEvent>) -> Option<PassReport> {
-        let mut batch = Batch::default();
-        batch.drain(events);
-        self.price_batch(batch).await
+        self.price_batch(Batch::of(None, events)).await
     }
 
     async fn price_batch(&mut self, batch: Batch) -> Option<PassReport> {
@@ -299,10 +304,7 @@ impl Scanner {
             self.state.arb.invalidate();
         }
         if batch.full {
-            let started = Instant::now();
-            let r = self.pass().await;
-            metrics::histogram!("crossbook_arbitrage_scan_seconds").record(started.elapsed().as_secs_f64());
-            return Some(r);
+            return Some(self.pass().await);
         }
         if batch.keys.is_empty() {
             return None;
@@ -334,17 +336,13 @@ impl Scanner {
                     return;
                 }
                 _ = tick.tick() => {
-                    let started = Instant::now();
                     self.pass().await;
-                    metrics::histogram!("crossbook_arbitrage_scan_seconds").record(started.elapsed().as_secs_f64());
                 }
                 _ = tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)), if flush_at.is_some() => {
                     self.flush().await;
                 }
                 ev = events.recv(), if listening => {
-                    let mut batch = Batch::default();
-                    batch.add(ev);
-                    batch.drain(&mut events);
+                    let batch = Batch::of(Some(ev), &mut events);
                     // The sender lives in the state, so a closed bus does not happen; the periodic pass and
                     // the catalog TTL still run without it.
                     listening = !batch.closed;
@@ -367,6 +365,16 @@ struct Batch {
 }
 
 impl Batch {
+    /// `first` (an event just received, if any) and everything queued after it.
+    fn of(first: Option<Result<DomainEvent, RecvError>>, events: &mut Receiver<DomainEvent>) -> Batch {
+        let mut batch = Batch::default();
+        if let Some(ev) = first {
+            batch.add(ev);
+        }
+        batch.drain(events);
+        batch
+    }
+
     fn add(&mut self, ev: Result<DomainEvent, RecvError>) {
         match ev {
             Ok(DomainEvent::BookUpdated { key, .. }) => {

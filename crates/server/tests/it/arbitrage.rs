@@ -761,11 +761,7 @@ async fn scanner_runs_every_interval_until_cancelled() {
     assert_eq!(h.total, 3);
     // No second publication within the cooldown.
     assert!(drain(&mut rx).is_empty());
-    cancel.cancel();
-    tracker.close();
-    tokio::time::timeout(Duration::from_secs(30), tracker.wait())
-        .await
-        .expect("the scanner stops when cancelled");
+    stop_scanner(&cancel, &tracker).await;
     db.cleanup().await;
 }
 
@@ -877,12 +873,17 @@ async fn a_book_change_reprices_its_pairs_without_waiting_for_the_pass() {
     let c = next_change(&mut rx, "the 1h pair closes", |c| c.key.event_id == hour).await;
     assert_eq!(c.kind, ChangeKind::Closed);
 
+    stop_scanner(&cancel, &tracker).await;
+    db.cleanup().await;
+}
+
+/// Cancels the scanner and waits (30 s at most) until its task has ended.
+async fn stop_scanner(cancel: &tokio_util::sync::CancellationToken, tracker: &tokio_util::task::TaskTracker) {
     cancel.cancel();
     tracker.close();
     tokio::time::timeout(Duration::from_secs(30), tracker.wait())
         .await
         .expect("the scanner stops when cancelled");
-    db.cleanup().await;
 }
 
 fn real_clock_settings() -> Settings {
