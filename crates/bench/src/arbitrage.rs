@@ -309,7 +309,7 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         let timestamp = book.timestamp;
         let t = Instant::now();
         state.live.upsert(book);
-        state.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+        state.bus.publish(DomainEvent::book_touched(key, timestamp));
         loop {
             match tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv()).await {
                 Ok(Ok(DomainEvent::ArbitrageChanged(c)))

@@ -253,7 +253,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
         loop {
             let left = window.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, rx.recv()).await {
-                Ok(Ok(DomainEvent::BookUpdated { .. })) => delays.push(t0.elapsed()),
+                Ok(Ok(DomainEvent::BookUpdated(_))) => delays.push(t0.elapsed()),
                 Ok(Ok(_)) => {}
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
                     anyhow::bail!("bench subscriber lagged by {n}")

@@ -435,6 +435,19 @@ impl FromRequestParts<AppState> for OptionalKey {
     }
 }
 
+/// The caller, whoever it is: for routes that admit anonymous callers but refuse an invalid key (the stream,
+/// whose key may also come later in a message).
+#[derive(Debug, Clone)]
+pub struct AnyCaller(pub Caller);
+
+impl FromRequestParts<AppState> for AnyCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        caller_of(parts, state).await.map(AnyCaller)
+    }
+}
+
 /// A valid key on any plan, else 401 `unauthorized`.
 #[derive(Debug, Clone)]
 pub struct RequireKey(pub KeyOwner);

@@ -95,6 +95,17 @@ pub struct Config {
     pub allow_private_webhook_targets: bool,
     pub webhook_concurrency: usize,
     pub webhook_delivery_log_days: u32,
+
+    pub stream_queue: usize,
+    pub stream_buffer: usize,
+    pub stream_resume_seconds: u64,
+    pub stream_ping_seconds: u64,
+    pub stream_connections_free: usize,
+    pub stream_connections_builder: usize,
+    pub stream_connections_trader: usize,
+    pub stream_markets_free: usize,
+    pub stream_markets_builder: usize,
+    pub stream_markets_trader: usize,
 }
 
 impl Default for Config {
@@ -163,6 +174,23 @@ impl Config {
         }
     }
 
+    /// The live stream's settings.
+    pub fn stream_settings(&self) -> crate::stream::StreamSettings {
+        use crate::stream::PlanLimits;
+        let limits = |connections, markets| PlanLimits { connections, markets };
+        crate::stream::StreamSettings {
+            queue: self.stream_queue,
+            buffer: self.stream_buffer,
+            resume: std::time::Duration::from_secs(self.stream_resume_seconds),
+            ping: std::time::Duration::from_secs(self.stream_ping_seconds),
+            limits: [
+                limits(self.stream_connections_free, self.stream_markets_free),
+                limits(self.stream_connections_builder, self.stream_markets_builder),
+                limits(self.stream_connections_trader, self.stream_markets_trader),
+            ],
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
         if !(self.database_url.starts_with("sqlite:")
             || self.database_url.starts_with("postgres://")
@@ -175,6 +203,11 @@ impl Config {
         }
         if self.log_format != "text" && self.log_format != "json" {
             return Err("invalid configuration: log_format must be text or json".into());
+        }
+        if self.stream_queue == 0 || self.stream_buffer == 0 || self.stream_ping_seconds == 0 {
+            return Err(
+                "invalid configuration: stream_queue, stream_buffer and stream_ping_seconds must be positive".into(),
+            );
         }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());

@@ -19,6 +19,8 @@
 //!   tracker share.
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
+//! - [`stream`]: the live stream (`/v1/stream`): sessions, subscriptions, resume buffers and the delivery task
+//!   that renders bus events for them.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
 //! - [`demo`]: the demo keys and banner of `serve --simulate` (the binary starts the simulated venues).
 //! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers and the
@@ -37,6 +39,7 @@ pub mod metrics;
 pub mod params;
 pub mod rate_limit;
 pub mod state;
+pub mod stream;
 pub mod webhooks;
 pub mod whales;
 pub mod workers;
@@ -128,15 +131,19 @@ pub async fn serve_with(
     let tracker = TaskTracker::new();
     let cancel = CancellationToken::new();
     spawn_maintenance(&state, &tracker, cancel.clone());
+    tracker.spawn(state.stream.clone().run(state.bus.subscribe(), cancel.clone()));
     let leader = workers::spawn_workers(&state, &tracker, &cancel)?;
 
     let server_cancel = cancel.clone();
+    let hub = state.stream.clone();
     let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async move {
             tokio::select! {
                 () = shutdown => {}
                 () = server_cancel.cancelled() => {}
             }
+            // Open streams would keep the graceful shutdown waiting: each gets its close frame now.
+            hub.close();
         })
         .await;
 

@@ -42,6 +42,8 @@ pub struct AppState {
     pub arb: Arc<crate::arbitrage::ArbCache>,
     /// Webhook delivery (SSRF-guarded client, signing) and the dispatcher's registrations.
     pub webhooks: Arc<crate::webhooks::Webhooks>,
+    /// The live stream's sessions and subscriptions (`/v1/stream`).
+    pub stream: Arc<crate::stream::Hub>,
 }
 
 impl AppState {
@@ -52,7 +54,11 @@ impl AppState {
         let search_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
         let arbitrage_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
+        let live = LiveBooks::new();
+        let health = VenueHealth::new();
+        let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
         AppState {
+            stream,
             webhooks: Arc::new(webhooks),
             config: Arc::new(config),
             store,
@@ -61,9 +67,9 @@ impl AppState {
             metrics: crate::metrics::prometheus(),
             search_cache: Arc::new(search_cache),
             arbitrage_cache: Arc::new(arbitrage_cache),
-            live: LiveBooks::new(),
+            live,
             bus: Bus::default(),
-            health: VenueHealth::new(),
+            health,
             ingest: Arc::new(IngestSlot::default()),
             arb: Arc::new(crate::arbitrage::ArbCache::default()),
         }

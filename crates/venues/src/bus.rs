@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crossbook_core::{
     Exchange, Timestamp, Trade,
     arb::{Opportunity, OpportunityChange},
+    book::{BookChange, GapCause},
     whale::WhaleEntry,
 };
 use tokio::sync::broadcast;
@@ -27,10 +28,15 @@ pub const DEFAULT_CAPACITY: usize = 16_384;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum DomainEvent {
-    /// A live book changed; the book itself is in [`crate::LiveBooks`].
-    BookUpdated { key: BookKey, timestamp: Timestamp },
+    /// A live book changed; the whole book is in [`crate::LiveBooks`], what changed is in the event.
+    BookUpdated(Arc<BookChanged>),
     /// Books that can no longer be trusted until a fresh snapshot arrives (gap, dropped or silent feed).
-    BooksStale { exchange: Exchange, keys: Vec<BookKey> },
+    BooksStale {
+        exchange: Exchange,
+        keys: Vec<BookKey>,
+        cause: GapCause,
+        at: Timestamp,
+    },
     /// A trade stored for the first time. Published once per trade, never again after a reconnect.
     TradeIngested(Trade),
     /// A catalog sync of a venue finished: markets may have opened, closed or settled.
@@ -45,6 +51,38 @@ pub enum DomainEvent {
     /// stream's `arbitrage` channel). Published by the scanner on every such change, with no threshold and
     /// no cooldown, unlike [`DomainEvent::ArbitrageOpportunity`].
     ArbitrageChanged(Arc<OpportunityChange>),
+}
+
+/// One change of a live book, as the venue sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BookChanged {
+    pub key: BookKey,
+    /// The book's live sequence number after this change ([`crate::LiveBook::seq`]): the previous change's
+    /// plus one.
+    pub book_seq: u64,
+    /// The book's timestamp after the change.
+    pub timestamp: Timestamp,
+    /// What the venue sent: a whole book or the levels that changed.
+    pub change: BookChange,
+    /// The venue's timestamp of the frame, where it carries one.
+    pub venue_ts: Option<Timestamp>,
+    /// When crossbook received the frame.
+    pub received_at: Timestamp,
+}
+
+impl DomainEvent {
+    /// A `BookUpdated` that says only which book changed and when (no levels): enough for the scanner, which
+    /// reads the book from the live map. Used where a book is put in the live map by hand (tests, benches).
+    pub fn book_touched(key: BookKey, timestamp: Timestamp) -> Self {
+        DomainEvent::BookUpdated(Arc::new(BookChanged {
+            key,
+            book_seq: 0,
+            timestamp,
+            change: BookChange::Delta(Vec::new()),
+            venue_ts: None,
+            received_at: timestamp,
+        }))
+    }
 }
 
 /// Handle to the bus; cheap to clone.

@@ -40,7 +40,7 @@ pub mod venue_a;
 pub mod venue_b;
 pub mod wire;
 
-pub use bus::{Bus, DomainEvent};
+pub use bus::{BookChanged, Bus, DomainEvent};
 pub use error::VenueError;
 pub use health::{FeedHealth, FeedMode, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};

@@ -56,6 +56,9 @@ pub struct LiveBook {
     pub updated_at: Timestamp,
     /// The top of the book, computed when it was written.
     pub top: BookTop,
+    /// The book's live sequence number: grows by one with every change a reader can see (see
+    /// [`LiveBooks::upsert`]), and keeps counting when a book is dropped and comes back.
+    pub seq: u64,
 }
 
 /// The slots and their index.
@@ -64,6 +67,11 @@ struct Slots {
     index: SlotIndex,
     /// `None`: a key reserved by [`LiveBooks::resolve`] whose book has not arrived, or a dropped book.
     books: Vec<Option<LiveBook>>,
+    /// The last [`LiveBook::seq`] of each slot, kept while a slot is empty so a book that comes back goes on
+    /// counting.
+    seqs: Vec<u64>,
+    /// Market id → its slots (one on venue_a, one per token on venue_b), for readers that follow markets.
+    markets: HashMap<String, Vec<u32>, foldhash::fast::RandomState>,
     /// Number of `Some` in `books`.
     held: usize,
     epoch: u64,
@@ -75,9 +83,11 @@ impl Slots {
             return i as usize;
         }
         let i = self.books.len();
+        let slot = u32::try_from(i).expect("fewer than 2^32 live books");
         self.books.push(None);
-        self.index
-            .insert(key.clone(), u32::try_from(i).expect("fewer than 2^32 live books"));
+        self.seqs.push(0);
+        self.index.insert(key.clone(), slot);
+        self.markets.entry(key.market_id.clone()).or_default().push(slot);
         i
     }
 
@@ -94,16 +104,23 @@ impl Slots {
             return;
         }
         let mut old = std::mem::take(&mut self.books);
+        let old_seqs = std::mem::take(&mut self.seqs);
         let mut books = Vec::with_capacity(self.held);
-        self.index.retain(|_, i| match old[*i as usize].take() {
+        let mut seqs = Vec::with_capacity(self.held);
+        self.markets.clear();
+        let markets = &mut self.markets;
+        self.index.retain(|k, i| match old[*i as usize].take() {
             Some(e) => {
+                seqs.push(old_seqs[*i as usize]);
                 *i = books.len() as u32;
                 books.push(Some(e));
+                markets.entry(k.market_id.clone()).or_default().push(*i);
                 true
             }
             None => false,
         });
         self.books = books;
+        self.seqs = seqs;
         self.epoch += 1;
     }
 }
@@ -199,10 +216,10 @@ impl LiveBooks {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Replaces a book with a fresh copy (clears its stale mark). Returns whether anything a reader can
-    /// see changed: the ladders, or the book was new or stale (a poll returning the same book again only
-    /// refreshes `updated_at`).
-    pub fn upsert(&self, book: BookSnapshot) -> bool {
+    /// Replaces a book with a fresh copy (clears its stale mark). When anything a reader can see changed
+    /// (the ladders, or the book was new or stale), returns the book's new [`LiveBook::seq`]; `None` when a
+    /// poll returned the same book again, which only refreshes `updated_at`.
+    pub fn upsert(&self, book: BookSnapshot) -> Option<u64> {
         let key = BookKey::of(&book);
         // The summary is computed before taking the lock, so readers wait only for the slot write.
         let top = BookTop::of(&book);
@@ -215,18 +232,36 @@ impl LiveBooks {
         if old.is_none() {
             slots.held += 1;
         }
+        if changed {
+            slots.seqs[i] += 1;
+        }
+        let seq = slots.seqs[i];
         slots.books[i] = Some(LiveBook {
             book,
             stale: false,
             updated_at: Timestamp::now(),
             top,
+            seq,
         });
-        changed
+        changed.then_some(seq)
     }
 
     /// The book, if it is known and fresh.
     pub fn get(&self, key: &BookKey) -> Option<BookSnapshot> {
         self.with_books(|v| v.get(key).filter(|e| !e.stale).map(|e| e.book.clone()))
+    }
+
+    /// The books of a market held now (fresh and stale): one on venue_a, one per token on venue_b.
+    pub fn market_books(&self, market_id: &str) -> Vec<(BookKey, LiveBook)> {
+        let slots = self.read();
+        let Some(found) = slots.markets.get(market_id) else {
+            return Vec::new();
+        };
+        found
+            .iter()
+            .filter_map(|&i| slots.books[i as usize].clone())
+            .map(|e| (BookKey::of(&e.book), e))
+            .collect()
     }
 
     /// The book with its stale mark, fresh or not.
@@ -376,8 +411,8 @@ mod tests {
     #[test]
     fn stale_books_are_hidden_until_replaced() {
         let live = LiveBooks::new();
-        assert!(live.upsert(book("A")));
-        assert!(!live.upsert(book("A")), "same ladders again is no change");
+        assert_eq!(live.upsert(book("A")), Some(1));
+        assert_eq!(live.upsert(book("A")), None, "same ladders again is no change");
         live.upsert(book("B"));
         let a = BookKey::venue_a("A");
         assert!(live.get(&a).is_some());
@@ -386,8 +421,16 @@ mod tests {
         assert!(live.entry(&a).is_some_and(|e| e.stale));
         assert_eq!(live.counts(Exchange::VenueA), (1, 1));
         assert_eq!(live.fresh_books(None).len(), 1);
-        assert!(live.upsert(book("A")), "a stale book replaced is a change");
+        assert_eq!(live.upsert(book("A")), Some(2), "a stale book replaced is a change");
         assert!(live.get(&a).is_some());
+        live.retain_markets(Exchange::VenueA, |m| m == "A");
+        assert!(live.market_books("B").is_empty(), "a dropped book is not held");
+        assert_eq!(
+            live.upsert(book("B")),
+            Some(2),
+            "a book that comes back goes on counting"
+        );
+        assert_eq!(live.market_books("B").len(), 1);
         live.retain_markets(Exchange::VenueA, |m| m == "A");
         assert_eq!(live.len(), 1);
         assert_eq!(live.mark_exchange_stale(Exchange::VenueA).len(), 1);
@@ -433,6 +476,12 @@ mod tests {
         });
         let after = live.resolve([&keep]);
         live.with_books(|v| assert_eq!(v.at(after.slots[0]).unwrap().book.market_id, "M7"));
+        assert_eq!(
+            live.market_books("M7").len(),
+            1,
+            "the market index follows the renumbering"
+        );
+        assert!(live.market_books("M8").is_empty());
         // A few drops do not renumber.
         live.upsert(book("X"));
         live.retain_markets(Exchange::VenueA, |m| m == "M7");

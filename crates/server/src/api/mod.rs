@@ -21,6 +21,7 @@ pub mod historical;
 mod param_docs;
 pub mod search;
 pub mod service;
+pub mod stream;
 pub mod webhooks;
 pub mod whales;
 
@@ -65,6 +66,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(whales::router())
         .merge(arbitrage::router())
         .merge(webhooks::router())
+        .merge(stream::router())
 }
 
 /// The service routes: no key, no rate limit, not versioned.

@@ -377,8 +377,8 @@ impl Batch {
 
     fn add(&mut self, ev: Result<DomainEvent, RecvError>) {
         match ev {
-            Ok(DomainEvent::BookUpdated { key, .. }) => {
-                self.keys.insert(key);
+            Ok(DomainEvent::BookUpdated(c)) => {
+                self.keys.insert(c.key.clone());
             }
             Ok(DomainEvent::BooksStale { keys, .. }) => self.keys.extend(keys),
             Ok(DomainEvent::CatalogSynced { .. }) => {

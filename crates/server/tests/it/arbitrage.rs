@@ -10,6 +10,7 @@ use std::{
     time::Duration,
 };
 
+use crossbook_core::book::GapCause;
 use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, IntervalCode, Level, Market, Price, Timestamp,
     arb::{ChangeKind, Episode, MicroUsd, OpportunityChange, PairOverride},
@@ -785,7 +786,7 @@ async fn next_change(
 fn feed_book(app: &TestApp, b: BookSnapshot) {
     let (key, timestamp) = (BookKey::of(&b), b.timestamp);
     app.state.live.upsert(b);
-    app.state.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+    app.state.bus.publish(DomainEvent::book_touched(key, timestamp));
 }
 
 /// The running scanner re-prices the pairs of a changed book at once: with an hour between passes, the
@@ -869,6 +870,8 @@ async fn a_book_change_reprices_its_pairs_without_waiting_for_the_pass() {
     app.state.bus.publish(DomainEvent::BooksStale {
         exchange: Exchange::VenueA,
         keys: vec![stale],
+        cause: GapCause::Silence,
+        at: Timestamp::now(),
     });
     let c = next_change(&mut rx, "the 1h pair closes", |c| c.key.event_id == hour).await;
     assert_eq!(c.kind, ChangeKind::Closed);
@@ -910,10 +913,7 @@ async fn a_lagged_bus_or_a_catalog_sync_runs_a_full_pass() {
     let mut rx = app.state.bus.subscribe();
     assert_eq!(scanner.drain_bus(&mut rx).await, None, "nothing queued");
 
-    let elsewhere = || DomainEvent::BookUpdated {
-        key: BookKey::venue_a("ELSEWHERE"),
-        timestamp: Timestamp::now(),
-    };
+    let elsewhere = || DomainEvent::book_touched(BookKey::venue_a("ELSEWHERE"), Timestamp::now());
     app.state.bus.publish(elsewhere());
     let r = scanner.drain_bus(&mut rx).await.unwrap();
     assert!(!r.full);

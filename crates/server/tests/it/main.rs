@@ -8,6 +8,7 @@ mod historical;
 mod ingest;
 mod search;
 mod service;
+mod stream;
 mod util;
 mod webhooks;
 mod whales;

@@ -11,7 +11,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::{
     backoff::Backoff,
-    bus::DomainEvent,
+    bus::{BookChanged, DomainEvent},
     error::{VenueError, report_malformed},
     health::FeedMode,
     live::BookKey,
@@ -39,7 +39,7 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
         let stale = std::mem::take(&mut update.stale);
         let keys: Vec<BookKey> = stale.iter().map(|(k, _)| k.clone()).collect();
         ctx.live.mark_stale(keys.iter());
-        // The log records each loss with its cause (one gap per book).
+        // The log and the bus record each loss with its cause (one gap per book).
         for cause in GapCause::ALL {
             let lost: Vec<BookKey> = stale
                 .iter()
@@ -47,18 +47,28 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
                 .map(|(k, _)| k.clone())
                 .collect();
             if !lost.is_empty() {
+                ctx.bus.publish(DomainEvent::BooksStale {
+                    exchange: ex,
+                    keys: lost.clone(),
+                    cause,
+                    at: received_at,
+                });
                 lose(ctx, lost, cause, received_at).await;
             }
         }
-        ctx.bus.publish(DomainEvent::BooksStale { exchange: ex, keys });
     }
     for update in update.books.drain(..) {
-        let key = BookKey::of(&update.book);
-        let timestamp = update.book.timestamp;
-        if !ctx.live.upsert(update.book.clone()) {
+        let Some(book_seq) = ctx.live.upsert(update.book.clone()) else {
             continue;
-        }
-        ctx.bus.publish(DomainEvent::BookUpdated { key, timestamp });
+        };
+        ctx.bus.publish(DomainEvent::BookUpdated(Arc::new(BookChanged {
+            key: BookKey::of(&update.book),
+            book_seq,
+            timestamp: update.book.timestamp,
+            change: update.change.clone(),
+            venue_ts: update.venue_ts,
+            received_at,
+        })));
         // Waits when the writer's queue is full rather than dropping a change the log would then miss.
         if ctx.books.send(BookInput::Update { update, received_at }).await.is_err() {
             debug!(venue = %ex, "book writer gone; shutting down");
@@ -118,10 +128,13 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
         }
         let stale = ctx.live.mark_exchange_stale(ex);
         if !stale.is_empty() {
-            lose(&ctx, stale.clone(), cause, Timestamp::now()).await;
+            let at = Timestamp::now();
+            lose(&ctx, stale.clone(), cause, at).await;
             ctx.bus.publish(DomainEvent::BooksStale {
                 exchange: ex,
                 keys: stale,
+                cause,
+                at,
             });
         }
         ctx.health.update(ex, |h| {

@@ -1,0 +1,95 @@
+//! `GET /v1/stream`: the WebSocket upgrade. The protocol itself is [`crate::stream`]'s.
+
+use axum::{extract::State, extract::ws::WebSocketUpgrade, response::Response};
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    AppState,
+    auth::{AnyCaller, Caller},
+    error::{ApiError, ApiResult, ErrorBody},
+    params::{FromQuery, IntRange, QueryMap, ValidQuery, check_together},
+    stream::{connection, session::Owner},
+};
+
+/// Largest client message accepted: ops are small; a larger message is refused and the connection closed.
+pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(stream))
+}
+
+/// Resuming a session after a disconnect.
+#[derive(Debug, Clone, Default, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamParams {
+    /// The `session` of the `welcome` message of the connection to resume. Give it with `resume_from`.
+    pub session: Option<String>,
+    /// The last `seq` received. The server sends every later message it still holds, then `resumed`; when
+    /// it no longer holds them all, `welcome` and `reset`, then fresh snapshots.
+    #[param(minimum = 0)]
+    pub resume_from: Option<i64>,
+}
+
+impl FromQuery for StreamParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = StreamParams {
+            session: q.text("session")?,
+            resume_from: q.int("resume_from", IntRange::new(0, i64::MAX))?,
+        };
+        check_together("session", &p.session, "resume_from", &p.resume_from)?;
+        Ok(p)
+    }
+}
+
+/// The live stream (WebSocket).
+///
+/// Upgrades to a WebSocket of JSON messages. Send `{"op": "subscribe", "channel": …, "markets": […]}` for
+/// the channels `book` (order-book snapshots, then every change; any key), `trades` (any key), `status`
+/// (venue connections and capture gaps; any key), `whales` (the Builder plan) and `arbitrage` (opportunities
+/// opening, changing and closing; the Trader plan). The key goes in the `X-API-Key` header, or in a first
+/// message `{"op": "auth", "key": …}`. Every server message has `type`, `channel`, `seq` (per session, one
+/// more each message), `sent_at`, `received_at` and `venue_ts`. A refused op gets an `error` message and
+/// the connection stays open. Plans limit open streams per customer and markets per stream (Free 2 and 50,
+/// Builder 10 and 500, Trader 50 and 5,000 by default). A client that reads too slowly is closed with code
+/// 1013 and may resume; on shutdown streams close with 1001. The README documents every message.
+#[utoipa::path(
+    get,
+    path = "/v1/stream",
+    tag = "stream",
+    params(StreamParams),
+    security((), ("api_key" = [])),
+    responses(
+        (status = 101, description = "Switched to the WebSocket protocol."),
+        (status = 400, description = "Not a WebSocket upgrade request, or `session` without `resume_from` (or the reverse).", body = ErrorBody),
+        (status = 401, description = "The `X-API-Key` header holds an unknown or revoked key.", body = ErrorBody),
+        (status = 429, description = "Over the caller's request rate.", body = ErrorBody),
+    )
+)]
+async fn stream(
+    State(state): State<AppState>,
+    AnyCaller(caller): AnyCaller,
+    ValidQuery(p): ValidQuery<StreamParams>,
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> ApiResult<Response> {
+    let owner = match &caller {
+        Caller::Key(o) => Some(Owner {
+            customer_id: o.customer_id,
+            plan: o.plan,
+        }),
+        Caller::InvalidKey => {
+            return Err(ApiError::Unauthorized {
+                detail: "the API key is unknown or revoked".into(),
+            });
+        }
+        Caller::Anonymous => None,
+    };
+    let ws = ws.map_err(|r| ApiError::invalid_request(format!("GET /v1/stream is a WebSocket: {}", r.body_text())))?;
+    let opening = connection::Opening {
+        owner,
+        resume: p.session.zip(p.resume_from.map(|n| n as u64)),
+    };
+    Ok(ws
+        .max_message_size(MAX_CLIENT_MESSAGE)
+        .on_upgrade(move |socket| connection::run(state, socket, opening)))
+}

@@ -1,0 +1,306 @@
+//! One stream connection: the client's ops in, the session's messages out, heartbeats, and the close frame
+//! that says why it ended.
+
+use std::{sync::Arc, time::Duration};
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, close_code};
+use crossbook_core::{Exchange, Plan, Timestamp};
+use futures_util::{SinkExt, StreamExt, stream::SplitSink};
+use serde_json::json;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    hub::{ConnectionSlot, Hub},
+    protocol::{Channel, ClientOp, OpError, control, envelope, error_frag},
+    session::{Out, Owner, Session},
+};
+use crate::state::AppState;
+
+/// Close code for a client that reads too slowly ("try again later").
+const CLOSE_SLOW: u16 = 1013;
+/// How long a closing connection waits for the client's close frame.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// Most queued messages written before one flush.
+const WRITE_BATCH: usize = 256;
+
+/// What the upgrade request brought.
+#[derive(Debug, Default)]
+pub struct Opening {
+    /// The owner of the `X-API-Key` header, if any.
+    pub owner: Option<Owner>,
+    /// `session` and `resume_from` of the query string.
+    pub resume: Option<(String, u64)>,
+}
+
+type Sink = SplitSink<WebSocket, Message>;
+
+fn close(code: u16, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason),
+    }))
+}
+
+async fn write(sink: &mut Sink, (seq, frag): &Out) -> Result<(), axum::Error> {
+    sink.feed(Message::Text(envelope(*seq, Timestamp::now(), frag).into()))
+        .await
+}
+
+fn limits_json(hub: &Hub, plan: Option<Plan>) -> serde_json::Value {
+    plan.map_or(serde_json::Value::Null, |p| {
+        let l = hub.settings().limits(p);
+        json!({ "connections": l.connections, "markets": l.markets })
+    })
+}
+
+fn welcome(hub: &Hub, s: &Session, plan: Option<Plan>) -> super::protocol::Frag {
+    control(
+        "welcome",
+        json!({
+            "session": s.id,
+            "plan": plan.map(Plan::as_str),
+            "limits": limits_json(hub, plan),
+            "resume_seconds": hub.settings().resume.as_secs(),
+            "buffer": hub.settings().buffer,
+        }),
+    )
+}
+
+/// Runs one connection until the client leaves, is cut, or the server shuts down.
+pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
+    let mut slot: Option<ConnectionSlot> = None;
+    let hub = state.stream.clone();
+    let (mut sink, mut stream) = socket.split();
+    let plan = opening.owner.map(|o| o.plan);
+    if let Some(owner) = opening.owner {
+        match hub.connect(owner) {
+            Ok(s) => slot = Some(s),
+            Err(e) => {
+                // Refused before any session exists: this error is the connection's first and only message.
+                let _ = sink
+                    .send(Message::Text(
+                        envelope(1, Timestamp::now(), &error_frag(&e, None)).into(),
+                    ))
+                    .await;
+                let _ = sink.send(close(close_code::POLICY, "connection limit reached")).await;
+                return;
+            }
+        }
+    }
+
+    // The session: the one resumed, or a new one.
+    let resumed = opening
+        .resume
+        .as_ref()
+        .and_then(|(id, from)| hub.find(id, opening.owner).map(|s| (s, *from)));
+    let session = match &resumed {
+        Some((s, _)) => s.clone(),
+        None => hub.open_session(),
+    };
+    if let Some(owner) = opening.owner {
+        hub.set_owner(&session, owner);
+    }
+    let cut = CancellationToken::new();
+    let mut att = hub.attach(&session, cut.clone(), resumed.as_ref().map(|(_, from)| *from));
+    match (&opening.resume, &resumed, att.missed.take()) {
+        (Some(_), Some((_, from)), Some(missed)) => {
+            for out in &missed {
+                if write(&mut sink, out).await.is_err() {
+                    hub.detach(&session, att.id);
+                    return;
+                }
+            }
+            hub.push(
+                &session,
+                control("resumed", json!({ "session": session.id, "from": from })),
+            );
+        }
+        (Some(_), found, _) => {
+            hub.push(&session, welcome(&hub, &session, plan));
+            let reason = if found.is_some() {
+                "the messages after resume_from are no longer held; fresh snapshots follow"
+            } else {
+                "the session is unknown or expired; subscribe again"
+            };
+            hub.push(&session, control("reset", json!({ "reason": reason })));
+            hub.resnapshot(&session);
+        }
+        (None, _, _) => hub.push(&session, welcome(&hub, &session, plan)),
+    }
+    let ping_every = hub.settings().ping;
+    let mut ping = tokio::time::interval_at(Instant::now() + ping_every, ping_every);
+    let mut last_heard = Instant::now();
+    let closing = hub.closing().clone();
+    let end: Option<Message> = loop {
+        tokio::select! {
+            biased;
+            () = closing.cancelled() => break Some(close(close_code::AWAY, "going away: the server is shutting down")),
+            () = cut.cancelled() => break Some(close(CLOSE_SLOW, "slow consumer: the client read too slowly; resume to continue")),
+            out = att.rx.recv() => {
+                let Some(out) = out else { break None };
+                if write(&mut sink, &out).await.is_err() { break None; }
+                // Messages already waiting go out in the same flush: one write call for many messages is
+                // what lets one core serve a thousand clients.
+                let mut n = 1;
+                while n < WRITE_BATCH {
+                    let Ok(more) = att.rx.try_recv() else { break };
+                    if write(&mut sink, &more).await.is_err() { break; }
+                    n += 1;
+                }
+                metrics::counter!("crossbook_stream_messages_total").increment(n as u64);
+                if sink.flush().await.is_err() { break None; }
+            }
+            msg = stream.next() => {
+                last_heard = Instant::now();
+                match msg {
+                    Some(Ok(Message::Text(text))) => {
+                        if let Some(reply) = handle(&state, &hub, &session, &mut slot, text.as_str()).await {
+                            break Some(reply);
+                        }
+                    }
+                    Some(Ok(Message::Binary(_))) => hub.push(&session, error_frag(&OpError::invalid("op", "send JSON text messages, not binary ones"), None)),
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
+                }
+            }
+            _ = ping.tick() => {
+                if last_heard.elapsed() > ping_every * 3 {
+                    break Some(close(close_code::AWAY, "no answer to pings"));
+                }
+                if sink.send(Message::Ping(Default::default())).await.is_err() { break None; }
+            }
+        }
+    };
+    hub.detach(&session, att.id);
+    if let Some(frame) = end {
+        // The closing handshake: send the close frame, then read until the client answers it. Dropping the
+        // socket with the client's frames unread would reset the connection, and the client could lose the
+        // close frame (and its reason) with it.
+        let _ = tokio::time::timeout(CLOSE_WAIT, async {
+            if sink.send(frame).await.is_ok() {
+                while let Some(Ok(m)) = stream.next().await {
+                    if matches!(m, Message::Close(_)) {
+                        break;
+                    }
+                }
+            }
+        })
+        .await;
+    }
+    drop(slot);
+}
+
+/// Handles one client message; returns a close frame when the connection must end.
+async fn handle(
+    state: &AppState,
+    hub: &Arc<Hub>,
+    session: &Arc<Session>,
+    slot: &mut Option<ConnectionSlot>,
+    text: &str,
+) -> Option<Message> {
+    let op = match ClientOp::parse(text) {
+        Ok(op) => op,
+        Err(e) => {
+            hub.push(session, error_frag(&e, None));
+            return None;
+        }
+    };
+    match op {
+        ClientOp::Ping => hub.push(session, control("pong", json!({}))),
+        ClientOp::Auth { key } => {
+            let owner = match state.keys.lookup(state.store.as_ref(), &key).await {
+                Ok(Some(o)) => Owner {
+                    customer_id: o.customer_id,
+                    plan: o.plan,
+                },
+                Ok(None) => {
+                    let e = OpError {
+                        code: "unauthorized",
+                        detail: "the API key is unknown or revoked".into(),
+                        param: Some("key"),
+                        channel: None,
+                    };
+                    hub.push(session, error_frag(&e, None));
+                    return None;
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "stream auth: the key store cannot be read");
+                    let e = OpError {
+                        code: "unavailable",
+                        detail: "the database cannot be reached; try again shortly".into(),
+                        param: None,
+                        channel: None,
+                    };
+                    hub.push(session, error_frag(&e, None));
+                    return None;
+                }
+            };
+            if slot.is_none() {
+                match hub.connect(owner) {
+                    Ok(s) => *slot = Some(s),
+                    Err(e) => {
+                        hub.push(session, error_frag(&e, None));
+                        return Some(close(close_code::POLICY, "connection limit reached"));
+                    }
+                }
+            }
+            hub.set_owner(session, owner);
+            hub.push(
+                session,
+                control(
+                    "authenticated",
+                    json!({ "plan": owner.plan.as_str(), "limits": limits_json(hub, Some(owner.plan)) }),
+                ),
+            );
+        }
+        ClientOp::Subscribe { channel, markets } => {
+            if let Err(e) = check_markets(state, channel, &markets).await {
+                hub.push(session, error_frag(&e, None));
+                return None;
+            }
+            if let Err((e, plan)) = hub.subscribe(session, channel, markets) {
+                hub.push(session, error_frag(&e, plan));
+            }
+        }
+        ClientOp::Unsubscribe { channel, markets } => hub.unsubscribe(session, channel, markets),
+    }
+    None
+}
+
+/// Refuses market ids that are neither live nor in the catalog, so a typo is an error rather than silence.
+async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -> Result<(), OpError> {
+    for m in markets {
+        if !state.live.market_books(m).is_empty() {
+            continue;
+        }
+        // venue_b markets are condition ids (`0x` and 64 hex digits); anything else is a venue_a ticker.
+        let exchange = if m.starts_with("0x") {
+            Exchange::VenueB
+        } else {
+            Exchange::VenueA
+        };
+        match state.store.get_market(exchange, m).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(OpError {
+                    channel: Some(channel),
+                    ..OpError::invalid(
+                        "markets",
+                        format!("unknown market id {m:?} (venue_a tickers and venue_b condition ids)"),
+                    )
+                });
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "stream subscribe: the catalog cannot be read");
+                return Err(OpError {
+                    code: "unavailable",
+                    detail: "the database cannot be reached; try again shortly".into(),
+                    param: None,
+                    channel: Some(channel),
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,662 @@
+//! The hub: the sessions, who follows what, and the task that turns bus events into channel messages.
+//!
+//! One task reads the bus and renders each event once; each message goes to the sessions that follow its
+//! channel (and market) through a non-blocking push (see [`Session::push_locked`]), so a slow client is
+//! cut, never waited for, and never slows the bus, ingestion or another client.
+//!
+//! Lock order: a session's lock, then the index. The delivery task never holds the index while it takes a
+//! session's lock (it copies the targets out first), so the two cannot deadlock.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{
+        Arc, Mutex, RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use crossbook_core::{Exchange, Plan, Timestamp};
+use crossbook_venues::{BookChanged, DomainEvent, FeedMode, LiveBooks, VenueHealth};
+use serde_json::json;
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    frames,
+    protocol::{Channel, Frag, OpError, control},
+    session::{Attached, Out, Owner, Pushed, Session, State},
+};
+use crate::state::FRESHNESS_LIMIT;
+
+/// Connections and markets one plan may hold; 0 means no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanLimits {
+    /// Open streams per customer.
+    pub connections: usize,
+    /// Distinct markets one stream may follow, over all its channels.
+    pub markets: usize,
+}
+
+/// The stream's settings (configuration `stream_*`).
+#[derive(Debug, Clone)]
+pub struct StreamSettings {
+    /// Messages a connection may have waiting before it is cut as too slow.
+    pub queue: usize,
+    /// Messages a session keeps for a resume.
+    pub buffer: usize,
+    /// How long a session waits for its client to come back.
+    pub resume: Duration,
+    /// How often the server pings (and how long a client may stay silent: three times this).
+    pub ping: Duration,
+    /// Free, Builder, Trader.
+    pub limits: [PlanLimits; 3],
+}
+
+impl Default for StreamSettings {
+    fn default() -> Self {
+        StreamSettings {
+            queue: 1_024,
+            buffer: 4_096,
+            resume: Duration::from_secs(60),
+            ping: Duration::from_secs(15),
+            limits: [
+                PlanLimits {
+                    connections: 2,
+                    markets: 50,
+                },
+                PlanLimits {
+                    connections: 10,
+                    markets: 500,
+                },
+                PlanLimits {
+                    connections: 50,
+                    markets: 5_000,
+                },
+            ],
+        }
+    }
+}
+
+impl StreamSettings {
+    pub fn limits(&self, plan: Plan) -> PlanLimits {
+        self.limits[plan as usize]
+    }
+}
+
+/// Who follows one channel: every market, or by market id.
+#[derive(Debug, Default)]
+struct ChannelIndex {
+    all: Vec<Arc<Session>>,
+    markets: HashMap<String, Vec<Arc<Session>>>,
+}
+
+impl ChannelIndex {
+    fn remove_from(v: &mut Vec<Arc<Session>>, s: &Arc<Session>) {
+        v.retain(|x| !Arc::ptr_eq(x, s));
+    }
+
+    fn remove_market(&mut self, market: &str, s: &Arc<Session>) {
+        if let Some(v) = self.markets.get_mut(market) {
+            Self::remove_from(v, s);
+            if v.is_empty() {
+                self.markets.remove(market);
+            }
+        }
+    }
+
+    /// Sessions following every market, then those following `market`. A session is never in both (a
+    /// subscription to every market replaces the market list).
+    fn targets(&self, markets: &[&str], out: &mut Vec<Arc<Session>>) {
+        out.extend(self.all.iter().cloned());
+        for m in markets {
+            if let Some(v) = self.markets.get(*m) {
+                for s in v {
+                    if !out.iter().any(|x| Arc::ptr_eq(x, s)) {
+                        out.push(s.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A connection attached to its session.
+#[derive(Debug)]
+pub struct Attachment {
+    /// The connection's number (see [`Hub::detach`]).
+    pub id: u64,
+    /// The session's messages from now on.
+    pub rx: mpsc::Receiver<Out>,
+    /// For a resume: the messages after `resume_from`, to send before anything from `rx`; `None` when
+    /// the buffer no longer holds them all.
+    pub missed: Option<Vec<Out>>,
+}
+
+/// The stream hub. One per process, shared by the connections and its delivery task.
+#[derive(Debug)]
+pub struct Hub {
+    settings: StreamSettings,
+    live: LiveBooks,
+    health: VenueHealth,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    index: RwLock<[ChannelIndex; 5]>,
+    connections: Mutex<HashMap<i64, usize>>,
+    next_connection: AtomicU64,
+    closing: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Counts a cut slow consumer.
+fn pushed(p: Pushed) {
+    if p == Pushed::CutSlow {
+        metrics::counter!("crossbook_stream_slow_consumers_total").increment(1);
+        tracing::info!("stream client too slow; disconnected (it may resume)");
+    }
+}
+
+/// One open connection of a customer, counted against its plan's limit until dropped.
+#[derive(Debug)]
+pub struct ConnectionSlot {
+    hub: Arc<Hub>,
+    customer_id: i64,
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        let mut map = lock(&self.hub.connections);
+        if let Some(n) = map.get_mut(&self.customer_id) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.customer_id);
+            }
+        }
+        metrics::gauge!("crossbook_stream_connections").decrement(1.0);
+    }
+}
+
+impl Hub {
+    pub fn new(settings: StreamSettings, live: LiveBooks, health: VenueHealth) -> Arc<Hub> {
+        Arc::new(Hub {
+            settings,
+            live,
+            health,
+            sessions: Mutex::new(HashMap::new()),
+            index: RwLock::new(Default::default()),
+            connections: Mutex::new(HashMap::new()),
+            next_connection: AtomicU64::new(1),
+            closing: CancellationToken::new(),
+        })
+    }
+
+    pub fn settings(&self) -> &StreamSettings {
+        &self.settings
+    }
+
+    /// Cancelled when the server shuts down: every connection then closes with `going away`.
+    pub fn closing(&self) -> &CancellationToken {
+        &self.closing
+    }
+
+    /// Closes every stream (server shutdown).
+    pub fn close(&self) {
+        self.closing.cancel();
+    }
+
+    /// Sessions held (attached or waiting for a resume).
+    pub fn session_count(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
+    /// Sessions with a connection attached now.
+    pub fn attached_count(&self) -> usize {
+        lock(&self.sessions)
+            .values()
+            .filter(|s| s.lock().attached.is_some())
+            .count()
+    }
+
+    /// A new session.
+    pub fn open_session(&self) -> Arc<Session> {
+        let id = format!("s_{}", uuid::Uuid::new_v4().simple());
+        let s = Session::new(id.clone(), self.settings.buffer);
+        lock(&self.sessions).insert(id, s.clone());
+        s
+    }
+
+    /// Takes up a connection of the owner's plan, or refuses when the plan's limit is reached.
+    pub fn connect(self: &Arc<Self>, owner: Owner) -> Result<ConnectionSlot, OpError> {
+        let limit = self.settings.limits(owner.plan).connections;
+        let mut map = lock(&self.connections);
+        let n = map.entry(owner.customer_id).or_insert(0);
+        if limit > 0 && *n >= limit {
+            return Err(OpError {
+                code: "limit_exceeded",
+                detail: format!(
+                    "the {} plan allows {limit} open streams per customer; close one first",
+                    owner.plan.display_name()
+                ),
+                param: None,
+                channel: None,
+            });
+        }
+        *n += 1;
+        metrics::gauge!("crossbook_stream_connections").increment(1.0);
+        Ok(ConnectionSlot {
+            hub: self.clone(),
+            customer_id: owner.customer_id,
+        })
+    }
+
+    /// The session `id`, if it is held and is not another customer's.
+    pub fn find(&self, id: &str, owner: Option<Owner>) -> Option<Arc<Session>> {
+        let s = lock(&self.sessions).get(id).cloned()?;
+        let theirs = s.lock().owner.map(|o| o.customer_id);
+        (theirs.is_none() || theirs == owner.map(|o| o.customer_id)).then_some(s)
+    }
+
+    /// Attaches a connection's queue to a session (an older connection of the session is closed). With
+    /// `resume_from`, also returns what the session sent after it; both are taken under one lock, so no
+    /// message falls between the two.
+    pub fn attach(&self, s: &Session, slow: CancellationToken, resume_from: Option<u64>) -> Attachment {
+        let (tx, rx) = mpsc::channel(self.settings.queue.max(1));
+        let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        let mut st = s.lock();
+        let missed = resume_from.and_then(|after| Session::since(&st, after));
+        if let Some(old) = st.attached.replace(Attached { tx, slow, id }) {
+            old.slow.cancel();
+        }
+        st.detached_at = None;
+        if resume_from.is_some() {
+            let result = if missed.is_some() { "resumed" } else { "reset" };
+            metrics::counter!("crossbook_stream_resumes_total", "result" => result).increment(1);
+        }
+        Attachment { id, rx, missed }
+    }
+
+    /// Detaches connection `id` from its session (if it is still the attached one); the session then waits
+    /// a resume window for its client.
+    pub fn detach(&self, s: &Session, id: u64) {
+        let mut st = s.lock();
+        if st.attached.as_ref().is_some_and(|a| a.id == id) {
+            st.attached = None;
+            st.detached_at = Some(Instant::now());
+        }
+    }
+
+    /// Numbers and sends a message to one session.
+    pub fn push(&self, s: &Session, frag: Frag) {
+        pushed(s.push(frag));
+    }
+
+    /// Sets the session's owner (a key given at connect or by `auth`).
+    pub fn set_owner(&self, s: &Session, owner: Owner) {
+        s.lock().owner = Some(owner);
+    }
+
+    /// Subscribes a session: checks the key, the plan and the market limit, records the subscription, and
+    /// sends `subscribed` followed by the channel's current state (a snapshot of each book; the venues'
+    /// status). `markets` are already known to exist.
+    pub fn subscribe(
+        &self,
+        s: &Arc<Session>,
+        channel: Channel,
+        markets: Vec<String>,
+    ) -> Result<(), (OpError, Option<Plan>)> {
+        let mut st = s.lock();
+        let Some(owner) = st.owner else {
+            return Err((
+                OpError {
+                    code: "unauthorized",
+                    detail: "subscribing needs an API key: send it in the X-API-Key header or as {\"op\": \"auth\", \"key\": …}".into(),
+                    param: None,
+                    channel: Some(channel),
+                },
+                None,
+            ));
+        };
+        let required = channel.plan();
+        if owner.plan < required {
+            return Err((
+                OpError {
+                    code: "entitlement_required",
+                    detail: format!(
+                        "the {} channel requires the {} plan",
+                        channel.as_str(),
+                        required.display_name()
+                    ),
+                    param: None,
+                    channel: Some(channel),
+                },
+                Some(required),
+            ));
+        }
+        let limit = self.settings.limits(owner.plan).markets;
+        if limit > 0 {
+            let mut all: std::collections::BTreeSet<&str> = st
+                .subs
+                .values()
+                .flat_map(|m| m.iter().flatten().map(String::as_str))
+                .collect();
+            all.extend(markets.iter().map(String::as_str));
+            if all.len() > limit {
+                return Err((
+                    OpError {
+                        code: "limit_exceeded",
+                        detail: format!(
+                            "the {} plan allows {limit} markets per stream; this would make {}",
+                            owner.plan.display_name(),
+                            all.len()
+                        ),
+                        param: Some("markets"),
+                        channel: Some(channel),
+                    },
+                    None,
+                ));
+            }
+        }
+        let added: Vec<String> = {
+            let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+            let ci = &mut index[channel as usize];
+            let entry = st.subs.entry(channel);
+            match entry {
+                std::collections::btree_map::Entry::Vacant(v) if markets.is_empty() => {
+                    v.insert(None);
+                    ci.all.push(s.clone());
+                    Vec::new()
+                }
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    for m in &markets {
+                        ci.markets.entry(m.clone()).or_default().push(s.clone());
+                    }
+                    v.insert(Some(markets.iter().cloned().collect()));
+                    markets.clone()
+                }
+                std::collections::btree_map::Entry::Occupied(mut o) => match o.get_mut() {
+                    // Already every market.
+                    None => Vec::new(),
+                    Some(held) if markets.is_empty() => {
+                        for m in held.iter() {
+                            ci.remove_market(m, s);
+                        }
+                        ci.all.push(s.clone());
+                        *o.get_mut() = None;
+                        Vec::new()
+                    }
+                    Some(held) => {
+                        let mut added = Vec::new();
+                        for m in &markets {
+                            if held.insert(m.clone()) {
+                                ci.markets.entry(m.clone()).or_default().push(s.clone());
+                                added.push(m.clone());
+                            }
+                        }
+                        added
+                    }
+                },
+            }
+        };
+        let reply = json!({ "markets": markets, "all_markets": markets.is_empty() });
+        pushed(s.push_locked(&mut st, frames::subscribed(channel, reply)));
+        match channel {
+            Channel::Book => {
+                for m in &added {
+                    self.snapshot_market(s, &mut st, m);
+                }
+            }
+            Channel::Status => {
+                for (ex, h) in self.health.snapshot() {
+                    let fresh = h.is_fresh(Timestamp::now(), FRESHNESS_LIMIT);
+                    pushed(s.push_locked(&mut st, frames::venue(ex, &h, fresh)));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Unsubscribes a session from a channel's markets, or from the whole channel when `markets` is empty.
+    pub fn unsubscribe(&self, s: &Arc<Session>, channel: Channel, markets: Vec<String>) {
+        let mut st = s.lock();
+        {
+            let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+            let ci = &mut index[channel as usize];
+            if markets.is_empty() {
+                match st.subs.remove(&channel) {
+                    Some(None) => ChannelIndex::remove_from(&mut ci.all, s),
+                    Some(Some(held)) => {
+                        for m in &held {
+                            ci.remove_market(m, s);
+                        }
+                    }
+                    None => {}
+                }
+                if channel == Channel::Book {
+                    st.books.clear();
+                }
+            } else if let Some(Some(held)) = st.subs.get_mut(&channel) {
+                for m in &markets {
+                    if held.remove(m) {
+                        ci.remove_market(m, s);
+                    }
+                }
+                if held.is_empty() {
+                    st.subs.remove(&channel);
+                }
+                if channel == Channel::Book {
+                    st.books.retain(|k, _| !markets.contains(&k.market_id));
+                }
+            }
+        }
+        let reply = json!({ "markets": markets, "all_markets": markets.is_empty() });
+        pushed(s.push_locked(&mut st, frames::unsubscribed(channel, reply)));
+    }
+
+    /// Sends a fresh snapshot of every book the session follows (after a `reset` or a bus lag).
+    pub fn resnapshot(&self, s: &Arc<Session>) {
+        let mut st = s.lock();
+        st.books.clear();
+        let markets: Vec<String> = match st.subs.get(&Channel::Book) {
+            Some(Some(m)) => m.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        for m in &markets {
+            self.snapshot_market(s, &mut st, m);
+        }
+    }
+
+    /// Pushes a snapshot of each book of `market` held now (a `stale` for a book that is not trusted), and
+    /// records its `book_seq` so that only later changes follow.
+    fn snapshot_market(&self, s: &Session, st: &mut State, market: &str) {
+        for (key, e) in self.live.market_books(market) {
+            let frag = if e.stale {
+                frames::book_stale(&key, crossbook_core::book::GapCause::Disconnect, e.updated_at)
+            } else {
+                frames::book_snapshot(&key, &e)
+            };
+            st.books.insert(key, e.seq);
+            pushed(s.push_locked(st, frag));
+        }
+    }
+
+    fn targets(&self, channel: Channel, markets: &[&str]) -> Vec<Arc<Session>> {
+        let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        index[channel as usize].targets(markets, &mut out);
+        out
+    }
+
+    fn send_all(&self, channel: Channel, markets: &[&str], frag: &Frag) {
+        for s in self.targets(channel, markets) {
+            pushed(s.push(frag.clone()));
+        }
+    }
+
+    /// A book change to the sessions following its market: the change when it follows the last `book_seq`
+    /// the session got, nothing when the session's snapshot already holds it, else a fresh snapshot.
+    fn deliver_book(&self, c: &BookChanged) {
+        let targets = self.targets(Channel::Book, &[c.key.market_id.as_str()]);
+        if targets.is_empty() {
+            return;
+        }
+        let mut change: Option<Option<Frag>> = None;
+        let mut snapshot: Option<(Frag, u64)> = None;
+        for s in targets {
+            let mut st = s.lock();
+            let last = st.books.get(&c.key).copied();
+            match last {
+                Some(l) if c.book_seq <= l => continue,
+                Some(l) if c.book_seq == l + 1 => {
+                    st.books.insert(c.key.clone(), c.book_seq);
+                    if let Some(f) = change.get_or_insert_with(|| frames::book_change(c)) {
+                        pushed(s.push_locked(&mut st, f.clone()));
+                    }
+                }
+                _ => {
+                    if snapshot.is_none() {
+                        let Some(e) = self.live.entry(&c.key) else { continue };
+                        snapshot = Some((frames::book_snapshot(&c.key, &e), e.seq));
+                    }
+                    let (f, seq) = snapshot.clone().expect("set above");
+                    st.books.insert(c.key.clone(), seq);
+                    pushed(s.push_locked(&mut st, f));
+                }
+            }
+        }
+    }
+
+    /// Delivers one bus event.
+    pub fn deliver(&self, ev: &DomainEvent) {
+        let now = Timestamp::now();
+        match ev {
+            DomainEvent::BookUpdated(c) => self.deliver_book(c),
+            DomainEvent::BooksStale {
+                exchange,
+                keys,
+                cause,
+                at,
+            } => {
+                self.send_all(Channel::Status, &[], &frames::gap(*exchange, keys, *cause, *at));
+                for key in keys {
+                    let targets = self.targets(Channel::Book, &[key.market_id.as_str()]);
+                    if !targets.is_empty() {
+                        let f = frames::book_stale(key, *cause, *at);
+                        for s in targets {
+                            pushed(s.push(f.clone()));
+                        }
+                    }
+                }
+            }
+            DomainEvent::TradeIngested(t) => {
+                let targets = self.targets(Channel::Trades, &[t.market_id.as_str()]);
+                if !targets.is_empty() {
+                    let f = frames::trade(t, now);
+                    for s in targets {
+                        pushed(s.push(f.clone()));
+                    }
+                }
+            }
+            DomainEvent::WhaleEntry(w) => {
+                let targets = self.targets(Channel::Whales, &[]);
+                if !targets.is_empty() {
+                    let f = frames::whale(w, now);
+                    for s in targets {
+                        pushed(s.push(f.clone()));
+                    }
+                }
+            }
+            DomainEvent::ArbitrageChanged(c) => {
+                let o = &c.opportunity;
+                let targets = self.targets(
+                    Channel::Arbitrage,
+                    &[o.venue_a.market_ticker.as_str(), o.venue_b.condition_id.as_str()],
+                );
+                if !targets.is_empty() {
+                    let f = frames::opportunity(c, now);
+                    for s in targets {
+                        pushed(s.push(f.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The bus lost `missed` events for the hub: every session is told, and books are sent afresh.
+    fn lagged(&self, missed: u64) {
+        tracing::warn!(
+            missed,
+            "the stream fell behind the bus; sessions get a lagged notice and fresh snapshots"
+        );
+        metrics::counter!("crossbook_stream_lagged_total").increment(1);
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        let f = control("lagged", json!({ "missed": missed }));
+        for s in sessions {
+            pushed(s.push(f.clone()));
+            self.resnapshot(&s);
+        }
+    }
+
+    /// Sends a `venue` message for each venue whose connection, mode or freshness changed.
+    fn status_tick(&self, last: &mut BTreeMap<Exchange, (bool, FeedMode, bool)>) {
+        let now = Timestamp::now();
+        for (ex, h) in self.health.snapshot() {
+            let fresh = h.is_fresh(now, FRESHNESS_LIMIT);
+            let state = (h.connected, h.mode, fresh);
+            if last.insert(ex, state) != Some(state) {
+                self.send_all(Channel::Status, &[], &frames::venue(ex, &h, fresh));
+            }
+        }
+    }
+
+    /// Drops the sessions whose client did not come back within the resume window.
+    fn expire(&self) {
+        let window = self.settings.resume;
+        let expired: Vec<Arc<Session>> = {
+            let mut sessions = lock(&self.sessions);
+            let gone: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.lock().detached_at.is_some_and(|t| t.elapsed() >= window))
+                .map(|(id, _)| id.clone())
+                .collect();
+            gone.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        if expired.is_empty() {
+            return;
+        }
+        let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+        for ci in index.iter_mut() {
+            ci.all.retain(|s| !expired.iter().any(|e| Arc::ptr_eq(s, e)));
+            ci.markets.retain(|_, v| {
+                v.retain(|s| !expired.iter().any(|e| Arc::ptr_eq(s, e)));
+                !v.is_empty()
+            });
+        }
+        metrics::gauge!("crossbook_stream_sessions").set(lock(&self.sessions).len() as f64);
+    }
+
+    /// The delivery task: bus events to sessions, the venues' status every second, expired sessions
+    /// dropped. Ends when `cancel` fires or the bus closes.
+    pub async fn run(self: Arc<Self>, mut rx: broadcast::Receiver<DomainEvent>, cancel: CancellationToken) {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut status = BTreeMap::new();
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => break,
+                ev = rx.recv() => match ev {
+                    Ok(ev) => self.deliver(&ev),
+                    Err(broadcast::error::RecvError::Lagged(n)) => self.lagged(n),
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+                _ = tick.tick() => {
+                    self.status_tick(&mut status);
+                    self.expire();
+                }
+            }
+        }
+    }
+}

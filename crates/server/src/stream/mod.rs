@@ -1,0 +1,19 @@
+//! The live stream (`GET /v1/stream`, DESIGN §1): books, trades, opportunities, whales and the venues'
+//! status pushed over a WebSocket as they happen.
+//!
+//! - [`protocol`]: what a client may send, the channels and their plans, and the envelope of every message.
+//! - [`frames`]: the channel messages, rendered from bus events at this edge.
+//! - [`session`]: one client's subscriptions, numbered messages and resume buffer.
+//! - [`hub`]: the sessions, who follows what, and the delivery task fed by the bus.
+//! - [`connection`]: one WebSocket: the ops it sends, the messages it gets, heartbeats and closing.
+//!
+//! The protocol, as users read it, is in `PROTOCOL.md` beside this file (and in the README).
+
+pub mod connection;
+pub mod frames;
+pub mod hub;
+pub mod protocol;
+pub mod session;
+
+pub use hub::{Hub, PlanLimits, StreamSettings};
+pub use protocol::Channel;

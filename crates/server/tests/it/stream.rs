@@ -1,0 +1,743 @@
+//! The live stream (`/v1/stream`) over real sockets: the protocol, gating and limits, resume within and
+//! beyond the buffer, a slow consumer cut, heartbeats, close frames on shutdown, and, against the simulated
+//! venues, books rebuilt from the stream that equal the live book.
+
+use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
+
+use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Outcome, Price, TakerSide, Timestamp, Trade};
+use crossbook_server::config::Config;
+use crossbook_store::testing::{TestDb, sqlite_database};
+use crossbook_venues::{BookKey, DomainEvent};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::{
+    MaybeTlsStream, WebSocketStream,
+    tungstenite::{Message, client::IntoClientRequest},
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::util::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// The stream does not depend on the backend (its keys come through the same cache), so these tests use
+/// SQLite only.
+async fn migrated_sqlite() -> TestDb {
+    let db = sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    db
+}
+
+/// A stream client.
+struct Ws {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+/// How a read ended when it did not produce a message.
+#[derive(Debug, PartialEq)]
+enum Ended {
+    Closed(Option<(u16, String)>),
+    Eof,
+}
+
+impl Ws {
+    async fn connect(addr: SocketAddr, query: &str, key: Option<&str>) -> Ws {
+        Self::try_connect(addr, query, key).await.expect("upgrade")
+    }
+
+    async fn try_connect(
+        addr: SocketAddr,
+        query: &str,
+        key: Option<&str>,
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let mut req = format!("ws://{addr}/v1/stream{query}").into_client_request().unwrap();
+        if let Some(k) = key {
+            req.headers_mut().insert("x-api-key", k.parse().unwrap());
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+        Ok(Ws { ws })
+    }
+
+    async fn send(&mut self, v: Value) {
+        self.ws.send(Message::Text(v.to_string().into())).await.unwrap();
+    }
+
+    /// The next JSON message, or how the connection ended.
+    async fn read(&mut self) -> Result<Value, Ended> {
+        loop {
+            let m = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("a message within the deadline");
+            match m {
+                Some(Ok(Message::Text(t))) => return Ok(serde_json::from_str(t.as_str()).unwrap()),
+                Some(Ok(Message::Close(f))) => {
+                    return Err(Ended::Closed(f.map(|f| (u16::from(f.code), f.reason.to_string()))));
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return Err(Ended::Eof),
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Value {
+        self.read().await.expect("an open stream")
+    }
+
+    /// The next message of `kind`, skipping others.
+    async fn next_of(&mut self, kind: &str) -> Value {
+        loop {
+            let m = self.next().await;
+            if m["type"] == kind {
+                return m;
+            }
+        }
+    }
+}
+
+/// The app over a test database, served on a real socket with its stream hub running, so tests can
+/// publish on its bus and read its live books.
+struct Served {
+    app: TestApp,
+    addr: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl Served {
+    async fn start(db: &TestDb, tune: impl FnOnce(&mut Config)) -> Served {
+        let app = TestApp::new(db, tune);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let hub = app.state.stream.clone();
+        tokio::spawn(hub.clone().run(app.state.bus.subscribe(), stop.clone()));
+        let router = app.router.clone();
+        let s = stop.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+                .with_graceful_shutdown(async move {
+                    s.cancelled().await;
+                    hub.close();
+                })
+                .await
+                .unwrap();
+        });
+        // The hub subscribed to the bus before anything is published.
+        while app.state.bus.receiver_count() == 0 {
+            tokio::task::yield_now().await;
+        }
+        Served { app, addr, stop }
+    }
+
+    fn publish(&self, ev: DomainEvent) {
+        self.app.state.bus.publish(ev);
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn trade(n: u64) -> Trade {
+    Trade {
+        exchange: Exchange::VenueA,
+        source_trade_id: format!("t{n}"),
+        market_id: "KX-M".into(),
+        event_id: "KX-E".into(),
+        executed_at: Timestamp::from_millis(1_000 + n as i64),
+        taker_side: TakerSide::Buy,
+        outcome: Outcome::Yes,
+        price: Price::from_cents(53),
+        size: Amount::from_units(10),
+    }
+}
+
+fn book(market: &str, bid_cents: i64, size: i64) -> BookSnapshot {
+    BookSnapshot {
+        exchange: Exchange::VenueA,
+        market_id: market.into(),
+        asset_id: None,
+        timestamp: Timestamp::now(),
+        bids: vec![Level {
+            price: Price::from_cents(bid_cents),
+            size: Amount::from_units(size),
+        }],
+        asks: vec![],
+        no_bids: vec![],
+    }
+}
+
+#[tokio::test]
+async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |_| {}).await;
+    s.app.state.live.upsert(book("KX-M", 50, 10));
+
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let welcome = ws.next().await;
+    assert_eq!(
+        (welcome["type"].as_str(), welcome["seq"].as_u64()),
+        (Some("welcome"), Some(1))
+    );
+    assert_eq!(welcome["plan"], "free");
+    assert_eq!(welcome["limits"], json!({"connections": 2, "markets": 50}));
+    ws.send(json!({"op": "subscribe", "channel": "book", "markets": ["KX-M"]}))
+        .await;
+    let sub = ws.next().await;
+    assert_eq!(
+        (sub["type"].as_str(), sub["channel"].as_str()),
+        (Some("subscribed"), Some("book"))
+    );
+    let snap = ws.next().await;
+    assert_eq!(snap["type"], "snapshot");
+    assert_eq!(snap["seq"], 3, "one more per message");
+    assert_eq!(snap["book_seq"], 1);
+    assert_eq!(snap["bids"], json!([{"price": "0.5000", "size": 10.0}]));
+    for field in ["sent_at", "received_at", "venue_ts"] {
+        assert!(snap[field].is_string(), "{field}: {snap}");
+    }
+
+    // A change as ingestion publishes it: live map first, then the bus.
+    let seq = s.app.state.live.upsert(book("KX-M", 51, 4)).unwrap();
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+        key: BookKey::venue_a("KX-M"),
+        book_seq: seq,
+        timestamp: Timestamp::now(),
+        change: crossbook_core::book::BookChange::Delta(vec![crossbook_core::book::LevelChange {
+            side: crossbook_core::book::Side::Bid,
+            price: Price::from_cents(51),
+            size: Amount::from_units(4),
+        }]),
+        venue_ts: None,
+        received_at: Timestamp::now(),
+    })));
+    let change = ws.next().await;
+    assert_eq!(change["type"], "change");
+    assert_eq!(change["book_seq"], 2);
+    assert_eq!(
+        change["changes"],
+        json!([{"side": "bid", "price": "0.5100", "size": 4.0}])
+    );
+
+    // A change the session cannot follow (book_seq jumps) is replaced by a fresh snapshot.
+    s.app.state.live.upsert(book("KX-M", 52, 1));
+    let seq = s.app.state.live.upsert(book("KX-M", 53, 1)).unwrap();
+    s.publish(DomainEvent::book_touched(BookKey::venue_a("KX-M"), Timestamp::now()));
+    let mut touched = DomainEvent::book_touched(BookKey::venue_a("KX-M"), Timestamp::now());
+    if let DomainEvent::BookUpdated(c) = &mut touched {
+        Arc::make_mut(c).book_seq = seq;
+    }
+    s.publish(touched);
+    let snap = ws.next().await;
+    assert_eq!(
+        (snap["type"].as_str(), snap["book_seq"].as_u64()),
+        (Some("snapshot"), Some(seq))
+    );
+    assert_eq!(snap["bids"], json!([{"price": "0.5300", "size": 1.0}]));
+
+    // Stale, then unsubscribe: nothing more for that market.
+    s.publish(DomainEvent::BooksStale {
+        exchange: Exchange::VenueA,
+        keys: vec![BookKey::venue_a("KX-M")],
+        cause: crossbook_core::book::GapCause::Disconnect,
+        at: Timestamp::now(),
+    });
+    let stale = ws.next().await;
+    assert_eq!(
+        (stale["type"].as_str(), stale["cause"].as_str()),
+        (Some("stale"), Some("disconnect"))
+    );
+    ws.send(json!({"op": "unsubscribe", "channel": "book"})).await;
+    assert_eq!(ws.next().await["type"], "unsubscribed");
+    s.publish(DomainEvent::book_touched(BookKey::venue_a("KX-M"), Timestamp::now()));
+    ws.send(json!({"op": "ping"})).await;
+    assert_eq!(
+        ws.next().await["type"],
+        "pong",
+        "nothing came for the market unsubscribed"
+    );
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn channels_are_gated_by_plan_and_refusals_keep_the_connection_open() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    seed_catalog(&db.store).await;
+    let s = Served::start(&db, |_| {}).await;
+
+    // An invalid key in the header is refused at the upgrade; a plain GET is a 400.
+    let err = Ws::try_connect(s.addr, "", Some(UNKNOWN_KEY))
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("401"), "{err}");
+    let r = s.app.get("/v1/stream").await;
+    r.error(400, "invalid_parameter", None);
+    let r = s.app.get("/v1/stream?session=s_x").await;
+    r.error(400, "invalid_parameter", Some("session"));
+
+    // No key: anything but auth and ping is refused; the key may come as the first message.
+    let mut ws = Ws::connect(s.addr, "", None).await;
+    assert_eq!(ws.next().await["plan"], Value::Null);
+    ws.send(json!({"op": "subscribe", "channel": "status"})).await;
+    let e = ws.next().await;
+    assert_eq!(
+        (e["type"].as_str(), e["code"].as_str()),
+        (Some("error"), Some("unauthorized"))
+    );
+    ws.send(json!({"op": "auth", "key": UNKNOWN_KEY})).await;
+    assert_eq!(ws.next().await["code"], "unauthorized");
+    ws.send(json!({"op": "auth", "key": keys.free})).await;
+    let a = ws.next().await;
+    assert_eq!(
+        (a["type"].as_str(), a["plan"].as_str()),
+        (Some("authenticated"), Some("free"))
+    );
+
+    // Free: whales need Builder, arbitrage Trader; the error names the plan.
+    for (channel, plan, words) in [("whales", "builder", "Builder"), ("arbitrage", "trader", "Trader")] {
+        ws.send(json!({"op": "subscribe", "channel": channel})).await;
+        let e = ws.next().await;
+        assert_eq!(e["code"], "entitlement_required", "{e}");
+        assert_eq!(
+            (e["channel"].as_str(), e["required_plan"].as_str()),
+            (Some(channel), Some(plan))
+        );
+        assert!(
+            e["detail"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("requires the {words} plan")),
+            "{e}"
+        );
+    }
+    // Bad messages get an error naming the field; the connection stays open.
+    for (msg, param) in [
+        ("{not json", "op"),
+        (r#"{"op":"dance"}"#, "op"),
+        (r#"{"op":"subscribe","channel":"news"}"#, "channel"),
+        (r#"{"op":"subscribe","channel":"book"}"#, "markets"),
+        (
+            r#"{"op":"subscribe","channel":"book","markets":["NO-SUCH-MARKET"]}"#,
+            "markets",
+        ),
+    ] {
+        ws.ws.send(Message::Text(msg.into())).await.unwrap();
+        let e = ws.next().await;
+        assert_eq!(
+            (e["code"].as_str(), e["param"].as_str()),
+            (Some("invalid_parameter"), Some(param)),
+            "{msg}: {e}"
+        );
+    }
+    ws.ws.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+    assert_eq!(ws.next().await["code"], "invalid_parameter");
+    // A market of the catalog is accepted although no book is live yet.
+    ws.send(json!({"op": "subscribe", "channel": "book", "markets": [M_BTC_A, M_BTC_B]}))
+        .await;
+    let sub = ws.next().await;
+    assert_eq!(sub["type"], "subscribed", "{sub}");
+
+    // Builder gets whales, and the whale.entry data in them.
+    let mut b = Ws::connect(s.addr, "", Some(&keys.builder)).await;
+    b.next().await;
+    b.send(json!({"op": "subscribe", "channel": "whales"})).await;
+    assert_eq!(b.next().await["type"], "subscribed");
+    s.publish(DomainEvent::WhaleEntry(Arc::new(crossbook_core::whale::WhaleEntry {
+        trade: trade(1),
+        market: None,
+    })));
+    let w = b.next().await;
+    assert_eq!(
+        (w["type"].as_str(), w["channel"].as_str()),
+        (Some("whale"), Some("whales"))
+    );
+    assert_eq!(w["data"]["source_trade_id"], "t1");
+    assert_eq!(w["data"]["notional_usd"], 5.3);
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn plans_limit_connections_and_markets() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |c| {
+        c.stream_connections_free = 2;
+        c.stream_markets_free = 2;
+    })
+    .await;
+    for m in ["A", "B", "C"] {
+        s.app.state.live.upsert(book(m, 50, 1));
+    }
+    let mut one = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let _two = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let mut three = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let e = three.next().await;
+    assert_eq!(
+        (e["type"].as_str(), e["code"].as_str()),
+        (Some("error"), Some("limit_exceeded"))
+    );
+    assert_eq!(
+        three.read().await,
+        Err(Ended::Closed(Some((1008, "connection limit reached".into()))))
+    );
+    // Another customer is not held back by this one's streams.
+    let mut other = Ws::connect(s.addr, "", Some(&keys.trader)).await;
+    assert_eq!(other.next().await["type"], "welcome");
+
+    one.next().await;
+    one.send(json!({"op": "subscribe", "channel": "book", "markets": ["A", "B", "C"]}))
+        .await;
+    let e = one.next().await;
+    assert_eq!(
+        (e["code"].as_str(), e["param"].as_str()),
+        (Some("limit_exceeded"), Some("markets"))
+    );
+    one.send(json!({"op": "subscribe", "channel": "book", "markets": ["A", "B"]}))
+        .await;
+    assert_eq!(one.next_of("subscribed").await["markets"], json!(["A", "B"]));
+    // A connection closed frees its place.
+    drop(one);
+    let mut again = crossbook_store::testing::eventually("a free place after a close", WAIT, async || {
+        let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+        (ws.next().await["type"] == "welcome").then_some(ws)
+    })
+    .await;
+    again.send(json!({"op": "ping"})).await;
+    assert_eq!(again.next().await["type"], "pong");
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn resume_within_the_buffer_replays_and_beyond_it_resets_with_snapshots() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |c| c.stream_buffer = 10).await;
+    s.app.state.live.upsert(book("KX-M", 50, 10));
+
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let session = ws.next().await["session"].as_str().unwrap().to_string();
+    ws.send(json!({"op": "subscribe", "channel": "trades"})).await;
+    ws.send(json!({"op": "subscribe", "channel": "book", "markets": ["KX-M"]}))
+        .await;
+    ws.next_of("snapshot").await;
+    s.publish(DomainEvent::TradeIngested(trade(1)));
+    let t1 = ws.next_of("trade").await;
+    let last = t1["seq"].as_u64().unwrap();
+    drop(ws);
+
+    // Missed while away, within the buffer: replayed in order, then `resumed`.
+    crossbook_store::testing::eventually("the session detached", WAIT, async || {
+        (s.app.state.stream.attached_count() == 0).then_some(())
+    })
+    .await;
+    for n in 2..=4 {
+        s.publish(DomainEvent::TradeIngested(trade(n)));
+    }
+    let mut ws = crossbook_store::testing::eventually("the missed trades kept", WAIT, async || {
+        let mut ws = Ws::connect(
+            s.addr,
+            &format!("?session={session}&resume_from={last}"),
+            Some(&keys.free),
+        )
+        .await;
+        let first = ws.next().await;
+        (first["type"] == "trade" && first["seq"] == last + 1).then_some((ws, first))
+    })
+    .await;
+    let mut got = vec![ws.1["trade_id"].as_str().unwrap().to_string()];
+    let mut seq = last + 1;
+    loop {
+        let m = ws.0.next().await;
+        seq += 1;
+        assert_eq!(m["seq"], seq, "no hole: {m}");
+        if m["type"] == "resumed" {
+            assert_eq!(m["from"], last);
+            break;
+        }
+        got.push(m["trade_id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got, ["t2", "t3", "t4"]);
+    let last = seq;
+    drop(ws);
+
+    // Missed more than the buffer holds: welcome, reset, then the book afresh; subscriptions kept.
+    crossbook_store::testing::eventually("the session detached", WAIT, async || {
+        (s.app.state.stream.attached_count() == 0).then_some(())
+    })
+    .await;
+    for n in 10..30 {
+        s.publish(DomainEvent::TradeIngested(trade(n)));
+    }
+    let mut ws = crossbook_store::testing::eventually("the trades published", WAIT, async || {
+        let mut ws = Ws::connect(
+            s.addr,
+            &format!("?session={session}&resume_from={last}"),
+            Some(&keys.free),
+        )
+        .await;
+        let first = ws.next().await;
+        let second = ws.next().await;
+        (second["type"] == "reset").then_some((ws, first))
+    })
+    .await;
+    assert_eq!(
+        (ws.1["type"].as_str(), ws.1["session"].as_str()),
+        (Some("welcome"), Some(session.as_str()))
+    );
+    let snap = ws.0.next().await;
+    assert_eq!(
+        (snap["type"].as_str(), snap["market_id"].as_str()),
+        (Some("snapshot"), Some("KX-M"))
+    );
+    s.publish(DomainEvent::TradeIngested(trade(99)));
+    assert_eq!(
+        ws.0.next_of("trade").await["trade_id"],
+        "t99",
+        "still subscribed to trades"
+    );
+
+    // An unknown session: a new one, told to subscribe again.
+    let mut ws = Ws::connect(s.addr, "?session=s_gone&resume_from=3", Some(&keys.free)).await;
+    let w = ws.next().await;
+    assert_ne!(w["session"], "s_gone");
+    let r = ws.next().await;
+    assert_eq!(r["type"], "reset");
+    assert!(r["reason"].as_str().unwrap().contains("subscribe again"), "{r}");
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_read_is_cut_without_slowing_others() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |c| {
+        // Room for one burst of 200: the fast client keeps up between bursts.
+        c.stream_queue = 256;
+        c.stream_connections_free = 0;
+    })
+    .await;
+    let mut slow = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let mut fast = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    for ws in [&mut slow, &mut fast] {
+        ws.next().await;
+        ws.send(json!({"op": "subscribe", "channel": "trades"})).await;
+        ws.next_of("subscribed").await;
+    }
+    // The fast client reads everything while the slow one reads nothing, until the slow one is cut (its
+    // socket buffers full, then its queue).
+    let mut n = 0u64;
+    let mut fast_seen = 0u64;
+    while s.app.state.stream.attached_count() == 2 {
+        for _ in 0..200 {
+            n += 1;
+            s.publish(DomainEvent::TradeIngested(trade(n)));
+        }
+        while fast_seen < n {
+            if fast.next().await["type"] == "trade" {
+                fast_seen += 1;
+            }
+        }
+        assert!(n < 2_000_000, "the slow client was never cut");
+    }
+    assert_eq!(fast_seen, n, "the fast client got every trade");
+    // The slow client finds, after what it had buffered, the close that says why.
+    let end = loop {
+        match slow.read().await {
+            Ok(_) => continue,
+            Err(e) => break e,
+        }
+    };
+    match end {
+        Ended::Closed(Some((code, reason))) => {
+            assert_eq!(code, 1013);
+            assert!(reason.starts_with("slow consumer"), "{reason}");
+        }
+        other => panic!("expected a 1013 close, got {other:?}"),
+    }
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn the_server_pings_and_closes_a_client_that_never_answers() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |c| c.stream_ping_seconds = 1).await;
+    // A client that reads (and so answers pings, as tungstenite does) stays open; it counts the pings.
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    let (pings_tx, mut pings) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(async move {
+        while let Some(Ok(m)) = ws.ws.next().await {
+            if let Message::Ping(_) = m {
+                let _ = pings_tx.send(());
+            }
+        }
+    });
+    // A client that sends and reads nothing never answers: after three ping periods it is closed.
+    let mut silent = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    crossbook_store::testing::eventually("the silent client detached", WAIT, async || {
+        (s.app.state.stream.attached_count() == 1).then_some(())
+    })
+    .await;
+    let end = loop {
+        match silent.read().await {
+            Ok(_) => continue,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(end, Ended::Closed(Some((1001, "no answer to pings".into()))));
+    let mut n = 0;
+    while pings.try_recv().is_ok() {
+        n += 1;
+    }
+    assert!(n >= 3, "the reading client saw the pings ({n})");
+    assert!(!reader.is_finished(), "the client that answers stays connected");
+    assert_eq!(s.app.state.stream.attached_count(), 1);
+    reader.abort();
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_the_simulator_books_rebuilt_from_the_stream_equal_the_live_book_and_shutdown_closes() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let config = Config {
+        simulate: true,
+        sim_seed: 11,
+        ..Config::for_tests(&db.url)
+    };
+    let server = Server::start_simulated(config).await;
+    let addr = server.addr;
+    // A venue_a market with a live book.
+    let market =
+        crossbook_store::testing::eventually_seen("a live venue_a book", Duration::from_secs(60), async || {
+            let v: Value = client()
+                .get(server.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=5"))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?
+                .json()
+                .await
+                .map_err(|e| e.to_string())?;
+            let id = v[0]["market_id"].as_str().ok_or(format!("{v}"))?.to_string();
+            let mut ws = Ws::connect(addr, "", Some(&keys.free)).await;
+            ws.next().await;
+            ws.send(json!({"op": "subscribe", "channel": "book", "markets": [id]}))
+                .await;
+            ws.next().await;
+            let snap = ws.next().await;
+            if snap["type"] == "snapshot" {
+                Ok(id)
+            } else {
+                Err(format!("{snap}"))
+            }
+        })
+        .await;
+
+    let mut ws = Ws::connect(addr, "", Some(&keys.free)).await;
+    ws.next().await;
+    ws.send(json!({"op": "subscribe", "channel": "book", "markets": [market]}))
+        .await;
+    ws.send(json!({"op": "subscribe", "channel": "status"})).await;
+    ws.next_of("subscribed").await;
+    let snap = ws.next_of("snapshot").await;
+    let mut rebuilt = Ladders::of(&snap);
+    let mut book_seq = snap["book_seq"].as_u64().unwrap();
+    let mut changes = 0;
+    while changes < 5 {
+        let m = ws.next().await;
+        match m["type"].as_str() {
+            Some("change") => {
+                assert_eq!(m["book_seq"], book_seq + 1, "changes follow each other: {m}");
+                book_seq += 1;
+                rebuilt.apply(&m["changes"]);
+                changes += 1;
+            }
+            Some("snapshot") => {
+                rebuilt = Ladders::of(&m);
+                book_seq = m["book_seq"].as_u64().unwrap();
+            }
+            _ => {}
+        }
+    }
+    // A second client's snapshot is the live book; at the same book_seq the two agree.
+    let mut other = Ws::connect(addr, "", Some(&keys.free)).await;
+    other.next().await;
+    other
+        .send(json!({"op": "subscribe", "channel": "book", "markets": [market]}))
+        .await;
+    let theirs = other.next_of("snapshot").await;
+    let their_seq = theirs["book_seq"].as_u64().unwrap();
+    while book_seq < their_seq {
+        let m = ws.next().await;
+        match m["type"].as_str() {
+            Some("change") => {
+                assert_eq!(m["book_seq"], book_seq + 1);
+                book_seq += 1;
+                rebuilt.apply(&m["changes"]);
+            }
+            Some("snapshot") => {
+                rebuilt = Ladders::of(&m);
+                book_seq = m["book_seq"].as_u64().unwrap();
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(book_seq, their_seq);
+    assert_eq!(
+        rebuilt,
+        Ladders::of(&theirs),
+        "the book rebuilt from the stream is the live book"
+    );
+
+    // Shutdown: each stream gets a close frame that says why, and the server stops.
+    server.stop().await.unwrap();
+    let end = loop {
+        match ws.read().await {
+            Ok(_) => continue,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(
+        end,
+        Ended::Closed(Some((1001, "going away: the server is shutting down".into())))
+    );
+    db.cleanup().await;
+}
+
+/// A book's ladders as price → size, per side.
+#[derive(Debug, PartialEq, Default)]
+struct Ladders(BTreeMap<(String, String), String>);
+
+impl Ladders {
+    fn of(snap: &Value) -> Ladders {
+        let mut l = Ladders::default();
+        for (field, side) in [("bids", "bid"), ("asks", "ask"), ("no_bids", "no_bid")] {
+            for level in snap[field].as_array().unwrap() {
+                l.0.insert(
+                    (side.to_string(), level["price"].as_str().unwrap().to_string()),
+                    level["size"].to_string(),
+                );
+            }
+        }
+        l
+    }
+
+    fn apply(&mut self, changes: &Value) {
+        for c in changes.as_array().unwrap() {
+            let k = (
+                c["side"].as_str().unwrap().to_string(),
+                c["price"].as_str().unwrap().to_string(),
+            );
+            if c["size"].as_f64() == Some(0.0) {
+                self.0.remove(&k);
+            } else {
+                self.0.insert(k, c["size"].to_string());
+            }
+        }
+    }
+}
