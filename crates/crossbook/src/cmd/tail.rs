@@ -2,7 +2,7 @@
 //! `crates/server/src/stream/PROTOCOL.md`). Data goes to standard output, one line per message; everything
 //! about the connection itself goes to standard error, so that `crossbook tail … > file` records only data.
 
-use std::{collections::BTreeSet, io::Write as _, time::Duration};
+use std::{collections::BTreeSet, time::Duration};
 
 use anyhow::Context as _;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -128,7 +128,15 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 pub async fn run(args: TailArgs) -> anyhow::Result<()> {
-    let shutdown = super::shutdown_signal();
+    follow_stream(&args, super::shutdown_signal(), &mut std::io::stdout()).await
+}
+
+/// The command with its ending and its output given, so that tests can drive it.
+async fn follow_stream(
+    args: &TailArgs,
+    shutdown: impl std::future::Future<Output = ()>,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     let mut session = Session::default();
     let mut connected_once = false;
@@ -162,7 +170,7 @@ pub async fn run(args: TailArgs) -> anyhow::Result<()> {
             }
         };
         connected_once = true;
-        match follow(ws, &args, &mut session, &mut shutdown, &mut attempt).await? {
+        match follow(ws, args, &mut session, &mut shutdown, out, &mut attempt).await? {
             End::Quit | End::OutputClosed => return Ok(()),
             End::Lost(why) => {
                 let wait = backoff(attempt);
@@ -263,9 +271,9 @@ async fn follow(
     args: &TailArgs,
     session: &mut Session,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    out: &mut impl std::io::Write,
     attempt: &mut u32,
 ) -> anyhow::Result<End> {
-    let mut out = std::io::stdout();
     loop {
         let next = tokio::select! {
             m = tokio::time::timeout(SILENCE_LIMIT, ws.next()) => m,
@@ -366,14 +374,13 @@ fn observe(msg: &Value, session: &mut Session, args: &TailArgs) -> Option<Vec<Va
         let id = msg.get("session").and_then(Value::as_str).map(str::to_string);
         let resumed = id.is_some() && id == session.id;
         if !resumed {
-            // A new session numbers its messages from scratch.
-            session.last_seq = None;
+            // A new session numbers its messages from scratch. A resumed one keeps the last seq received:
+            // the replayed messages may be numbered below this welcome, and a drop during the replay must
+            // ask for them again.
+            session.last_seq = msg.get("seq").and_then(Value::as_u64);
             session.refused.clear();
         }
         session.id = id;
-        if let Some(seq) = msg.get("seq").and_then(Value::as_u64) {
-            session.last_seq = Some(seq);
-        }
         return Some(if resumed { Vec::new() } else { subscribe_ops(args) });
     }
     if let Some(seq) = msg.get("seq").and_then(Value::as_u64) {
@@ -542,13 +549,14 @@ pub fn render(msg: &Value) -> Option<Line> {
             note(format!("error{on}: {}: {}{plan}", text(f("code")), text(f("detail"))))
         }
         "welcome" => {
-            let limits = f("limits");
+            let limits = match (&f("limits")["connections"], &f("limits")["markets"]) {
+                (Value::Null, Value::Null) => String::new(),
+                (c, m) => format!(", limits {} connections / {} markets", text(c), text(m)),
+            };
             note(format!(
-                "welcome: session {}, plan {}, limits {} connections / {} markets",
+                "welcome: session {}, plan {}{limits}",
                 text(f("session")),
-                plan_name(f("plan")),
-                text(&limits["connections"]),
-                text(&limits["markets"])
+                plan_name(f("plan"))
             ))
         }
         "authenticated" => note(format!("authenticated: plan {}", plan_name(f("plan")))),
@@ -861,6 +869,8 @@ mod tests {
             render(&anonymous),
             note("12:00:01.234 welcome: session s_2, plan none, limits 2 connections / 50 markets")
         );
+        let bare = msg(json!({"type": "welcome", "channel": "control", "session": "s_3"}));
+        assert_eq!(render(&bare), note("12:00:01.234 welcome: session s_3, plan none"));
         let auth = msg(json!({"type": "authenticated", "channel": "control", "plan": "builder", "limits": {}}));
         assert_eq!(render(&auth), note("12:00:01.234 authenticated: plan builder"));
         let sub = msg(json!({"type": "subscribed", "channel": "book", "markets": ["KX1", "0xabc"]}));
@@ -1003,7 +1013,7 @@ mod tests {
         // The same session back: its subscriptions survived, nothing to send.
         let again = json!({"type": "welcome", "channel": "control", "seq": 3, "session": "s_1"});
         assert_eq!(observe(&again, &mut s, &a), Some(vec![]));
-        assert_eq!(s.last_seq, Some(3));
+        assert_eq!(s.last_seq, Some(2));
         // Another session: subscribe again, and its numbering starts over.
         let other = json!({"type": "welcome", "channel": "control", "seq": 1, "session": "s_2"});
         assert_eq!(observe(&other, &mut s, &a).map(|v| v.len()), Some(1));
@@ -1040,5 +1050,255 @@ mod tests {
         assert_eq!(price(&json!(0.41)), "0.4100");
         assert_eq!(size(&json!(120.0)), "120");
         assert_eq!(size(&json!(120.25)), "120.25");
+    }
+
+    /// A stand-in for the server, on loopback, to check the client's side of the conversation.
+    // The handshake callbacks return tungstenite's own error response, whose size is not ours to choose.
+    #[allow(clippy::result_large_err)]
+    mod against_a_fake_server {
+        use std::sync::{Arc, Mutex};
+
+        use tokio::net::{TcpListener, TcpStream};
+        use tokio_tungstenite::{
+            WebSocketStream,
+            tungstenite::handshake::server::{ErrorResponse, Request, Response},
+        };
+
+        use super::*;
+
+        type ServerWs = WebSocketStream<TcpStream>;
+
+        async fn listen() -> (TcpListener, String) {
+            let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let url = format!("ws://{}/v1/stream", l.local_addr().expect("address"));
+            (l, url)
+        }
+
+        /// Accepts one connection; returns it with the path and query it asked for and its key.
+        async fn accept(l: &TcpListener) -> (ServerWs, String, Option<String>) {
+            let (tcp, _) = l.accept().await.expect("accept");
+            let mut uri = String::new();
+            let mut key = None;
+            let ws = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+                uri = req.uri().to_string();
+                key = req
+                    .headers()
+                    .get("x-api-key")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                Ok(resp)
+            })
+            .await
+            .expect("upgrade");
+            (ws, uri, key)
+        }
+
+        async fn send(ws: &mut ServerWs, v: Value) {
+            ws.send(Message::text(v.to_string())).await.expect("send");
+        }
+
+        async fn recv(ws: &mut ServerWs) -> Value {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Text(t))) => return serde_json::from_str(&t).expect("JSON op"),
+                    Some(Ok(_)) => continue,
+                    other => panic!("expected an op, got {other:?}"),
+                }
+            }
+        }
+
+        /// Standard output of the command, readable while it runs.
+        #[derive(Clone, Default)]
+        struct Out(Arc<Mutex<Vec<u8>>>);
+
+        impl std::io::Write for Out {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("lock").extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+
+        impl Out {
+            fn text(&self) -> String {
+                String::from_utf8(self.0.lock().expect("lock").clone()).expect("UTF-8")
+            }
+            /// Resolves once `needle` has been printed: the test's Ctrl-C.
+            async fn printed(self, needle: &'static str) {
+                while !self.text().contains(needle) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        }
+
+        fn at(mut v: Value, seq: u64) -> Value {
+            v["seq"] = json!(seq);
+            v["sent_at"] = json!(AT);
+            v
+        }
+
+        #[tokio::test]
+        async fn subscribes_prints_resumes_after_a_drop_and_closes_on_quit() {
+            let (l, url) = listen().await;
+            let server = tokio::spawn(async move {
+                let (mut ws, uri, key) = accept(&l).await;
+                assert_eq!(uri, "/v1/stream");
+                assert_eq!(key.as_deref(), Some("cbk_test"));
+                let welcome = json!({"type": "welcome", "channel": "control", "session": "s_1", "plan": "free",
+                    "limits": {"connections": 2, "markets": 50}, "resume_seconds": 60, "buffer": 4096});
+                send(&mut ws, at(welcome.clone(), 1)).await;
+                assert_eq!(recv(&mut ws).await, json!({"op": "subscribe", "channel": "trades"}));
+                assert_eq!(recv(&mut ws).await, json!({"op": "subscribe", "channel": "status"}));
+                send(
+                    &mut ws,
+                    at(json!({"type": "subscribed", "channel": "trades", "markets": null}), 2),
+                )
+                .await;
+                let trade = json!({"type": "trade", "channel": "trades", "exchange": "venue_a", "market_id": "KX1",
+                    "price": 0.41, "size": 5.0, "taker_side": "buy", "notional_usd": 2.05});
+                send(&mut ws, at(trade, 3)).await;
+                // Gone without a close frame, as when the network drops.
+                drop(ws);
+
+                let (mut ws, uri, _) = accept(&l).await;
+                assert_eq!(uri, "/v1/stream?session=s_1&resume_from=3");
+                send(&mut ws, at(welcome, 4)).await;
+                send(
+                    &mut ws,
+                    at(json!({"type": "resumed", "channel": "control", "from": 3}), 5),
+                )
+                .await;
+                let venue = json!({"type": "venue", "channel": "status", "exchange": "venue_a", "connected": false});
+                send(&mut ws, at(venue, 6)).await;
+                // The resumed session kept its subscriptions: the next thing from the client is its goodbye.
+                loop {
+                    match ws.next().await {
+                        Some(Ok(Message::Close(_))) => break,
+                        Some(Ok(Message::Text(t))) => panic!("unexpected op after a resume: {t}"),
+                        Some(Ok(_)) => continue,
+                        other => panic!("expected a close frame, got {other:?}"),
+                    }
+                }
+            });
+            let a = args(&["--channel", "trades,status", "--key", "cbk_test", "--url", &url]);
+            let out = Out::default();
+            let quit = out.clone().printed("status venue");
+            let result = tokio::time::timeout(Duration::from_secs(10), follow_stream(&a, quit, &mut out.clone()))
+                .await
+                .expect("finishes");
+            result.expect("quits cleanly");
+            server.await.expect("server side as expected");
+            assert_eq!(
+                out.text(),
+                "12:00:01.234 trade venue_a KX1 buy 0.4100×5 = $2.05\n12:00:01.234 status venue venue_a disconnected\n"
+            );
+        }
+
+        #[tokio::test]
+        async fn json_prints_every_message_unchanged() {
+            let (l, url) = listen().await;
+            let welcome = r#"{"type":"welcome","channel":"control","seq":1,"session":"s_1"}"#;
+            let data = "{\"type\": \"venue\",\n \"channel\": \"status\", \"seq\": 2, \"exchange\": \"venue_b\"}";
+            tokio::spawn(async move {
+                let (mut ws, _, _) = accept(&l).await;
+                ws.send(Message::text(welcome)).await.expect("send");
+                recv(&mut ws).await;
+                ws.send(Message::text("not json")).await.expect("send");
+                ws.send(Message::text(data)).await.expect("send");
+                while let Some(Ok(_)) = ws.next().await {}
+            });
+            let a = args(&["--channel", "status", "--json", "--url", &url]);
+            let out = Out::default();
+            let quit = out.clone().printed("venue_b");
+            follow_stream(&a, quit, &mut out.clone()).await.expect("quits cleanly");
+            assert_eq!(out.text(), format!("{welcome}\n{}\n", data.replace('\n', " ")));
+        }
+
+        #[tokio::test]
+        async fn a_rejected_key_ends_with_the_servers_detail() {
+            let (l, url) = listen().await;
+            tokio::spawn(async move {
+                let (tcp, _) = l.accept().await.expect("accept");
+                let _ = tokio_tungstenite::accept_hdr_async(tcp, |_: &Request, _: Response| {
+                    let body = r#"{"detail": "invalid API key", "code": "unauthorized"}"#;
+                    let refusal: ErrorResponse = tokio_tungstenite::tungstenite::http::Response::builder()
+                        .status(401)
+                        .header("content-type", "application/json")
+                        .body(Some(body.to_string()))
+                        .expect("response");
+                    Err(refusal)
+                })
+                .await;
+            });
+            let a = args(&["--channel", "status", "--key", "cbk_bad", "--url", &url]);
+            let err = follow_stream(&a, std::future::pending(), &mut Out::default())
+                .await
+                .expect_err("refused");
+            assert_eq!(
+                err.to_string(),
+                "the server rejected the key (HTTP 401): invalid API key"
+            );
+        }
+
+        #[tokio::test]
+        async fn no_server_is_a_clear_error() {
+            let (l, url) = listen().await;
+            drop(l);
+            let a = args(&["--channel", "status", "--url", &url]);
+            let err = follow_stream(&a, std::future::pending(), &mut Out::default())
+                .await
+                .expect_err("nothing listens");
+            assert_eq!(
+                err.to_string(),
+                format!("cannot connect to {url}: connection refused — is `crossbook serve` running?")
+            );
+        }
+
+        #[tokio::test]
+        async fn every_channel_refused_ends_the_command() {
+            let (l, url) = listen().await;
+            tokio::spawn(async move {
+                let (mut ws, _, _) = accept(&l).await;
+                send(
+                    &mut ws,
+                    at(json!({"type": "welcome", "channel": "control", "session": "s_1"}), 1),
+                )
+                .await;
+                recv(&mut ws).await;
+                let refusal = json!({"type": "error", "channel": "arbitrage", "code": "entitlement_required",
+                    "detail": "needs trader", "required_plan": "trader"});
+                send(&mut ws, at(refusal, 2)).await;
+                while let Some(Ok(_)) = ws.next().await {}
+            });
+            let a = args(&["--channel", "arbitrage", "--url", &url]);
+            let err = follow_stream(&a, std::future::pending(), &mut Out::default())
+                .await
+                .expect_err("nothing to follow");
+            assert_eq!(err.to_string(), "the server refused every channel asked for");
+        }
+
+        #[tokio::test]
+        async fn the_connection_limit_is_not_retried() {
+            let (l, url) = listen().await;
+            tokio::spawn(async move {
+                let (mut ws, _, _) = accept(&l).await;
+                use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+                let frame = CloseFrame {
+                    code: CloseCode::Policy,
+                    reason: "limit_exceeded".into(),
+                };
+                let _ = ws.close(Some(frame)).await;
+            });
+            let a = args(&["--channel", "status", "--url", &url]);
+            let err = follow_stream(&a, std::future::pending(), &mut Out::default())
+                .await
+                .expect_err("limit");
+            assert_eq!(
+                err.to_string(),
+                "the server ended the stream (closed with code 1008: limit_exceeded)"
+            );
+        }
     }
 }
