@@ -84,9 +84,15 @@ fn main() -> ExitCode {
     let command = match cli.command {
         Command::Tail(args) => {
             if let Err(msg) = args.validate() {
-                Cli::command()
-                    .error(clap::error::ErrorKind::ValueValidation, msg)
-                    .exit();
+                // Built first so that the usage line names `crossbook tail`, not `tail`.
+                let mut cli = Cli::command();
+                cli.build();
+                let kind = clap::error::ErrorKind::ValueValidation;
+                let error = match cli.find_subcommand_mut("tail") {
+                    Some(tail) => tail.error(kind, msg),
+                    None => Cli::command().error(kind, msg),
+                };
+                error.exit();
             }
             init_logging("warn", false);
             return execute(cmd::tail::run(args));

@@ -351,7 +351,11 @@ async fn follow(
 
 /// Sends the close frame and waits briefly for the server's, so that the server sees a clean goodbye.
 async fn close(ws: &mut Ws) {
-    let _ = ws.close(None).await;
+    let bye = tungstenite::protocol::CloseFrame {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    };
+    let _ = ws.close(Some(bye)).await;
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         while let Some(Ok(_)) = ws.next().await {}
     })
@@ -1175,7 +1179,10 @@ mod tests {
                 // The resumed session kept its subscriptions: the next thing from the client is its goodbye.
                 loop {
                     match ws.next().await {
-                        Some(Ok(Message::Close(_))) => break,
+                        Some(Ok(Message::Close(frame))) => {
+                            assert_eq!(frame.map(|f| f.code), Some(CloseCode::Normal));
+                            break;
+                        }
                         Some(Ok(Message::Text(t))) => panic!("unexpected op after a resume: {t}"),
                         Some(Ok(_)) => continue,
                         other => panic!("expected a close frame, got {other:?}"),
