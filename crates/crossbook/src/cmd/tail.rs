@@ -152,6 +152,9 @@ async fn follow_stream(
             Ok(ws) => ws,
             // A refused key will not become valid by retrying.
             Err(ConnectError::Rejected(why)) => anyhow::bail!("{why}"),
+            Err(ConnectError::Refused(why)) if !connected_once => {
+                anyhow::bail!("cannot connect to {}: {why}", args.url)
+            }
             Err(e) if !connected_once => {
                 anyhow::bail!("cannot connect to {}: {e} — is `crossbook serve` running?", args.url)
             }
@@ -194,13 +197,16 @@ type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<t
 enum ConnectError {
     /// The server answered the upgrade with 401 or 403.
     Rejected(String),
+    /// Something answered, but not with a WebSocket: a server, though maybe not a crossbook one.
+    Refused(String),
+    /// Nothing answered: no route, nothing listening, a timeout.
     Other(String),
 }
 
 impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConnectError::Rejected(s) | ConnectError::Other(s) => f.write_str(s),
+            ConnectError::Rejected(s) | ConnectError::Refused(s) | ConnectError::Other(s) => f.write_str(s),
         }
     }
 }
@@ -231,7 +237,7 @@ async fn connect(url: &url::Url, key: Option<&str>) -> Result<Ws, ConnectError> 
                     status.as_u16()
                 )))
             } else {
-                Err(ConnectError::Other(format!(
+                Err(ConnectError::Refused(format!(
                     "the server refused the WebSocket upgrade (HTTP {}){detail}",
                     status.as_u16()
                 )))
@@ -1246,6 +1252,31 @@ mod tests {
             assert_eq!(
                 err.to_string(),
                 "the server rejected the key (HTTP 401): invalid API key"
+            );
+        }
+
+        #[tokio::test]
+        async fn a_server_without_the_stream_is_named_as_such() {
+            let (l, url) = listen().await;
+            tokio::spawn(async move {
+                let (tcp, _) = l.accept().await.expect("accept");
+                let _ = tokio_tungstenite::accept_hdr_async(tcp, |_: &Request, _: Response| {
+                    let body = r#"{"detail": "no such path", "code": "not_found"}"#;
+                    let refusal: ErrorResponse = tokio_tungstenite::tungstenite::http::Response::builder()
+                        .status(404)
+                        .body(Some(body.to_string()))
+                        .expect("response");
+                    Err(refusal)
+                })
+                .await;
+            });
+            let a = args(&["--channel", "status", "--url", &url]);
+            let err = follow_stream(&a, std::future::pending(), &mut Out::default())
+                .await
+                .expect_err("not a stream");
+            assert_eq!(
+                err.to_string(),
+                format!("cannot connect to {url}: the server refused the WebSocket upgrade (HTTP 404): no such path")
             );
         }
 
