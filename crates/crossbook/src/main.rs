@@ -5,11 +5,11 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use crossbook_server::config::Config;
 use serde::Serialize;
 
-use cmd::{keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs, simulate::SimulateArgs};
+use cmd::{keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs, simulate::SimulateArgs, tail::TailArgs};
 
 mod cmd;
 
@@ -54,6 +54,9 @@ enum Command {
     /// question, paired by the scanner whatever the automatic matchers say).
     #[command(subcommand)]
     Pairs(PairsCommand),
+    /// Follow the live stream of a running server (order books, trades, venue status, whales, arbitrage),
+    /// one line per message.
+    Tail(TailArgs),
 }
 
 /// Flags of any command merged over the file and environment.
@@ -76,11 +79,31 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let serve_args = match &cli.command {
+    // `tail` is a client of a server, not the service: it reads no configuration, which also keeps its
+    // CROSSBOOK_KEY from being taken for an (unknown, hence rejected) service setting.
+    let command = match cli.command {
+        Command::Tail(args) => {
+            if let Err(msg) = args.validate() {
+                // Built first so that the usage line names `crossbook tail`, not `tail`.
+                let mut cli = Cli::command();
+                cli.build();
+                let kind = clap::error::ErrorKind::ValueValidation;
+                let error = match cli.find_subcommand_mut("tail") {
+                    Some(tail) => tail.error(kind, msg),
+                    None => Cli::command().error(kind, msg),
+                };
+                error.exit();
+            }
+            init_logging("warn", false);
+            return execute(cmd::tail::run(args));
+        }
+        other => other,
+    };
+    let serve_args = match &command {
         Command::Serve(a) => Some(a),
         _ => None,
     };
-    let simulate_args = match &cli.command {
+    let simulate_args = match &command {
         Command::Simulate(a) => Some(a),
         _ => None,
     };
@@ -98,7 +121,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_logging(&config, matches!(cli.command, Command::Serve(_) | Command::Simulate(_)));
+    // Short-lived commands print their own results; only warnings go to the log.
+    let serving = matches!(command, Command::Serve(_) | Command::Simulate(_));
+    init_logging(if serving { &config.log } else { "warn" }, config.log_format == "json");
+    execute(run(command, config))
+}
+
+/// Runs a command to completion on a fresh runtime and turns its outcome into the exit code.
+fn execute(command: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -108,7 +138,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(cli.command, config)) {
+    match runtime.block_on(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the outermost context and its cause.
@@ -126,22 +156,18 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Migrate => cmd::migrate::run(config).await,
         Command::Keys(k) => cmd::keys::run(k, config).await,
         Command::Pairs(p) => cmd::pairs::run(p, config).await,
+        // Dispatched before the configuration is loaded (see `main`).
+        Command::Tail(args) => cmd::tail::run(args).await,
     }
 }
 
-fn init_logging(config: &Config, serving: bool) {
+fn init_logging(filter: &str, json: bool) {
     use tracing_subscriber::EnvFilter;
-    // Short-lived commands print their own results; only warnings go to the log.
-    let filter = if serving {
-        config.log.clone()
-    } else {
-        "warn".to_string()
-    };
-    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    if config.log_format == "json" {
+    if json {
         builder.json().with_ansi(false).init();
     } else {
         use std::io::IsTerminal as _;

@@ -6,6 +6,7 @@ pub mod migrate;
 pub mod pairs;
 pub mod serve;
 pub mod simulate;
+pub mod tail;
 
 use std::sync::Arc;
 
