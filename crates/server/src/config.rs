@@ -135,8 +135,12 @@ impl Config {
             }
             fig = fig.merge(Toml::file(path));
         }
-        // `CROSSBOOK_TEST_*` variables belong to the test harness, not to the service.
-        fig = fig.merge(Env::prefixed("CROSSBOOK_").filter(|k| !k.as_str().to_ascii_lowercase().starts_with("test_")));
+        // `CROSSBOOK_TEST_*` variables belong to the test harness, and `CROSSBOOK_KEY` to `crossbook tail`
+        // (the API key it streams with), not to the service.
+        fig = fig.merge(Env::prefixed("CROSSBOOK_").filter(|k| {
+            let k = k.as_str().to_ascii_lowercase();
+            !k.starts_with("test_") && k != "key"
+        }));
         fig = fig.merge(Serialized::defaults(overrides));
         let cfg: Config = fig.extract().map_err(|e| {
             let mut msg = e.to_string();

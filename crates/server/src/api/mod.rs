@@ -291,6 +291,7 @@ fn build_openapi() -> Value {
         {"name": "whales", "description": "Whale trades: the personal watchlist, feed and stats (any valid key, no /v1 prefix) and the public preview feed and catalog over the daily pool (/v1 only; a key is optional, Builder and Trader unlock the whole pool)."},
         {"name": "arbitrage", "description": "Fee-adjusted cross-venue arbitrage from the live books (any valid key), price spreads (Trader) and the recorded episode history (preview below Trader)."},
         {"name": "webhooks", "description": "Signed outbound webhooks (`whale.entry`, `arbitrage.opportunity`): one callback URL per type per customer, its delivery log and a test delivery. Any valid key reads; writing needs Builder (whale) or Trader (arbitrage). Every answer is the envelope `{success, message, data}`, errors included (`success: false`, `data: null`, plus the usual `detail` and `code`): also 401, 404 for unknown paths under `/v1/webhooks/`, 405 with `Allow`, 413, 415 and 429 with `Retry-After`. `/v1` only."},
+        {"name": "stream", "description": "The live stream: a WebSocket of order-book changes, trades, opportunities, whale trades and the venues' status as they happen. Books, trades and status need any key, whales the Builder plan, arbitrage the Trader plan; the README's Live stream section describes every message."},
         {"name": "service", "description": "Health, readiness, metrics and this documentation. No key, no rate limit."},
     ]);
     add_components(&mut v);
