@@ -210,7 +210,7 @@ pub async fn run(args: ArbitrageArgs) -> anyhow::Result<()> {
         books.len()
     );
     let state = state_with(&args.database_url, 0, catalog, books.clone()).await?;
-    let catalog = state.arb.catalog(state.store.as_ref()).await?;
+    let catalog = state.arb.catalog(&state.store).await?;
     let params = ScanParams {
         include_orderbook: true,
         ..ScanParams::new(now)

@@ -10,6 +10,7 @@ mod arbitrage;
 mod book_log;
 mod historical;
 mod ingest;
+mod stream;
 mod webhooks;
 mod whales;
 
@@ -45,6 +46,8 @@ enum Cmd {
     LogRead(book_log::LogReadArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
+    StreamLatency(stream::LatencyArgs),
+    StreamFanout(stream::FanoutArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
     Webhooks(webhooks::WebhooksArgs),
     /// Seed N markets (if the database has fewer) and time `/v1/search/markets?q=…`.
@@ -262,6 +265,8 @@ async fn main() -> anyhow::Result<()> {
         Cmd::LogWrite(args) => book_log::write(args).await?,
         Cmd::LogRead(args) => book_log::read(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
+        Cmd::StreamLatency(args) => stream::latency(args).await?,
+        Cmd::StreamFanout(args) => stream::fanout(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
         Cmd::Search {

@@ -402,7 +402,7 @@ async fn current(
     state
         .arbitrage_cache
         .json(key, async {
-            let catalog = state.arb.catalog(state.store.as_ref()).await?;
+            let catalog = state.arb.catalog(&state.store).await?;
             let params = ScanParams {
                 now: Timestamp::now(),
                 min_net: p.min_net_cents.unwrap_or(DEFAULT_MIN_NET),
@@ -439,7 +439,7 @@ async fn difference(
     _gate: Gate<groups::PriceSpread>,
     ValidQuery(p): ValidQuery<DifferenceParams>,
 ) -> ApiResult<Json<Vec<Value>>> {
-    let catalog = state.arb.catalog(state.store.as_ref()).await?;
+    let catalog = state.arb.catalog(&state.store).await?;
     let params = SpreadParams {
         now: Timestamp::now(),
         interval_code: p.interval_code,

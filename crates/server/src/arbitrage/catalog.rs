@@ -1,6 +1,7 @@
 //! The pair catalog and its cache: the active markets of both venues as core [`Listing`]s, the operator's
 //! pair overrides and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
-//! again after [`ArbCache::invalidate`]), never per pass or per request. A non-default
+//! again after [`ArbCache::invalidate`]), never per pass or per request. Once a catalog is held, reloads
+//! run in the background while the held one stays in use. A non-default
 //! `window_tolerance_seconds` pairs the cached listings again (linear in the catalog), kept per catalog.
 //!
 //! Built once per catalog, for the pairs at the default tolerance (the scanner's, and `current`'s unless
@@ -259,6 +260,10 @@ pub struct ArbCache {
     current: RwLock<Option<Arc<ArbCatalog>>>,
     /// Serialises reloads, so a burst of requests after expiry reads the store once.
     reload: tokio::sync::Mutex<()>,
+    /// Set while a background reload runs, so an expired catalog starts one reload, not one per use.
+    refreshing: std::sync::atomic::AtomicBool,
+    /// Counts the catalogs installed, for a reader that waits for the next one ([`ArbCache::installed`]).
+    generation: tokio::sync::watch::Sender<u64>,
     ttl: Duration,
 }
 
@@ -273,6 +278,8 @@ impl ArbCache {
         ArbCache {
             current: RwLock::new(None),
             reload: tokio::sync::Mutex::new(()),
+            refreshing: std::sync::atomic::AtomicBool::new(false),
+            generation: tokio::sync::watch::Sender::new(0),
             ttl,
         }
     }
@@ -282,22 +289,58 @@ impl ArbCache {
         cur.as_ref().filter(|c| c.loaded.elapsed() < self.ttl).cloned()
     }
 
-    /// The catalog, read from the store when the cached one is older than the TTL or invalidated.
-    pub async fn catalog(&self, store: &dyn Store) -> StoreResult<Arc<ArbCatalog>> {
+    /// The catalog. Read from the store when there is none (first use, or [`ArbCache::invalidate`]); when
+    /// the cached one is older than the TTL, it is still returned while a reload runs in the background.
+    /// Reading and indexing the catalog takes tens of milliseconds at scale, and the scanner's re-pricing
+    /// of a book change (as the routes) must not wait for it.
+    pub async fn catalog(self: &Arc<Self>, store: &Arc<dyn Store>) -> StoreResult<Arc<ArbCatalog>> {
         if let Some(c) = self.fresh() {
             return Ok(c);
+        }
+        let stale = self.current.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(stale) = stale {
+            self.reload_in_background(store);
+            return Ok(stale);
         }
         let _guard = self.reload.lock().await;
         if let Some(c) = self.fresh() {
             return Ok(c);
         }
+        self.load(store.as_ref()).await
+    }
+
+    /// Starts reading the catalog again in the background (unless a reload already runs); the current one
+    /// stays in use until the new one is installed. The scanner calls it after a catalog sync.
+    pub fn reload_in_background(self: &Arc<Self>, store: &Arc<dyn Store>) {
+        if self.refreshing.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let (cache, store) = (self.clone(), store.clone());
+        tokio::spawn(async move {
+            let guard = cache.reload.lock().await;
+            if let Err(e) = cache.load(store.as_ref()).await {
+                tracing::warn!(error = %e, "arbitrage: cannot reload the catalog; the previous one stays in use");
+            }
+            drop(guard);
+            cache.refreshing.store(false, std::sync::atomic::Ordering::Release);
+        });
+    }
+
+    /// Reads the catalog from the store and installs it; callers hold `reload`.
+    async fn load(&self, store: &dyn Store) -> StoreResult<Arc<ArbCatalog>> {
         let (listings, overrides) = tokio::try_join!(store.arbitrage_listings(), store.pair_overrides())?;
         let catalog = Arc::new(ArbCatalog::new(
             listings,
             overrides.into_iter().map(|o| o.pair).collect(),
         ));
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(catalog.clone());
+        self.generation.send_modify(|g| *g += 1);
         Ok(catalog)
+    }
+
+    /// A receiver that sees each catalog installed from the store.
+    pub fn installed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
     }
 
     /// Installs a catalog (tests and benchmarks that build one by hand); it expires like a loaded one.

@@ -9,8 +9,10 @@
 //! queued on the bus is drained, so a burst of changes to one book re-prices its pairs once.
 //!
 //! A [`RecvError::Lagged`] receiver lost events, hence book changes: it runs a full pass, so nothing is
-//! silently missed. A catalog sync invalidates the cached catalog ([`ArbCache::invalidate`]) and runs a full
-//! pass over the new one (new pairs may already cross).
+//! silently missed. A catalog sync runs a full pass and reloads the catalog in the background
+//! ([`ArbCache::reload_in_background`]): re-pricing goes on with the held catalog meanwhile (reading and
+//! indexing it takes tens of milliseconds at scale), and a second full pass prices the new one when it is in
+//! (new pairs may already cross).
 //!
 //! # The periodic pass (the safety net)
 //! Every `scan_interval_ms` a full pass prices every pair. It is what expires opportunities whose books went
@@ -40,7 +42,7 @@
 //! extends the episodes in progress instead of opening duplicates.
 //!
 //! [`ArbitrageStore::record_episodes`]: crossbook_store::ArbitrageStore::record_episodes
-//! [`ArbCache::invalidate`]: crate::arbitrage::ArbCache::invalidate
+//! [`ArbCache::reload_in_background`]: crate::arbitrage::ArbCache::reload_in_background
 //! [`ArbCatalog::pairs_of_books`]: crate::arbitrage::ArbCatalog::pairs_of_books
 
 use std::{
@@ -129,6 +131,9 @@ pub struct Scanner {
     pending: HashMap<(EpisodeKey, Timestamp), Episode>,
     /// When `pending` must be written by; `None` when it is empty.
     flush_due: Option<tokio::time::Instant>,
+    /// Catalogs installed, and the count at the last catalog sync while the reload it started is awaited.
+    catalogs: tokio::sync::watch::Receiver<u64>,
+    reload_after: Option<u64>,
 }
 
 /// Which pairs a pricing covered.
@@ -141,6 +146,8 @@ impl Scanner {
     pub fn new(state: AppState, settings: Settings) -> Self {
         let cooldown = Cooldown::new(settings.cooldown_seconds);
         Scanner {
+            catalogs: state.arb.installed(),
+            reload_after: None,
             state,
             settings,
             episodes: EpisodeBook::new(),
@@ -169,7 +176,7 @@ impl Scanner {
     }
 
     async fn catalog(&self) -> Option<Arc<ArbCatalog>> {
-        match self.state.arb.catalog(self.state.store.as_ref()).await {
+        match self.state.arb.catalog(&self.state.store).await {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!(error = %e, "arbitrage scanner: cannot read the catalog; skipping this pricing");
@@ -301,7 +308,10 @@ impl Scanner {
 
     async fn price_batch(&mut self, batch: Batch) -> Option<PassReport> {
         if batch.catalog_synced {
-            self.state.arb.invalidate();
+            // In the background: re-pricing goes on with the held catalog until the new one is in, then a
+            // full pass prices the new one (see `run`).
+            self.reload_after = Some(*self.catalogs.borrow_and_update());
+            self.state.arb.reload_in_background(&self.state.store);
         }
         if batch.full {
             return Some(self.pass().await);
@@ -340,6 +350,12 @@ impl Scanner {
                 }
                 _ = tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)), if flush_at.is_some() => {
                     self.flush().await;
+                }
+                changed = self.catalogs.changed(), if self.reload_after.is_some() => {
+                    if changed.is_err() || Some(*self.catalogs.borrow_and_update()) != self.reload_after {
+                        self.reload_after = None;
+                        self.pass().await;
+                    }
                 }
                 ev = events.recv(), if listening => {
                     let batch = Batch::of(Some(ev), &mut events);

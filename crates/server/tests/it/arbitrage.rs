@@ -437,7 +437,7 @@ async fn every_invalid_parameter_is_a_400_naming_it() {
 async fn build_history(store: &Arc<dyn Store>, app: &TestApp, n: i64) -> Vec<Episode> {
     seed(store, 0).await;
     put_books(app, Timestamp::now());
-    let catalog = app.state.arb.catalog(store.as_ref()).await.unwrap();
+    let catalog = app.state.arb.catalog(store).await.unwrap();
     let base = crossbook_server::arbitrage::scan_live(
         &catalog,
         &app.state.live,
