@@ -361,6 +361,7 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
                 return 0;
             }
             let _ = ready_tx.send(Ok(())).await;
+            drop(ready_tx);
             let mut mine = Vec::new();
             let mut messages = 0u64;
             loop {
@@ -387,9 +388,13 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         }));
     }
     drop(ready_tx);
+    // Each client holds its sender until it ends: count the answers rather than wait for the channel to close.
     let mut connected = 0;
-    while let Some(r) = ready_rx.recv().await {
-        r?;
+    while connected < args.clients {
+        match ready_rx.recv().await {
+            Some(r) => r?,
+            None => break,
+        }
         connected += 1;
     }
     anyhow::ensure!(

@@ -15,6 +15,9 @@ use crate::{
 /// Largest client message accepted: ops are small; a larger message is refused and the connection closed.
 pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
+/// Read buffer of a stream connection.
+const READ_BUFFER: usize = 4 * 1024;
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(stream))
 }
@@ -91,5 +94,9 @@ async fn stream(
     };
     Ok(ws
         .max_message_size(MAX_CLIENT_MESSAGE)
+        // Client messages are small ops. The default read buffer (128 KiB) is zeroed on every read attempt,
+        // and a stream is read on every wake-up: with a thousand streams that was a fifth of the server's
+        // time, and 128 MiB of memory.
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| connection::run(state, socket, opening)))
 }

@@ -42,9 +42,8 @@ fn close(code: u16, reason: &str) -> Message {
     }))
 }
 
-async fn write(sink: &mut Sink, (seq, frag): &Out) -> Result<(), axum::Error> {
-    sink.feed(Message::Text(envelope(*seq, Timestamp::now(), frag).into()))
-        .await
+async fn write(sink: &mut Sink, (seq, frag): &Out, sent_at: &str) -> Result<(), axum::Error> {
+    sink.feed(Message::Text(envelope(*seq, sent_at, frag).into())).await
 }
 
 fn limits_json(hub: &Hub, plan: Option<Plan>) -> serde_json::Value {
@@ -80,7 +79,7 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                 // Refused before any session exists: this error is the connection's first and only message.
                 let _ = sink
                     .send(Message::Text(
-                        envelope(1, Timestamp::now(), &error_frag(&e, None)).into(),
+                        envelope(1, &Timestamp::now().to_iso(), &error_frag(&e, None)).into(),
                     ))
                     .await;
                 let _ = sink.send(close(close_code::POLICY, "connection limit reached")).await;
@@ -105,8 +104,9 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
     let mut att = hub.attach(&session, cut.clone(), resumed.as_ref().map(|(_, from)| *from));
     match (&opening.resume, &resumed, att.missed.take()) {
         (Some(_), Some((_, from)), Some(missed)) => {
+            let sent_at = Timestamp::now().to_iso();
             for out in &missed {
-                if write(&mut sink, out).await.is_err() {
+                if write(&mut sink, out, &sent_at).await.is_err() {
                     hub.detach(&session, att.id);
                     return;
                 }
@@ -139,13 +139,14 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
             () = cut.cancelled() => break Some(close(CLOSE_SLOW, "slow consumer: the client read too slowly; resume to continue")),
             out = att.rx.recv() => {
                 let Some(out) = out else { break None };
-                if write(&mut sink, &out).await.is_err() { break None; }
+                let sent_at = Timestamp::now().to_iso();
+                if write(&mut sink, &out, &sent_at).await.is_err() { break None; }
                 // Messages already waiting go out in the same flush: one write call for many messages is
                 // what lets one core serve a thousand clients.
                 let mut n = 1;
                 while n < WRITE_BATCH {
                     let Ok(more) = att.rx.try_recv() else { break };
-                    if write(&mut sink, &more).await.is_err() { break; }
+                    if write(&mut sink, &more, &sent_at).await.is_err() { break; }
                     n += 1;
                 }
                 metrics::counter!("crossbook_stream_messages_total").increment(n as u64);

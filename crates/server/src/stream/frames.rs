@@ -197,8 +197,12 @@ mod tests {
             venue_ts: None,
             received_at: Timestamp::from_millis(6),
         };
-        let v: Value =
-            serde_json::from_str(&envelope(1, Timestamp::from_millis(7), &book_change(&c).unwrap())).unwrap();
+        let v: Value = serde_json::from_str(&envelope(
+            1,
+            &Timestamp::from_millis(7).to_iso(),
+            &book_change(&c).unwrap(),
+        ))
+        .unwrap();
         assert_eq!(v["type"], "change");
         assert_eq!(v["book_seq"], 9);
         assert_eq!(

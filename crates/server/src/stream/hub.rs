@@ -105,18 +105,29 @@ impl ChannelIndex {
         }
     }
 
-    /// Sessions following every market, then those following `market`. A session is never in both (a
-    /// subscription to every market replaces the market list).
+    /// Sessions following every market, then those following any of `markets`, each once. A session is
+    /// never in both `all` and a market's list (a subscription to every market replaces the market list),
+    /// and once at most in each list, so only several markets can repeat a session.
     fn targets(&self, markets: &[&str], out: &mut Vec<Arc<Session>>) {
         out.extend(self.all.iter().cloned());
+        let from = out.len();
         for m in markets {
             if let Some(v) = self.markets.get(*m) {
-                for s in v {
-                    if !out.iter().any(|x| Arc::ptr_eq(x, s)) {
-                        out.push(s.clone());
-                    }
+                out.extend(v.iter().cloned());
+            }
+        }
+        if markets.len() > 1 {
+            // Sorting by address keeps this linear-logarithmic: a thousand sessions on one market must not
+            // cost a million comparisons per event.
+            let tail = &mut out[from..];
+            tail.sort_unstable_by_key(|s| Arc::as_ptr(s) as usize);
+            let mut kept: Vec<Arc<Session>> = Vec::with_capacity(tail.len());
+            for s in out.drain(from..) {
+                if kept.last().is_none_or(|k| !Arc::ptr_eq(k, &s)) {
+                    kept.push(s);
                 }
             }
+            out.extend(kept);
         }
     }
 }
@@ -510,7 +521,10 @@ impl Hub {
             match last {
                 Some(l) if c.book_seq <= l => continue,
                 Some(l) if c.book_seq == l + 1 => {
-                    st.books.insert(c.key.clone(), c.book_seq);
+                    // In place: a thousand sessions following a book must not clone its key each change.
+                    if let Some(seq) = st.books.get_mut(&c.key) {
+                        *seq = c.book_seq;
+                    }
                     if let Some(f) = change.get_or_insert_with(|| frames::book_change(c)) {
                         pushed(s.push_locked(&mut st, f.clone()));
                     }

@@ -228,10 +228,11 @@ pub fn control(kind: &str, fields: Value) -> Frag {
     frag(kind, None, None, None, fields)
 }
 
-/// The message as sent: `{"seq":N,"sent_at":"…",` + the fragment.
-pub fn envelope(seq: u64, sent_at: Timestamp, frag: &str) -> String {
-    let mut s = String::with_capacity(frag.len() + 48);
-    let _ = write!(s, "{{\"seq\":{seq},\"sent_at\":\"{}\",", sent_at.to_iso());
+/// The message as sent: `{"seq":N,"sent_at":"…",` + the fragment. `sent_at` is the ISO time, formatted
+/// once for all the messages a connection writes together.
+pub fn envelope(seq: u64, sent_at: &str, frag: &str) -> String {
+    let mut s = String::with_capacity(frag.len() + 64);
+    let _ = write!(s, "{{\"seq\":{seq},\"sent_at\":\"{sent_at}\",");
     s.push_str(frag);
     s
 }
@@ -328,7 +329,7 @@ mod tests {
             None,
             json!({"price": "0.5300"}),
         );
-        let text = envelope(7, Timestamp::from_millis(2_000), &f);
+        let text = envelope(7, &Timestamp::from_millis(2_000).to_iso(), &f);
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["seq"], 7);
         assert_eq!(v["sent_at"], "1970-01-01T00:00:02.000Z");
@@ -339,8 +340,12 @@ mod tests {
             (Some("trade"), Some("trades"))
         );
         assert_eq!(v["price"], "0.5300");
-        let c: Value =
-            serde_json::from_str(&envelope(1, Timestamp::from_millis(0), &control("pong", json!({})))).unwrap();
+        let c: Value = serde_json::from_str(&envelope(
+            1,
+            &Timestamp::from_millis(0).to_iso(),
+            &control("pong", json!({})),
+        ))
+        .unwrap();
         assert_eq!(c["channel"], "control");
     }
 }

@@ -49,7 +49,9 @@ pub struct State {
     pub ring: VecDeque<Out>,
     pub subs: Subscriptions,
     /// The last `book_seq` sent per book of a `book` subscription; a book not here gets a snapshot first.
-    pub books: HashMap<BookKey, u64>,
+    /// foldhash rather than SipHash: every change of a followed book is looked up here once per session
+    /// that follows it, and the keys come from our feeds, not from the client.
+    pub books: HashMap<BookKey, u64, foldhash::fast::RandomState>,
     pub owner: Option<Owner>,
     pub attached: Option<Attached>,
     /// When the last connection went away (the session expires a resume window later).
@@ -84,7 +86,7 @@ impl Session {
                 seq: 0,
                 ring: VecDeque::new(),
                 subs: Subscriptions::new(),
-                books: HashMap::new(),
+                books: HashMap::default(),
                 owner: None,
                 attached: None,
                 detached_at: Some(Instant::now()),

@@ -638,6 +638,29 @@ async fn against_the_simulator_books_rebuilt_from_the_stream_equal_the_live_book
         })
         .await;
 
+    // A Trader sees opportunities open (the simulated books cross now and then), with their episode.
+    let mut trader = Ws::connect(addr, "", Some(&keys.trader)).await;
+    trader.next().await;
+    trader.send(json!({"op": "subscribe", "channel": "arbitrage"})).await;
+    assert_eq!(trader.next().await["type"], "subscribed");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let o = loop {
+        assert!(tokio::time::Instant::now() < deadline, "no opportunity within 60 s");
+        let m = trader.next().await;
+        if m["type"] == "opportunity" {
+            break m;
+        }
+    };
+    assert!(
+        ["opened", "changed", "closed"].contains(&o["change"].as_str().unwrap()),
+        "{o}"
+    );
+    let id = o["episode"]["id"].as_str().unwrap();
+    assert!(id.starts_with(o["opportunity"]["event_id"].as_str().unwrap()), "{o}");
+    assert!(o["opportunity"]["net_cents"].is_number(), "{o}");
+    assert_eq!(o["channel"], "arbitrage");
+    drop(trader);
+
     let mut ws = Ws::connect(addr, "", Some(&keys.free)).await;
     ws.next().await;
     ws.send(json!({"op": "subscribe", "channel": "book", "markets": [market]}))
