@@ -19,6 +19,8 @@ use crate::state::AppState;
 
 /// Close code for a client that reads too slowly ("try again later").
 const CLOSE_SLOW: u16 = 1013;
+/// How long a connection may stay open without a valid key.
+const AUTH_WITHIN: Duration = Duration::from_secs(10);
 /// How long a closing connection waits for the client's close frame.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Most queued messages written before one flush.
@@ -132,11 +134,16 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
     let mut ping = tokio::time::interval_at(Instant::now() + ping_every, ping_every);
     let mut last_heard = Instant::now();
     let closing = hub.closing().clone();
+    // A connection without a key counts against no plan's limit, so it may not stay open without one.
+    let auth_deadline = Instant::now() + AUTH_WITHIN;
     let end: Option<Message> = loop {
         tokio::select! {
             biased;
             () = closing.cancelled() => break Some(close(close_code::AWAY, "going away: the server is shutting down")),
             () = cut.cancelled() => break Some(close(CLOSE_SLOW, "slow consumer: the client read too slowly; resume to continue")),
+            () = tokio::time::sleep_until(auth_deadline), if slot.is_none() => {
+                break Some(close(close_code::POLICY, "no API key: send it in the X-API-Key header or an auth message within 10 s"));
+            }
             out = att.rx.recv() => {
                 let Some(out) = out else { break None };
                 let sent_at = Timestamp::now().to_iso();

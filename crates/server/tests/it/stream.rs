@@ -764,3 +764,27 @@ impl Ladders {
         }
     }
 }
+
+#[tokio::test]
+async fn a_stream_without_a_key_is_closed_after_ten_seconds() {
+    let db = migrated_sqlite().await;
+    let s = Served::start(&db, |_| {}).await;
+    let mut ws = Ws::connect(s.addr, "", None).await;
+    assert_eq!(ws.next().await["type"], "welcome");
+    let opened = std::time::Instant::now();
+    let end = loop {
+        match tokio::time::timeout(Duration::from_secs(20), ws.ws.next())
+            .await
+            .expect("closed within 20 s")
+        {
+            Some(Ok(Message::Close(f))) => break f.map(|f| (u16::from(f.code), f.reason.to_string())),
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    let (code, reason) = end.expect("a close reason");
+    assert_eq!(code, 1008);
+    assert!(reason.starts_with("no API key"), "{reason}");
+    assert!(opened.elapsed() >= Duration::from_secs(9), "not before the deadline");
+    db.cleanup().await;
+}
