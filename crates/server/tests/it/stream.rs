@@ -84,6 +84,15 @@ impl Ws {
         self.read().await.expect("an open stream")
     }
 
+    /// Reads past every message to how the connection ended.
+    async fn until_closed(&mut self) -> Ended {
+        loop {
+            if let Err(e) = self.read().await {
+                return e;
+            }
+        }
+    }
+
     /// The next message of `kind`, skipping others.
     async fn next_of(&mut self, kind: &str) -> Value {
         loop {
@@ -546,12 +555,7 @@ async fn a_client_that_does_not_read_is_cut_without_slowing_others() {
     }
     assert_eq!(fast_seen, n, "the fast client got every trade");
     // The slow client finds, after what it had buffered, the close that says why.
-    let end = loop {
-        match slow.read().await {
-            Ok(_) => continue,
-            Err(e) => break e,
-        }
-    };
+    let end = slow.until_closed().await;
     match end {
         Ended::Closed(Some((code, reason))) => {
             assert_eq!(code, 1013);
@@ -583,12 +587,7 @@ async fn the_server_pings_and_closes_a_client_that_never_answers() {
         (s.app.state.stream.attached_count() == 1).then_some(())
     })
     .await;
-    let end = loop {
-        match silent.read().await {
-            Ok(_) => continue,
-            Err(e) => break e,
-        }
-    };
+    let end = silent.until_closed().await;
     assert_eq!(end, Ended::Closed(Some((1001, "no answer to pings".into()))));
     let mut n = 0;
     while pings.try_recv().is_ok() {
@@ -719,12 +718,7 @@ async fn against_the_simulator_books_rebuilt_from_the_stream_equal_the_live_book
 
     // Shutdown: each stream gets a close frame that says why, and the server stops.
     server.stop().await.unwrap();
-    let end = loop {
-        match ws.read().await {
-            Ok(_) => continue,
-            Err(e) => break e,
-        }
-    };
+    let end = ws.until_closed().await;
     assert_eq!(
         end,
         Ended::Closed(Some((1001, "going away: the server is shutting down".into())))
