@@ -76,8 +76,9 @@ pub fn book_change(c: &BookChanged) -> Option<Frag> {
     ))
 }
 
-/// A book that lost continuity: unknown until its next `snapshot`.
-pub fn book_stale(key: &BookKey, cause: GapCause, at: Timestamp) -> Frag {
+/// A book that lost continuity: unknown until its next `snapshot`. `cause` is `null` for a book found stale
+/// when a client subscribes (the live map keeps the mark, not its cause).
+pub fn book_stale(key: &BookKey, cause: Option<GapCause>, at: Timestamp) -> Frag {
     let mut f = book_id(key);
     f["cause"] = json!(cause);
     frag("stale", Some(Channel::Book), None, Some(at), f)

@@ -484,7 +484,7 @@ impl Hub {
     fn snapshot_market(&self, s: &Session, st: &mut State, market: &str) {
         for (key, e) in self.live.market_books(market) {
             let frag = if e.stale {
-                frames::book_stale(&key, crossbook_core::book::GapCause::Disconnect, e.updated_at)
+                frames::book_stale(&key, None, e.updated_at)
             } else {
                 frames::book_snapshot(&key, &e)
             };
@@ -557,7 +557,7 @@ impl Hub {
                 for key in keys {
                     let targets = self.targets(Channel::Book, &[key.market_id.as_str()]);
                     if !targets.is_empty() {
-                        let f = frames::book_stale(key, *cause, *at);
+                        let f = frames::book_stale(key, Some(*cause), *at);
                         for s in targets {
                             pushed(s.push(f.clone()));
                         }
