@@ -478,12 +478,16 @@ impl http_body::Body for DeadlineBody {
 /// the body may still be on its way. Inside the error layer, so webhook paths get the envelope.
 pub async fn answer_body_timeout(req: Request, next: Next) -> Response {
     let timed_out = req.extensions().get::<BodyTimedOut>().cloned();
+    // `Connection` is an HTTP/1 header (HTTP/2 forbids it; there the stream is reset instead).
+    let http1 = req.version() < axum::http::Version::HTTP_2;
     let resp = next.run(req).await;
     match timed_out {
         Some(flag) if flag.0.load(Ordering::SeqCst) => {
             let mut resp = ApiError::RequestTimeout.into_response();
-            resp.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            if http1 {
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             resp
         }
         _ => resp,

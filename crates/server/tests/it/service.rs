@@ -570,6 +570,7 @@ async fn a_slow_request_body_is_answered_408() {
         let head = text.split_once("\r\n\r\n").unwrap().0.to_ascii_lowercase();
         assert!(head.contains("content-type: application/json; charset=utf-8"), "{head}");
         assert!(head.contains("x-request-id: "), "{head}");
+        assert!(head.contains("connection: close"), "{head}");
         let body: Value = serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
         assert_eq!(
             body,
