@@ -522,59 +522,77 @@ async fn idle_keep_alive_connections_are_closed_after_the_keep_alive_timeout() {
     .await;
 }
 
+/// Sends the headers of a POST to `path` announcing 100 bytes of body, then one byte every 200 ms (it would
+/// take 20 s); returns the status line and head (lower case), the JSON body, and how long the answer took.
+async fn slow_post(addr: std::net::SocketAddr, path: &str, key: &str) -> (String, Value, std::time::Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: crossbook\r\nX-API-Key: {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let (mut rd, mut wr) = s.into_split();
+    let trickle = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if wr.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+    });
+    // Until the server answers and closes.
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("no answer in time");
+    let took = started.elapsed();
+    trickle.abort();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no whole answer: {text}"));
+    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    (head.to_ascii_lowercase(), body, took)
+}
+
 #[tokio::test]
 async fn a_slow_request_body_is_answered_408() {
-    use tokio::io::AsyncWriteExt;
     for_each_backend(async |db| {
         let keys = create_keys(&db.store).await;
         let mut config = Config::for_tests(&db.url);
         config.request_body_timeout_seconds = 1;
         let server = Server::start(config).await;
-        let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-        let head = format!(
-            "POST /whales/user/events/by-ticker HTTP/1.1\r\nHost: crossbook\r\nX-API-Key: {}\r\n\
-             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
-            keys.trader
-        );
-        s.write_all(head.as_bytes()).await.unwrap();
-        // A byte of the body every 200 ms (it would take 20 s), until the server answers and closes.
-        let (mut rd, mut wr) = s.into_split();
-        let trickle = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                if wr.write_all(b" ").await.is_err() {
-                    break;
-                }
-            }
-        });
-        let started = std::time::Instant::now();
-        let text = {
-            use tokio::io::AsyncReadExt;
-            let mut out = Vec::new();
-            let mut buf = [0u8; 4096];
-            tokio::time::timeout(DEADLINE, async {
-                loop {
-                    match rd.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => out.extend_from_slice(&buf[..n]),
-                    }
-                }
-            })
-            .await
-            .expect("no answer in time");
-            String::from_utf8_lossy(&out).into_owned()
-        };
-        trickle.abort();
-        assert!(text.starts_with("HTTP/1.1 408"), "{text}");
-        assert!(started.elapsed() >= std::time::Duration::from_millis(700));
-        let head = text.split_once("\r\n\r\n").unwrap().0.to_ascii_lowercase();
+
+        let (head, body, took) = slow_post(server.addr, "/whales/user/events/by-ticker", &keys.trader).await;
+        assert!(head.starts_with("http/1.1 408"), "{head}");
+        assert!(took >= std::time::Duration::from_millis(900), "answered after {took:?}");
         assert!(head.contains("content-type: application/json; charset=utf-8"), "{head}");
         assert!(head.contains("x-request-id: "), "{head}");
         assert!(head.contains("connection: close"), "{head}");
-        let body: Value = serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
         assert_eq!(
             body,
             json!({"detail": "the request body took too long to arrive", "code": "request_timeout"})
+        );
+
+        // On the webhook routes, inside their envelope.
+        let (head, body, _) = slow_post(server.addr, "/v1/webhooks/arbitrage", &keys.trader).await;
+        assert!(head.starts_with("http/1.1 408"), "{head}");
+        assert_eq!(
+            body,
+            json!({
+                "success": false, "message": "the request body took too long to arrive", "data": null,
+                "detail": "the request body took too long to arrive", "code": "request_timeout"
+            })
         );
         server.stop().await.unwrap();
     })
