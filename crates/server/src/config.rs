@@ -49,6 +49,11 @@ pub struct Config {
     pub log: String,
     pub log_format: String,
 
+    pub header_read_timeout_seconds: u64,
+    pub keep_alive_timeout_seconds: u64,
+    pub request_body_timeout_seconds: u64,
+    pub max_connections: usize,
+
     pub simulate: bool,
     pub sim_seed: u64,
 
@@ -213,6 +218,16 @@ impl Config {
                 "invalid configuration: stream_queue, stream_buffer and stream_ping_seconds must be positive".into(),
             );
         }
+        if self.header_read_timeout_seconds == 0
+            || self.keep_alive_timeout_seconds == 0
+            || self.request_body_timeout_seconds == 0
+        {
+            return Err(
+                "invalid configuration: header_read_timeout_seconds, keep_alive_timeout_seconds and \
+                 request_body_timeout_seconds must be positive"
+                    .into(),
+            );
+        }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());
         }
@@ -251,6 +266,15 @@ mod tests {
             (60, 120, 600, 3000)
         );
         assert_eq!(c.webhook_delivery_log_days, 30);
+        assert_eq!(
+            (
+                c.header_read_timeout_seconds,
+                c.keep_alive_timeout_seconds,
+                c.request_body_timeout_seconds,
+                c.max_connections
+            ),
+            (10, 60, 30, 0)
+        );
     }
 
     #[test]

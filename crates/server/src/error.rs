@@ -56,6 +56,9 @@ pub enum ApiError {
     NotFound { detail: String },
     /// 405 `method_not_allowed`; `allow` is the value of the `Allow` header.
     MethodNotAllowed { allow: String },
+    /// 408 `request_timeout`: the request body was still arriving `request_body_timeout_seconds` after the
+    /// headers (answered by the HTTP listener, [`crate::http`]).
+    RequestTimeout,
     /// 409 `conflict`.
     Conflict { detail: String },
     /// 413 `payload_too_large`.
@@ -90,6 +93,7 @@ pub enum ErrorCode {
     EntitlementRequired,
     NotFound,
     MethodNotAllowed,
+    RequestTimeout,
     Conflict,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -230,6 +234,7 @@ impl ApiError {
             ApiError::EntitlementRequired { .. } => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -249,6 +254,7 @@ impl ApiError {
             ApiError::EntitlementRequired { .. } => ErrorCode::EntitlementRequired,
             ApiError::NotFound { .. } => ErrorCode::NotFound,
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            ApiError::RequestTimeout => ErrorCode::RequestTimeout,
             ApiError::Conflict { .. } => ErrorCode::Conflict,
             ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             ApiError::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
@@ -280,6 +286,7 @@ impl ApiError {
                     )
                 }
             }
+            ApiError::RequestTimeout => "the request body took too long to arrive".to_string(),
             ApiError::PayloadTooLarge => format!("request body is larger than {} KiB", crate::BODY_LIMIT / 1024),
             ApiError::UnsupportedMediaType => "request body must be JSON (Content-Type: application/json)".to_string(),
             ApiError::RateLimited { retry_after_secs, .. } => {
@@ -443,6 +450,7 @@ mod tests {
                 405,
                 "method_not_allowed",
             ),
+            (ApiError::RequestTimeout, 408, "request_timeout"),
             (ApiError::Conflict { detail: "x".into() }, 409, "conflict"),
             (ApiError::PayloadTooLarge, 413, "payload_too_large"),
             (ApiError::UnsupportedMediaType, 415, "unsupported_media_type"),

@@ -7,6 +7,7 @@
 //! - [`config`]: every setting, with defaults from `config.default.toml`.
 //! - [`state`]: [`AppState`] (the handles every handler gets).
 //! - [`error`]: [`ApiError`], the one error type, mapped to HTTP and the error body of contracts §2.
+//! - [`http`]: the HTTP listener: header, keep-alive and body timeouts, the connection cap, the file limit.
 //! - [`cache`]: the short-lived cache of rendered JSON responses (search, current arbitrage) in the state.
 //! - [`json`]: JSON bodies in and out with our content type and rejections.
 //! - [`params`]: strict query and path parameters shared by every route area.
@@ -34,6 +35,7 @@ pub mod cache;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod http;
 pub mod json;
 pub mod metrics;
 pub mod params;
@@ -44,7 +46,7 @@ pub mod webhooks;
 pub mod whales;
 pub mod workers;
 
-use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use futures_util::future::BoxFuture;
 
@@ -127,6 +129,9 @@ pub async fn serve_with(
         print_demo_keys(store.as_ref(), &listener, demo.example_market.as_deref()).await?;
     }
 
+    // Before anything opens sockets: the connection cap is derived from the raised limit.
+    let file_limit = http::raise_file_limit();
+    let limits = http::Limits::new(&config, file_limit);
     let state = AppState::new(config, store.clone());
     let tracker = TaskTracker::new();
     let cancel = CancellationToken::new();
@@ -136,16 +141,15 @@ pub async fn serve_with(
 
     let server_cancel = cancel.clone();
     let hub = state.stream.clone();
-    let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                () = shutdown => {}
-                () = server_cancel.cancelled() => {}
-            }
-            // Open streams would keep the graceful shutdown waiting: each gets its close frame now.
-            hub.close();
-        })
-        .await;
+    let result = http::serve(listener, app(state), limits, async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = server_cancel.cancelled() => {}
+        }
+        // Open streams would keep the graceful shutdown waiting: each gets its close frame now.
+        hub.close();
+    })
+    .await;
 
     cancel.cancel();
     tracker.close();

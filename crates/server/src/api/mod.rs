@@ -100,8 +100,10 @@ pub fn with_auth(router: Router<AppState>, state: &AppState) -> Router<AppState>
 /// 4. Metrics by route template and status.
 /// 5. Error bodies made by the framework (404, 405 with `Allow`, 413, 415, 400/422) rewritten into ours, and
 ///    on webhook paths every error body put into the envelope (see [`normalize_errors`]).
-/// 6. Panics caught and answered as 500 `internal`.
-/// 7. The 64 KiB body limit.
+/// 6. A request body cut by the listener's body timeout answered 408 `request_timeout`
+///    ([`crate::http::answer_body_timeout`]).
+/// 7. Panics caught and answered as 500 `internal`.
+/// 8. The 64 KiB body limit.
 pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
     // `Router::layer` wraps what is already there, so the innermost layer comes first. Each call re-boxes the
     // service, which keeps the layers' body types independent of each other.
@@ -110,6 +112,7 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(from_fn(crate::http::answer_body_timeout))
         .layer(from_fn(normalize_errors))
         .layer(from_fn(crate::metrics::track))
         .layer(
@@ -337,7 +340,8 @@ anonymous, 120 free, 600 builder, 3000 trader. Responses carry `X-RateLimit-Limi
 `X-RateLimit-Remaining`; over the limit the answer is 429 with `Retry-After` in seconds.\n\n\
 ## Errors\n\nEvery error has the body `{{\"detail\", \"code\", \"param\"?}}` (`required_plan` on 403). Unknown \
 routes answer 404 `not_found`; a known path with another method 405 `method_not_allowed` with `Allow`; bodies \
-over 64 KiB 413 `payload_too_large`; non-JSON bodies 415 `unsupported_media_type`. On the webhook routes \
+over 64 KiB 413 `payload_too_large`; non-JSON bodies 415 `unsupported_media_type`; a body still arriving 30 s (by default) after the headers 408 \
+`request_timeout`. On the webhook routes \
 (`/v1/webhooks` and every path under it) every error, these included, is the same body inside the envelope \
 `{{\"success\": false, \"message\": <detail>, \"data\": null, ...}}` (schema `WebhookErrorBody`).\n\n\
 ## Conventions\n\nTimes in bodies are ISO 8601 UTC with milliseconds (`2026-11-21T19:15:00.000Z`); query \

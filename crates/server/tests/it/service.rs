@@ -375,3 +375,255 @@ async fn serve_reports_an_unreachable_database() {
     assert!(msg.contains("127.0.0.1:1"), "{msg}");
     assert!(!msg.contains("secret"), "the password leaked: {msg}");
 }
+
+/// Connection hygiene of the listener (`crossbook_server::http`): short timeouts so that each test takes a
+/// few seconds; every wait below is bounded by this deadline.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Reads until the server closes the connection (end of stream or reset), failing after [`DEADLINE`];
+/// returns what was read.
+async fn read_until_closed(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, read)
+        .await
+        .expect("the server did not close the connection");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Reads one whole response of a keep-alive connection: up to the end of a JSON body ending in `}`.
+async fn read_response(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        loop {
+            let n = stream.read(&mut buf).await.expect("read");
+            assert!(
+                n > 0,
+                "closed before a whole response: {}",
+                String::from_utf8_lossy(&out)
+            );
+            out.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&out);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(str::to_string)
+                    })
+                    .and_then(|v| v.trim().parse::<usize>().ok());
+                if len.is_some_and(|len| body.len() >= len) {
+                    return text.into_owned();
+                }
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, read).await.expect("no response in time")
+}
+
+const GET_HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: crossbook\r\n\r\n";
+
+#[tokio::test]
+async fn silent_and_trickling_connections_are_closed_after_the_header_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for_each_backend(async |db| {
+        let mut config = Config::for_tests(&db.url);
+        config.header_read_timeout_seconds = 1;
+        let server = Server::start(config).await;
+        let started = std::time::Instant::now();
+        let mut silent = Vec::new();
+        for _ in 0..3 {
+            silent.push(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+        }
+        // One header line every 300 ms: each line comes well within the timeout, the headers never end.
+        let trickling: Vec<_> = (0..3)
+            .map(|_| {
+                let addr = server.addr;
+                tokio::spawn(async move {
+                    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+                    let started = std::time::Instant::now();
+                    let mut line: &[u8] = b"GET /healthz HTTP/1.1\r\n";
+                    let mut buf = [0u8; 256];
+                    loop {
+                        assert!(started.elapsed() < DEADLINE, "a trickling connection is still open");
+                        if s.write_all(line).await.is_err() {
+                            return started.elapsed();
+                        }
+                        line = b"X-Slow: 1\r\n";
+                        match tokio::time::timeout(std::time::Duration::from_millis(300), s.read(&mut buf)).await {
+                            Ok(Ok(0) | Err(_)) => return started.elapsed(),
+                            Ok(Ok(n)) => panic!("answered: {}", String::from_utf8_lossy(&buf[..n])),
+                            Err(_) => {} // still open: next line
+                        }
+                    }
+                })
+            })
+            .collect();
+
+        // Meanwhile a normal request is answered.
+        let r = client().get(server.url("/healthz")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+
+        for mut s in silent {
+            assert_eq!(read_until_closed(&mut s).await, "", "a silent connection got an answer");
+        }
+        assert!(
+            started.elapsed() >= std::time::Duration::from_millis(900),
+            "closed before the timeout"
+        );
+        for t in trickling {
+            let open_for = t.await.unwrap();
+            assert!(
+                open_for >= std::time::Duration::from_millis(900),
+                "closed after {open_for:?}"
+            );
+        }
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_are_closed_after_the_keep_alive_timeout() {
+    use tokio::io::AsyncWriteExt;
+    for_each_backend(async |db| {
+        let mut config = Config::for_tests(&db.url);
+        config.header_read_timeout_seconds = 1;
+        config.keep_alive_timeout_seconds = 2;
+        let server = Server::start(config).await;
+        let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        s.write_all(GET_HEALTHZ).await.unwrap();
+        assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
+        // Idle for longer than the header timeout but within the keep-alive timeout: the connection serves on.
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        s.write_all(GET_HEALTHZ).await.unwrap();
+        assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
+        let idle = std::time::Instant::now();
+        assert_eq!(read_until_closed(&mut s).await, "");
+        let after = idle.elapsed();
+        assert!(
+            after >= std::time::Duration::from_millis(1800),
+            "closed after {after:?}"
+        );
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
+/// Sends the headers of a POST to `path` announcing 100 bytes of body, then one byte every 200 ms (it would
+/// take 20 s); returns the status line and head (lower case), the JSON body, and how long the answer took.
+async fn slow_post(addr: std::net::SocketAddr, path: &str, key: &str) -> (String, Value, std::time::Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: crossbook\r\nX-API-Key: {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let (mut rd, mut wr) = s.into_split();
+    let trickle = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if wr.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+    });
+    // Until the server answers and closes.
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("no answer in time");
+    let took = started.elapsed();
+    trickle.abort();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no whole answer: {text}"));
+    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    (head.to_ascii_lowercase(), body, took)
+}
+
+#[tokio::test]
+async fn a_slow_request_body_is_answered_408() {
+    for_each_backend(async |db| {
+        let keys = create_keys(&db.store).await;
+        let mut config = Config::for_tests(&db.url);
+        config.request_body_timeout_seconds = 1;
+        let server = Server::start(config).await;
+
+        let (head, body, took) = slow_post(server.addr, "/whales/user/events/by-ticker", &keys.trader).await;
+        assert!(head.starts_with("http/1.1 408"), "{head}");
+        assert!(took >= std::time::Duration::from_millis(900), "answered after {took:?}");
+        assert!(head.contains("content-type: application/json; charset=utf-8"), "{head}");
+        assert!(head.contains("x-request-id: "), "{head}");
+        assert!(head.contains("connection: close"), "{head}");
+        assert_eq!(
+            body,
+            json!({"detail": "the request body took too long to arrive", "code": "request_timeout"})
+        );
+
+        // On the webhook routes, inside their envelope.
+        let (head, body, _) = slow_post(server.addr, "/v1/webhooks/arbitrage", &keys.trader).await;
+        assert!(head.starts_with("http/1.1 408"), "{head}");
+        assert_eq!(
+            body,
+            json!({
+                "success": false, "message": "the request body took too long to arrive", "data": null,
+                "detail": "the request body took too long to arrive", "code": "request_timeout"
+            })
+        );
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for_each_backend(async |db| {
+        let mut config = Config::for_tests(&db.url);
+        config.max_connections = 2;
+        let server = Server::start(config).await;
+        // Two connections, each answered once (so both are accepted) and kept open.
+        let mut open = Vec::new();
+        for _ in 0..2 {
+            let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+            s.write_all(GET_HEALTHZ).await.unwrap();
+            assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
+            open.push(s);
+        }
+        // The third connects (the listen backlog takes it) but is not served...
+        let mut third = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        third.write_all(GET_HEALTHZ).await.unwrap();
+        let mut buf = [0u8; 64];
+        let early = tokio::time::timeout(std::time::Duration::from_millis(500), third.read(&mut buf)).await;
+        assert!(early.is_err(), "the connection over the cap was served: {early:?}");
+        // ...until one of the two closes.
+        drop(open.pop());
+        assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
+        server.stop().await.unwrap();
+    })
+    .await;
+}

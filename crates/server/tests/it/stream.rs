@@ -122,14 +122,15 @@ impl Served {
         tokio::spawn(hub.clone().run(app.state.bus.subscribe(), stop.clone()));
         let router = app.router.clone();
         let s = stop.clone();
+        // The server's own listener (timeouts, connection cap), as `serve` runs it.
+        let limits = crossbook_server::http::Limits::new(&app.state.config, None);
         tokio::spawn(async move {
-            axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-                .with_graceful_shutdown(async move {
-                    s.cancelled().await;
-                    hub.close();
-                })
-                .await
-                .unwrap();
+            crossbook_server::http::serve(listener, router, limits, async move {
+                s.cancelled().await;
+                hub.close();
+            })
+            .await
+            .unwrap();
         });
         // The hub subscribed to the bus before anything is published.
         while app.state.bus.receiver_count() == 0 {
@@ -780,5 +781,24 @@ async fn a_stream_without_a_key_is_closed_after_ten_seconds() {
     assert_eq!(code, 1008);
     assert!(reason.starts_with("no API key"), "{reason}");
     assert!(opened.elapsed() >= Duration::from_secs(9), "not before the deadline");
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_stream_outlives_the_header_and_keep_alive_timeouts() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, |c| {
+        c.header_read_timeout_seconds = 1;
+        c.keep_alive_timeout_seconds = 1;
+    })
+    .await;
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    assert_eq!(ws.next().await["plan"], "free");
+    // Silent past both timeouts (pings come every 15 s, so nothing at all crosses the socket)...
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // ...and the upgraded connection is still open.
+    ws.send(json!({"op": "ping"})).await;
+    assert_eq!(ws.next().await["type"], "pong");
     db.cleanup().await;
 }
