@@ -190,8 +190,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
         },
     ))
     .await?;
-    let path = std::env::temp_dir().join(format!("crossbook-bench-latency-{}.db", std::process::id()));
-    let url = format!("sqlite://{}", path.display());
+    let (url, path) = crate::temp_sqlite("latency");
     let store = crossbook_store::open(&url).await?;
     store.migrate().await?;
     let (live, bus, health) = (LiveBooks::new(), Bus::new(1 << 16), VenueHealth::new());
@@ -267,9 +266,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
     tracker.wait().await;
     store.close().await;
     sim.shutdown().await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
+    crate::remove_sqlite(&path);
     anyhow::ensure!(!delays.is_empty(), "no book updates observed");
     delays.sort();
     let q = |p: usize| delays[(delays.len() * p / 100).min(delays.len() - 1)].as_secs_f64() * 1e3;

@@ -71,6 +71,20 @@ enum Cmd {
 }
 
 /// Needles of 3–12 letters, as users type them: common, rare, and matching nothing.
+/// A fresh SQLite database file in the temporary directory for one bench run: its URL and path.
+fn temp_sqlite(tag: &str) -> (String, std::path::PathBuf) {
+    let path = std::env::temp_dir().join(format!("crossbook-bench-{tag}-{}.db", std::process::id()));
+    remove_sqlite(&path);
+    (format!("sqlite://{}", path.display()), path)
+}
+
+/// Removes a SQLite database file with its write-ahead log.
+fn remove_sqlite(path: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 const NEEDLES: &[&str] = &[
     "bitcoin",
     "lakers",

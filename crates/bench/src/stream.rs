@@ -76,14 +76,6 @@ fn percentiles(name: &str, mut d: Vec<f64>) -> String {
     )
 }
 
-async fn temp_db(tag: &str) -> anyhow::Result<(String, std::path::PathBuf)> {
-    let path = std::env::temp_dir().join(format!("crossbook-bench-{tag}-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    Ok((format!("sqlite://{}", path.display()), path))
-}
-
 async fn create_key(url: &str, plan: Plan) -> anyhow::Result<String> {
     let store = crossbook_store::open(url).await?;
     store.migrate().await?;
@@ -127,7 +119,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
         },
     ))
     .await?;
-    let (url, path) = temp_db("stream-latency").await?;
+    let (url, path) = crate::temp_sqlite("stream-latency");
     let key = create_key(&url, Plan::Trader).await?;
 
     // A webhook receiver on loopback: each POST's arrival, timed by the step loop.
@@ -246,9 +238,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
     let _ = stop_tx.send(());
     server.await?.context("the server")?;
     sim.shutdown().await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
+    crate::remove_sqlite(&path);
     println!(
         "stream-latency: {} model steps, {} markets followed; simulator publish -> client message",
         args.steps,
@@ -289,7 +279,7 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         args.server_bin
     );
     let sim = Simulator::start(SimConfig::new(args.seed, SimClock::default())).await?;
-    let (url, path) = temp_db("stream-fanout").await?;
+    let (url, path) = crate::temp_sqlite("stream-fanout");
     let key = create_key(&url, Plan::Trader).await?;
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -337,15 +327,18 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let delays: Arc<Mutex<Vec<f64>>> = Arc::default();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<anyhow::Result<()>>(args.clients);
+    // Each client says once when it has had as many messages as markets (its snapshots have arrived).
+    let (primed_tx, mut primed_rx) = tokio::sync::mpsc::channel::<()>(args.clients);
     let stop = tokio_util::sync::CancellationToken::new();
     let mut tasks = Vec::new();
     for _ in 0..args.clients {
-        let (key, markets, measuring, delays, ready_tx, stop) = (
+        let (key, markets, measuring, delays, ready_tx, primed_tx, stop) = (
             key.clone(),
             markets.clone(),
             measuring.clone(),
             delays.clone(),
             ready_tx.clone(),
+            primed_tx.clone(),
             stop.clone(),
         );
         tasks.push(tokio::spawn(async move {
@@ -371,6 +364,9 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
                         Some(Ok(Message::Text(t))) => {
                             let now = Timestamp::now().millis();
                             messages += 1;
+                            if messages == markets.len() as u64 + 2 {
+                                let _ = primed_tx.send(()).await;
+                            }
                             if measuring.load(std::sync::atomic::Ordering::Relaxed)
                                 && t.as_str().contains("\"channel\":\"book\"")
                                 && let Some(at) = received_at_ms(t.as_str())
@@ -402,8 +398,15 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         "{connected} of {} clients connected",
         args.clients
     );
-    // Snapshots delivered; then measure.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(primed_tx);
+    let primed = async {
+        for _ in 0..args.clients {
+            primed_rx.recv().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), primed)
+        .await
+        .context("the clients' snapshots did not all arrive within 60 s")?;
     measuring.store(true, std::sync::atomic::Ordering::Relaxed);
     let t = Instant::now();
     let mut rss_peak: f64 = 0.0;
@@ -426,18 +429,16 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
         .to_string();
     let _ = child.kill().await;
     sim.shutdown().await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
+    crate::remove_sqlite(&path);
     let _ = std::fs::remove_file(&config_path);
     let d = std::mem::take(&mut *delays.lock().unwrap());
     println!(
-        "stream-fanout: {} clients x {} markets' books, {} s measured, {} messages received ({:.0}/s); slow consumers cut: {slow}",
+        "stream-fanout: {} clients x {} markets' books, {} s measured, {} messages in all, {:.0}/s while measuring; slow consumers cut: {slow}",
         args.clients,
         markets.len(),
         args.seconds,
         total,
-        total as f64 / (args.seconds as f64 + 3.0)
+        d.len() as f64 / args.seconds as f64
     );
     println!("  {}", percentiles("server receive -> client (book)", d));
     println!(

@@ -264,6 +264,15 @@ impl LiveBooks {
             .collect()
     }
 
+    /// Whether any book of a market is held now.
+    pub fn has_market(&self, market_id: &str) -> bool {
+        let slots = self.read();
+        slots
+            .markets
+            .get(market_id)
+            .is_some_and(|found| found.iter().any(|&i| slots.books[i as usize].is_some()))
+    }
+
     /// The book with its stale mark, fresh or not.
     pub fn entry(&self, key: &BookKey) -> Option<LiveBook> {
         self.with_books(|v| v.get(key).cloned())
@@ -425,6 +434,7 @@ mod tests {
         assert!(live.get(&a).is_some());
         live.retain_markets(Exchange::VenueA, |m| m == "A");
         assert!(live.market_books("B").is_empty(), "a dropped book is not held");
+        assert!(!live.has_market("B") && live.has_market("A"));
         assert_eq!(
             live.upsert(book("B")),
             Some(2),

@@ -1117,13 +1117,14 @@ mod tests {
             }
         }
 
-        /// Standard output of the command, readable while it runs.
+        /// Standard output of the command, readable while it runs; each write wakes whoever waits on it.
         #[derive(Clone, Default)]
-        struct Out(Arc<Mutex<Vec<u8>>>);
+        struct Out(Arc<Mutex<Vec<u8>>>, Arc<tokio::sync::Notify>);
 
         impl std::io::Write for Out {
             fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
                 self.0.lock().expect("lock").extend_from_slice(b);
+                self.1.notify_waiters();
                 Ok(b.len())
             }
             fn flush(&mut self) -> std::io::Result<()> {
@@ -1137,9 +1138,19 @@ mod tests {
             }
             /// Resolves once `needle` has been printed: the test's Ctrl-C.
             async fn printed(self, needle: &'static str) {
-                while !self.text().contains(needle) {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
+                let wait = async {
+                    loop {
+                        // Registered before the check, so a write between the two is not missed.
+                        let written = self.1.notified();
+                        if self.text().contains(needle) {
+                            return;
+                        }
+                        written.await;
+                    }
+                };
+                tokio::time::timeout(Duration::from_secs(10), wait)
+                    .await
+                    .unwrap_or_else(|_| panic!("{needle:?} not printed within 10 s"));
             }
         }
 

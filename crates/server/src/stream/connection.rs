@@ -279,7 +279,7 @@ async fn handle(
 /// Refuses market ids that are neither live nor in the catalog, so a typo is an error rather than silence.
 async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -> Result<(), OpError> {
     for m in markets {
-        if !state.live.market_books(m).is_empty() {
+        if state.live.has_market(m) {
             continue;
         }
         // venue_b markets are condition ids (`0x` and 64 hex digits); anything else is a venue_a ticker.

@@ -217,11 +217,6 @@ impl Hub {
         self.closing.cancel();
     }
 
-    /// Sessions held (attached or waiting for a resume).
-    pub fn session_count(&self) -> usize {
-        lock(&self.sessions).len()
-    }
-
     /// Sessions with a connection attached now.
     pub fn attached_count(&self) -> usize {
         lock(&self.sessions)
@@ -234,7 +229,9 @@ impl Hub {
     pub fn open_session(&self) -> Arc<Session> {
         let id = format!("s_{}", uuid::Uuid::new_v4().simple());
         let s = Session::new(id.clone(), self.settings.buffer);
-        lock(&self.sessions).insert(id, s.clone());
+        let mut sessions = lock(&self.sessions);
+        sessions.insert(id, s.clone());
+        metrics::gauge!("crossbook_stream_sessions").set(sessions.len() as f64);
         s
     }
 

@@ -497,7 +497,7 @@ async fn silent_and_trickling_connections_are_closed_after_the_header_timeout() 
 
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed_after_the_keep_alive_timeout() {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     for_each_backend(async |db| {
         let mut config = Config::for_tests(&db.url);
         config.header_read_timeout_seconds = 1;
@@ -507,7 +507,12 @@ async fn idle_keep_alive_connections_are_closed_after_the_keep_alive_timeout() {
         s.write_all(GET_HEALTHZ).await.unwrap();
         assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
         // Idle for longer than the header timeout but within the keep-alive timeout: the connection serves on.
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let mut buf = [0u8; 64];
+        let quiet = tokio::time::timeout(std::time::Duration::from_millis(1500), s.read(&mut buf)).await;
+        assert!(
+            quiet.is_err(),
+            "closed or answered while idle past the header timeout: {quiet:?}"
+        );
         s.write_all(GET_HEALTHZ).await.unwrap();
         assert!(read_response(&mut s).await.starts_with("HTTP/1.1 200"));
         let idle = std::time::Instant::now();
@@ -535,8 +540,11 @@ async fn slow_post(addr: std::net::SocketAddr, path: &str, key: &str) -> (String
     let started = std::time::Instant::now();
     let (mut rd, mut wr) = s.into_split();
     let trickle = tokio::spawn(async move {
+        // The client's pace, not a wait on the server: one byte per tick.
+        let mut pace = tokio::time::interval(std::time::Duration::from_millis(200));
+        pace.tick().await;
         loop {
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            pace.tick().await;
             if wr.write_all(b" ").await.is_err() {
                 break;
             }

@@ -150,6 +150,14 @@ impl Drop for Served {
     }
 }
 
+/// A migrated database with a key of each plan, and the app served over it.
+async fn served(tune: impl FnOnce(&mut Config)) -> (TestDb, Keys, Served) {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    let s = Served::start(&db, tune).await;
+    (db, keys, s)
+}
+
 fn trade(n: u64) -> Trade {
     Trade {
         exchange: Exchange::VenueA,
@@ -181,9 +189,7 @@ fn book(market: &str, bid_cents: i64, size: i64) -> BookSnapshot {
 
 #[tokio::test]
 async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |_| {}).await;
+    let (db, keys, s) = served(|_| {}).await;
     s.app.state.live.upsert(book("KX-M", 50, 10));
 
     let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
@@ -373,9 +379,7 @@ async fn channels_are_gated_by_plan_and_refusals_keep_the_connection_open() {
 
 #[tokio::test]
 async fn plans_limit_connections_and_markets() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |c| {
+    let (db, keys, s) = served(|c| {
         c.stream_connections_free = 2;
         c.stream_markets_free = 2;
     })
@@ -424,9 +428,7 @@ async fn plans_limit_connections_and_markets() {
 
 #[tokio::test]
 async fn resume_within_the_buffer_replays_and_beyond_it_resets_with_snapshots() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |c| c.stream_buffer = 10).await;
+    let (db, keys, s) = served(|c| c.stream_buffer = 10).await;
     s.app.state.live.upsert(book("KX-M", 50, 10));
 
     let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
@@ -523,9 +525,7 @@ async fn resume_within_the_buffer_replays_and_beyond_it_resets_with_snapshots() 
 
 #[tokio::test]
 async fn a_client_that_does_not_read_is_cut_without_slowing_others() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |c| {
+    let (db, keys, s) = served(|c| {
         // Room for one burst of 200: the fast client keeps up between bursts.
         c.stream_queue = 256;
         c.stream_connections_free = 0;
@@ -569,9 +569,7 @@ async fn a_client_that_does_not_read_is_cut_without_slowing_others() {
 
 #[tokio::test]
 async fn the_server_pings_and_closes_a_client_that_never_answers() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |c| c.stream_ping_seconds = 1).await;
+    let (db, keys, s) = served(|c| c.stream_ping_seconds = 1).await;
     // A client that reads (and so answers pings, as tungstenite does) stays open; it counts the pings.
     let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
     let (pings_tx, mut pings) = tokio::sync::mpsc::unbounded_channel();
@@ -786,9 +784,7 @@ async fn a_stream_without_a_key_is_closed_after_ten_seconds() {
 
 #[tokio::test]
 async fn a_stream_outlives_the_header_and_keep_alive_timeouts() {
-    let db = migrated_sqlite().await;
-    let keys = create_keys(&db.store).await;
-    let s = Served::start(&db, |c| {
+    let (db, keys, s) = served(|c| {
         c.header_read_timeout_seconds = 1;
         c.keep_alive_timeout_seconds = 1;
     })
@@ -796,7 +792,8 @@ async fn a_stream_outlives_the_header_and_keep_alive_timeouts() {
     let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
     assert_eq!(ws.next().await["plan"], "free");
     // Silent past both timeouts (pings come every 15 s, so nothing at all crosses the socket)...
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let quiet = tokio::time::timeout(Duration::from_millis(2500), ws.ws.next()).await;
+    assert!(quiet.is_err(), "nothing arrives and nothing closes: {quiet:?}");
     // ...and the upgraded connection is still open.
     ws.send(json!({"op": "ping"})).await;
     assert_eq!(ws.next().await["type"], "pong");
