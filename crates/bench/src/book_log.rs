@@ -219,6 +219,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         rx,
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(),
+        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let a = args.clone();
     let now = Arc::new(AtomicI64::new(t0));
@@ -349,6 +350,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         rx,
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(),
+        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let step = 1000 / i64::from(args.rate.max(1));
     tokio::task::spawn_blocking(move || {

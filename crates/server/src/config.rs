@@ -45,6 +45,7 @@ impl FromStr for Role {
 pub struct Config {
     pub listen: SocketAddr,
     pub database_url: String,
+    pub database_acquire_timeout_ms: u64,
     pub role: Role,
     pub log: String,
     pub log_format: String,
@@ -218,6 +219,9 @@ impl Config {
                 "invalid configuration: stream_queue, stream_buffer and stream_ping_seconds must be positive".into(),
             );
         }
+        if self.database_acquire_timeout_ms == 0 {
+            return Err("invalid configuration: database_acquire_timeout_ms must be positive".into());
+        }
         if self.header_read_timeout_seconds == 0
             || self.keep_alive_timeout_seconds == 0
             || self.request_body_timeout_seconds == 0
@@ -266,6 +270,7 @@ mod tests {
             (60, 120, 600, 3000)
         );
         assert_eq!(c.webhook_delivery_log_days, 30);
+        assert_eq!(c.database_acquire_timeout_ms, 1000);
         assert_eq!(
             (
                 c.header_read_timeout_seconds,

@@ -44,6 +44,8 @@ pub struct AppState {
     pub webhooks: Arc<crate::webhooks::Webhooks>,
     /// The live stream's sessions and subscriptions (`/v1/stream`).
     pub stream: Arc<crate::stream::Hub>,
+    /// When `/readyz` first found the store unreachable, until it answers again.
+    unreachable_since: Arc<std::sync::Mutex<Option<crossbook_core::Timestamp>>>,
 }
 
 impl AppState {
@@ -72,6 +74,19 @@ impl AppState {
             health,
             ingest: Arc::new(IngestSlot::default()),
             arb: Arc::new(crate::arbitrage::ArbCache::default()),
+            unreachable_since: Arc::default(),
+        }
+    }
+
+    /// Tracks when the store stopped answering `/readyz`'s ping: with `unreachable`, the first time it was
+    /// seen so (now, if this is the first); without, forgets it. Returns the time held.
+    pub fn store_unreachable_since(&self, unreachable: bool) -> Option<crossbook_core::Timestamp> {
+        let mut since = self.unreachable_since.lock().unwrap_or_else(|e| e.into_inner());
+        if unreachable {
+            Some(*since.get_or_insert_with(crossbook_core::Timestamp::now))
+        } else {
+            *since = None;
+            None
         }
     }
 }

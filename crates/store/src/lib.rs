@@ -11,6 +11,7 @@
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
 //! - [`webhooks`]: webhook registrations and their delivery log.
 //! - [`lock`]: the ingest leader lock (one ingesting process at a time).
+//! - [`health`]: whether writes succeed, as the writers report it (for `/readyz` and `/metrics`).
 //! - `retention` (private): snapshot retention, which differs per backend (batched deletes, dropped partitions).
 //! - [`sqlite`] / [`postgres`]: opening each backend (pools, connection options, migrations under
 //!   `migrations/`) and the [`Store`] methods that are not a concern (ping, migrate, close).
@@ -50,6 +51,7 @@ pub mod books;
 pub mod catalog;
 mod codec;
 mod error;
+pub mod health;
 pub mod keys;
 /// The keys concern under its earlier name, which callers still use.
 pub use keys as accounts;
@@ -76,6 +78,7 @@ pub use catalog::{
 };
 pub use codec::{decode_ladder, encode_ladder};
 pub use error::{StoreError, StoreResult};
+pub use health::{WriteHealth, WriteKind, WriteStatus};
 pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use lock::{LeaderGuard, LeaderLock};
 pub use trades::TradeStore;
@@ -109,15 +112,39 @@ pub trait Store:
     async fn migrate(&self) -> StoreResult<()>;
     /// Closes the pools after pending writes.
     async fn close(&self);
+    /// What this store's writers report about their writes (see [`health`]).
+    fn write_health(&self) -> &WriteHealth;
+}
+
+/// How [`open_with`] opens a store.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// How long a statement waits for a PostgreSQL connection before it fails with
+    /// [`StoreError::Unavailable`]. While the server is down every wait runs to this deadline, so it bounds how
+    /// long a request takes to answer 503 then. (SQLite connections are local and never unreachable.)
+    pub acquire_timeout: std::time::Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            acquire_timeout: postgres::CONNECT_TIMEOUT,
+        }
+    }
 }
 
 /// Opens the store named by `url`: `sqlite://path` (file and folder created if absent; `sqlite::memory:` for
 /// a private in-memory database) or `postgres://…`. Does not migrate.
 pub async fn open(url: &str) -> StoreResult<Arc<dyn Store>> {
+    open_with(url, &OpenOptions::default()).await
+}
+
+/// [`open`] with `options`.
+pub async fn open_with(url: &str, options: &OpenOptions) -> StoreResult<Arc<dyn Store>> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::open(url).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(postgres::PgStore::open(url).await?))
+        Ok(Arc::new(postgres::PgStore::open_with(url, options).await?))
     } else {
         Err(StoreError::Config(format!(
             "unsupported database URL {} (expected sqlite://… or postgres://…)",

@@ -5,7 +5,7 @@
 //! trip per row would dominate ingestion; text search relies on `pg_trgm` GIN indexes and the planner, so
 //! every search is a single statement.
 
-use std::{collections::HashMap, str::FromStr, time::Duration};
+use std::{collections::HashMap, str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{
     Row,
@@ -13,7 +13,7 @@ use sqlx::{
 };
 
 use crate::{
-    MarketQuery, Store, StoreError, StoreResult,
+    MarketQuery, Store, StoreError, StoreResult, WriteHealth,
     backend::{self, Backend, Pools},
     catalog::search::{self, Needle},
     sql::Dialect,
@@ -28,6 +28,7 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    health: Arc<WriteHealth>,
 }
 
 /// This backend's migrations, in order. Each later concern adds its own numbered file here; a migration once
@@ -82,6 +83,11 @@ impl PgStore {
     /// Connects to `postgres://…`. An unreachable server fails within a few seconds with
     /// [`StoreError::Unavailable`]. Does not migrate.
     pub async fn open(url: &str) -> StoreResult<Self> {
+        Self::open_with(url, &crate::OpenOptions::default()).await
+    }
+
+    /// [`open`](Self::open) with `options` (the pool's acquire timeout).
+    pub async fn open_with(url: &str, options: &crate::OpenOptions) -> StoreResult<Self> {
         let opts = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(format!("invalid PostgreSQL URL {}: {e}", crate::redact_url(url))))?
             .application_name("crossbook")
@@ -90,13 +96,19 @@ impl PgStore {
             .options([("jit", "off")]);
         let connect = PgPoolOptions::new()
             .max_connections(16)
-            .acquire_timeout(CONNECT_TIMEOUT)
+            .acquire_timeout(options.acquire_timeout)
             .connect_with(opts);
         // The pool's own deadline covers acquiring; this one also covers a TCP connect that never completes.
-        let pool = tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_secs(1), connect)
-            .await
-            .map_err(|_| StoreError::Unavailable(format!("no answer from {}", crate::redact_url(url))))??;
-        Ok(PgStore { pool })
+        let pool = tokio::time::timeout(
+            options.acquire_timeout.max(CONNECT_TIMEOUT) + Duration::from_secs(1),
+            connect,
+        )
+        .await
+        .map_err(|_| StoreError::Unavailable(format!("no answer from {}", crate::redact_url(url))))??;
+        Ok(PgStore {
+            pool,
+            health: Arc::default(),
+        })
     }
 
     /// `EXPLAIN` of the statement a market search with `q` runs, one line per plan node. For tests and
@@ -128,6 +140,10 @@ impl Store for PgStore {
 
     async fn migrate(&self) -> StoreResult<()> {
         Ok(backend::migrator(MIGRATIONS).run(&self.pool).await?)
+    }
+
+    fn write_health(&self) -> &WriteHealth {
+        &self.health
     }
 
     async fn close(&self) {

@@ -12,15 +12,23 @@
 //!
 //! This file opens the database and names the pools; each concern's SQL is in its own folder.
 
-use std::{path::Path, str::FromStr, time::Duration};
+use std::{
+    path::Path,
+    str::FromStr,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use sqlx::{
-    Sqlite,
+    AssertSqlSafe, Connection, Executor, Sqlite,
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
 use crate::{
-    Store, StoreError, StoreResult,
+    Store, StoreError, StoreResult, WriteHealth,
     backend::{self, Backend, Pools},
     sql::Dialect,
 };
@@ -35,7 +43,13 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteStore {
     pub(crate) write: SqlitePool,
     pub(crate) read: SqlitePool,
+    health: Arc<WriteHealth>,
+    /// The writer's page cap ([`SqliteStore::set_page_limit`]); 0 when none is set.
+    page_limit: Arc<AtomicU64>,
 }
+
+/// What `PRAGMA max_page_count` is set to when a cap is lifted: SQLite's largest page count.
+const NO_PAGE_LIMIT: u64 = 0xffff_fffe;
 
 /// This backend's migrations, in order. Each later concern adds its own numbered file here; a migration once
 /// released is never edited (sqlx checks its checksum).
@@ -105,6 +119,8 @@ impl SqliteStore {
             return Ok(SqliteStore {
                 write: pool.clone(),
                 read: pool,
+                health: Arc::default(),
+                page_limit: Arc::default(),
             });
         }
 
@@ -113,12 +129,41 @@ impl SqliteStore {
         }
         // The writer first: it creates the file and switches it to WAL (a persistent setting) before any
         // reader opens it.
+        let page_limit = Arc::new(AtomicU64::new(0));
+        let limit = page_limit.clone();
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
             .acquire_timeout(Duration::from_secs(60))
             .idle_timeout(None)
             .max_lifetime(None)
+            // A connection opened to replace one closed below keeps the page cap of the one it replaces.
+            .after_connect(move |conn, _| {
+                let pages = limit.load(Ordering::Relaxed);
+                Box::pin(async move {
+                    if pages > 0 {
+                        conn.execute(AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            // A statement that fails inside a transaction for want of space or I/O (SQLITE_FULL, SQLITE_IOERR)
+            // can make SQLite roll the transaction back by itself. sqlx's rollback on drop then fails ("no
+            // transaction is active") and leaves the connection's transaction depth at 1, after which every
+            // `BEGIN IMMEDIATE` fails with "non-zero transaction depth" until a restart. The round trip lets
+            // the queued rollback run first; a connection still inside a transaction is then closed, and the
+            // pool opens a fresh one for the next write.
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    conn.ping().await?;
+                    if conn.is_in_transaction() {
+                        tracing::warn!("the writer connection was left inside a failed transaction; reopening it");
+                        return Ok(false);
+                    }
+                    Ok(true)
+                })
+            })
             .connect_with(
                 base.clone()
                     .create_if_missing(true)
@@ -139,7 +184,32 @@ impl SqliteStore {
                     .pragma("mmap_size", "2147418112"),
             )
             .await?;
-        Ok(SqliteStore { write, read })
+        Ok(SqliteStore {
+            write,
+            read,
+            health: Arc::default(),
+            page_limit,
+        })
+    }
+
+    /// Caps the database at `pages` pages (SQLite's `max_page_count`, in pages of `PRAGMA page_size`), or
+    /// lifts the cap with `None`. Writes past the cap fail as on a full disk (`SQLITE_FULL`). The cap holds
+    /// for the writer connection and any that replaces it, for the life of this store; SQLite never sets it
+    /// below the current size. The tests of full storage use it.
+    pub async fn set_page_limit(&self, pages: Option<u64>) -> StoreResult<()> {
+        let pages = pages.unwrap_or(NO_PAGE_LIMIT).max(1);
+        self.page_limit
+            .store(if pages == NO_PAGE_LIMIT { 0 } else { pages }, Ordering::Relaxed);
+        sqlx::query(AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
+            .execute(&self.write)
+            .await?;
+        Ok(())
+    }
+
+    /// The database's size in pages now (`PRAGMA page_count`).
+    pub async fn page_count(&self) -> StoreResult<u64> {
+        let n: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.write).await?;
+        Ok(n as u64)
     }
 }
 
@@ -161,6 +231,10 @@ impl Store for SqliteStore {
 
     async fn migrate(&self) -> StoreResult<()> {
         Ok(backend::migrator(MIGRATIONS).run(&self.write).await?)
+    }
+
+    fn write_health(&self) -> &WriteHealth {
+        &self.health
     }
 
     async fn close(&self) {

@@ -1546,3 +1546,66 @@ async fn unreachable_postgres_is_unavailable_quickly() {
     let bad = crossbook_store::open("mysql://x").await.err().expect("unsupported");
     assert!(matches!(bad, StoreError::Config(_)));
 }
+
+/// A full disk on SQLite (the database capped at its current size): every write fails as `Unavailable` (a
+/// 503 to API callers), a failed transaction never leaves the writer connection inside it (which used to make
+/// every later write fail with "non-zero transaction depth" until a restart), and writes resume on the same
+/// store once there is room again.
+#[tokio::test]
+async fn sqlite_writes_fail_as_unavailable_when_full_and_resume_when_room_returns() {
+    use crossbook_store::{AccountStore, TradeStore};
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let store = SqliteStore::open(&db.url).await.unwrap();
+    let trade = |i: usize| Trade {
+        exchange: A,
+        source_trade_id: format!("t{i}"),
+        market_id: "M".into(),
+        event_id: "E".into(),
+        executed_at: at(i as i64),
+        taker_side: TakerSide::Buy,
+        outcome: Outcome::Yes,
+        price: Price::from_micros(470_000),
+        size: units(2500),
+    };
+    let batch = |from: usize| (from..from + 500).map(trade).collect::<Vec<_>>();
+    store.insert_trades(&batch(0)).await.unwrap();
+    store
+        .set_page_limit(Some(store.page_count().await.unwrap()))
+        .await
+        .unwrap();
+
+    // Fill what room is left; the write that finds none fails as unavailable.
+    let mut next = 500;
+    let err = loop {
+        match store.insert_trades(&batch(next)).await {
+            Ok(_) => next += 500,
+            Err(e) => break e,
+        }
+        assert!(next < 500_000, "a capped database kept taking writes");
+    };
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    // Later writes of any kind fail the same way once they find no room (a small one may still fit in a
+    // page with space left), never with a transaction left open.
+    let mut keys = 0;
+    let e = loop {
+        match store.create_key("full", Plan::Free).await {
+            Ok(_) => keys += 1,
+            Err(e) => break e,
+        }
+        assert!(keys < 100_000, "a capped database kept taking keys");
+    };
+    assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
+    for _ in 0..3 {
+        let e = store.insert_trades(&batch(next)).await.unwrap_err();
+        assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
+    }
+
+    // Room again: the same store writes, without a restart.
+    store.set_page_limit(None).await.unwrap();
+    let stored = store.insert_trades(&batch(next)).await.unwrap();
+    assert_eq!(stored.len(), 500);
+    store.create_key("room again", Plan::Free).await.unwrap();
+    store.close().await;
+    db.cleanup().await;
+}

@@ -9,6 +9,7 @@ use axum::{
     response::{Html, IntoResponse, Response},
 };
 use crossbook_core::{Exchange, Timestamp};
+use crossbook_store::WriteKind;
 use crossbook_venues::FeedHealth;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -40,18 +41,52 @@ pub struct HealthOut {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadyStatus {
-    /// Store reachable and every configured venue fresh.
+    /// Store reachable and writing, and every configured venue fresh.
     Ready,
     /// Something below is not.
     NotReady,
 }
 
-/// Reachability of the store.
+/// Reachability of the store and whether writes succeed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreStatus {
+    /// The store answers and the last write of every kind succeeded.
     Ok,
+    /// The store answers a ping, but writes of the kinds in `failing` fail (a full disk, a read-only file
+    /// system, a database refusing writes). Data that cannot be written is held for another try, and what had
+    /// to be dropped is counted in `crossbook_writes_dropped_total` and recorded as capture gaps.
+    Degraded,
+    /// The store does not answer.
     Unavailable,
+}
+
+/// What a writer writes, in `/readyz` and in the `kind` label of `crossbook_write_failures_total` and
+/// `crossbook_writes_dropped_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKindOut {
+    BookEvents,
+    Trades,
+    Episodes,
+    Deliveries,
+    Catalog,
+    Whales,
+    Api,
+}
+
+impl From<WriteKind> for WriteKindOut {
+    fn from(k: WriteKind) -> Self {
+        match k {
+            WriteKind::BookEvents => WriteKindOut::BookEvents,
+            WriteKind::Trades => WriteKindOut::Trades,
+            WriteKind::Episodes => WriteKindOut::Episodes,
+            WriteKind::Deliveries => WriteKindOut::Deliveries,
+            WriteKind::Catalog => WriteKindOut::Catalog,
+            WriteKind::Whales => WriteKindOut::Whales,
+            WriteKind::Api => WriteKindOut::Api,
+        }
+    }
 }
 
 /// The store part of `/readyz`.
@@ -63,6 +98,14 @@ pub struct StoreHealthOut {
     /// Round-trip time of the ping, when it answered.
     #[schema(required = true)]
     pub latency_ms: Option<u64>,
+    /// The kinds of data whose last write failed (empty when writes succeed).
+    pub failing: Vec<WriteKindOut>,
+    /// The latest error: of a failing write, or of the ping.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+    /// Since when the store has been degraded or unavailable as seen by this process.
+    #[schema(required = true, format = DateTime)]
+    pub since: Option<String>,
 }
 
 /// Freshness of one venue's feed.
@@ -205,9 +248,11 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 
 /// Readiness
 ///
-/// 200 when the store answers and, if this process ingests, both venues delivered data within the last 60 s;
-/// 503 otherwise. The body breaks the answer down by store and venue either way (feed mode, connection,
-/// books held, reconnects, malformed messages). A process that does not ingest (`--role api`, or a standby
+/// 200 when the store answers, its writes succeed and, if this process ingests, both venues delivered data
+/// within the last 60 s; 503 otherwise. The body breaks the answer down by store and venue either way (feed
+/// mode, connection, books held, reconnects, malformed messages). While writes fail (a full disk, a database
+/// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;
+/// it is `ok` again, and the answer 200, once they succeed again. A process that does not ingest (`--role api`, or a standby
 /// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
 /// not count: its data comes from the store, which the leader keeps up to date.
 #[utoipa::path(
@@ -222,29 +267,38 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 async fn readyz(State(state): State<AppState>) -> Response {
     let started = Instant::now();
     let ping = tokio::time::timeout(STORE_PING_TIMEOUT, state.store.ping()).await;
-    let store = match ping {
-        Ok(Ok(())) => StoreHealthOut {
-            status: StoreStatus::Ok,
-            backend: state.store.backend().to_string(),
-            latency_ms: Some(started.elapsed().as_millis() as u64),
-        },
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "readiness: store ping failed");
-            StoreHealthOut {
-                status: StoreStatus::Unavailable,
-                backend: state.store.backend().to_string(),
-                latency_ms: None,
-            }
-        }
-        Err(_) => {
-            tracing::warn!("readiness: store ping timed out");
-            StoreHealthOut {
-                status: StoreStatus::Unavailable,
-                backend: state.store.backend().to_string(),
-                latency_ms: None,
-            }
-        }
+    let writes = state.store.write_health().status();
+    let ping_error = match ping {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(format!("the store did not answer within {STORE_PING_TIMEOUT:?}")),
     };
+    let status = if ping_error.is_some() {
+        StoreStatus::Unavailable
+    } else if writes.is_degraded() {
+        StoreStatus::Degraded
+    } else {
+        StoreStatus::Ok
+    };
+    let since = match status {
+        StoreStatus::Ok => None,
+        StoreStatus::Degraded => writes.since,
+        StoreStatus::Unavailable => Some(state.store_unreachable_since(true).unwrap_or_else(Timestamp::now)),
+    };
+    if let Some(e) = &ping_error {
+        tracing::warn!(error = %e, "readiness: store ping failed");
+    }
+    let store = StoreHealthOut {
+        status,
+        backend: state.store.backend().to_string(),
+        latency_ms: ping_error.is_none().then(|| started.elapsed().as_millis() as u64),
+        failing: writes.failing.iter().map(|&k| k.into()).collect(),
+        last_error: ping_error.or(writes.last_error),
+        since: since.map(Timestamp::to_iso),
+    };
+    if status != StoreStatus::Unavailable {
+        state.store_unreachable_since(false);
+    }
     let now = Timestamp::now();
     // Ingestion follows both venues while it runs; a venue without an entry yet is waiting.
     let leader = state.ingest.is_running();

@@ -58,7 +58,7 @@ use crossbook_core::{
         Visible,
     },
 };
-use crossbook_store::StoreResult;
+use crossbook_store::{StoreResult, WriteKind};
 use crossbook_venues::{BookKey, DomainEvent};
 use tokio::sync::broadcast::{
     Receiver,
@@ -285,7 +285,8 @@ impl Scanner {
             return;
         }
         let batch: Vec<Episode> = std::mem::take(&mut self.pending).into_values().collect();
-        if let Err(e) = self.state.store.record_episodes(&batch).await {
+        let health = self.state.store.write_health();
+        if let Err(e) = health.report(WriteKind::Episodes, self.state.store.record_episodes(&batch).await) {
             tracing::warn!(error = %e, episodes = batch.len(), "arbitrage scanner: cannot record episodes; retrying");
             for ep in batch {
                 self.pending.entry((ep.key.clone(), ep.first_seen_at)).or_insert(ep);

@@ -19,7 +19,7 @@
 use std::{sync::Arc, time::Duration};
 
 use crossbook_core::Timestamp;
-use crossbook_store::{NewDelivery, Store, WebhookKind};
+use crossbook_store::{NewDelivery, Store, WebhookKind, WriteKind};
 use crossbook_venues::DomainEvent;
 use tokio::{
     sync::{Semaphore, broadcast::error::RecvError, mpsc},
@@ -39,6 +39,10 @@ pub const MAX_PENDING: usize = 200_000;
 const LOG_QUEUE: usize = 100_000;
 /// Most attempts stored in one batch.
 const LOG_BATCH: usize = 2_000;
+/// How often a delivery-log batch that could not be stored is tried again.
+const LOG_RETRY: Duration = Duration::from_secs(1);
+/// The most delivery attempts held while the log cannot be stored.
+const LOG_HELD: usize = 50_000;
 
 /// How the dispatcher runs.
 #[derive(Debug, Clone, Copy)]
@@ -199,12 +203,41 @@ fn log(log_tx: &mpsc::Sender<NewDelivery>, attempt: NewDelivery) {
     }
 }
 
-/// Stores queued attempts in batches until the queue closes.
+/// Stores queued attempts in batches until the queue closes. A batch that cannot be stored is tried again
+/// (with what arrived meanwhile) every [`LOG_RETRY`], up to [`LOG_HELD`] attempts held; past that the oldest
+/// are dropped and counted in `crossbook_writes_dropped_total{kind="deliveries"}`.
 async fn write_log(store: Arc<dyn Store>, mut rx: mpsc::Receiver<NewDelivery>) {
+    let health = store.write_health();
     let mut batch = Vec::with_capacity(LOG_BATCH);
     while rx.recv_many(&mut batch, LOG_BATCH).await > 0 {
-        if let Err(e) = store.record_deliveries(&batch).await {
-            tracing::warn!(error = %e, attempts = batch.len(), "cannot store webhook delivery attempts");
+        loop {
+            match store.record_deliveries(&batch).await {
+                Ok(_) => {
+                    health.ok(WriteKind::Deliveries);
+                    break;
+                }
+                Err(e) => {
+                    health.failed(WriteKind::Deliveries, &e);
+                    tracing::warn!(error = %e, attempts = batch.len(), "cannot store webhook delivery attempts; retrying");
+                    let closed = tokio::time::timeout(LOG_RETRY, async {
+                        // Whatever arrives while waiting joins the next try.
+                        while rx.recv_many(&mut batch, LOG_BATCH).await > 0 {}
+                    })
+                    .await
+                    .is_ok();
+                    if batch.len() > LOG_HELD {
+                        let n = batch.len() - LOG_HELD;
+                        batch.drain(..n);
+                        health.dropped(WriteKind::Deliveries, n as u64);
+                    }
+                    if closed {
+                        if store.record_deliveries(&batch).await.is_err() {
+                            health.dropped(WriteKind::Deliveries, batch.len() as u64);
+                        }
+                        return;
+                    }
+                }
+            }
         }
         batch.clear();
     }

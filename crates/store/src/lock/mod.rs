@@ -24,7 +24,7 @@ mod sqlite;
 pub const LEADER_LOCK_KEY: i64 = 0x63_62_69_6e_67_73_74_01;
 
 /// How often a PostgreSQL guard checks that its connection (and so its lock) is still alive.
-pub const PING_INTERVAL: Duration = Duration::from_secs(2);
+pub const PING_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Backend side of a held lock.
 pub(crate) trait GuardImpl: Send {

@@ -11,8 +11,9 @@ use sqlx::{
 use super::{GuardImpl, LEADER_LOCK_KEY, LeaderGuard, PING_INTERVAL};
 use crate::{StoreError, StoreResult, postgres::CONNECT_TIMEOUT};
 
-/// A ping that takes longer than this counts as a dead connection.
-const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// A ping that takes longer than this counts as a dead connection. With [`PING_INTERVAL`] it bounds how late
+/// a leader notices that its database is gone (2 s), after which it stops ingesting.
+const PING_TIMEOUT: Duration = Duration::from_secs(1);
 
 struct PgGuard {
     conn: Option<PgConnection>,

@@ -11,7 +11,8 @@
 //! - **Losses.** [`BookInput::Lost`] (a dropped socket, a silent feed, a sequence gap, a failed poll) writes
 //!   one gap per book; a second loss before the book's next keyframe adds nothing.
 //! - **Failed writes** keep their events buffered and are retried at the next flush. Past
-//!   [`MAX_UNWRITTEN_EVENTS`] the buffer is dropped, counted in `crossbook_book_events_dropped_total`, and each
+//!   its bound ([`MAX_UNWRITTEN_EVENTS`] unless configured) the buffer is dropped, counted in
+//!   `crossbook_book_events_dropped_total` and `crossbook_writes_dropped_total{kind="book_events"}`, and each
 //!   book it held gets a `write_failed` gap and a keyframe next.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
@@ -20,7 +21,7 @@ use crossbook_core::{
     BookSnapshot, Exchange, Timestamp,
     book::{BookChange, BookEvent, BookKey, GapCause, KeyframePolicy},
 };
-use crossbook_store::{LogRun, Store};
+use crossbook_store::{LogRun, Store, WriteKind};
 use tokio::{sync::mpsc, time::Instant};
 use tracing::error;
 
@@ -31,7 +32,7 @@ pub const LOG_FLUSH: Duration = Duration::from_millis(500);
 
 /// The most numbered events kept for a retry after failed writes (about 30 MB); past it they are dropped
 /// and gaps recorded.
-pub(crate) const MAX_UNWRITTEN_EVENTS: usize = 200_000;
+pub const MAX_UNWRITTEN_EVENTS: usize = 200_000;
 
 /// Messages the writer takes from its queue at once.
 const INBOX: usize = 1_024;
@@ -79,6 +80,8 @@ pub(crate) struct LogBuffer {
     unwritten: Vec<LogRun>,
     /// ...and the book of each.
     unwritten_keys: Vec<BookKey>,
+    /// The most events buffered before they are dropped.
+    bound: usize,
 }
 
 impl LogBuffer {
@@ -90,7 +93,14 @@ impl LogBuffer {
             pending: HashMap::new(),
             unwritten: Vec::new(),
             unwritten_keys: Vec::new(),
+            bound: MAX_UNWRITTEN_EVENTS,
         }
+    }
+
+    /// This buffer, dropping what it holds past `bound` events.
+    pub(crate) fn with_bound(mut self, bound: usize) -> Self {
+        self.bound = bound.max(1);
+        self
     }
 
     /// Events waiting to be written (pending and unwritten).
@@ -157,7 +167,7 @@ impl LogBuffer {
     pub(crate) async fn flush(&mut self, store: &dyn Store) {
         if !self.pending.is_empty() && self.number(store).await.is_err() {
             // Registration failed: the events stay pending, un-numbered, for the next flush.
-            self.enforce_bound();
+            self.enforce_bound(store);
             return;
         }
         if self.unwritten.is_empty() {
@@ -165,6 +175,7 @@ impl LogBuffer {
         }
         match store.append_log(&self.unwritten).await {
             Ok(()) => {
+                store.write_health().ok(WriteKind::BookEvents);
                 for (key, run) in self.unwritten_keys.drain(..).zip(self.unwritten.drain(..)) {
                     metrics::counter!("crossbook_book_events_written_total", "venue" => key.exchange.as_str())
                         .increment(run.events.len() as u64);
@@ -172,7 +183,8 @@ impl LogBuffer {
             }
             Err(e) => {
                 error!(error = %e, events = self.buffered(), "writing the book log failed; keeping the events for the next flush");
-                self.enforce_bound();
+                store.write_health().failed(WriteKind::BookEvents, &e);
+                self.enforce_bound(store);
             }
         }
     }
@@ -188,6 +200,7 @@ impl LogBuffer {
         if !new.is_empty() {
             let heads = store.register_log_books(&new).await.map_err(|e| {
                 error!(error = %e, books = new.len(), "registering books in the book log failed; retrying at the next flush");
+                store.write_health().failed(WriteKind::BookEvents, &e);
             })?;
             for h in heads {
                 let t = self.books.entry(h.book.clone()).or_default();
@@ -217,12 +230,13 @@ impl LogBuffer {
 
     /// Past the bound, drops what is buffered: each book it held gets its numbering rewound to what is stored,
     /// a `write_failed` gap, and a keyframe next.
-    fn enforce_bound(&mut self) {
+    fn enforce_bound(&mut self, store: &dyn Store) {
         let n = self.buffered();
-        if n <= MAX_UNWRITTEN_EVENTS {
+        if n <= self.bound {
             return;
         }
         metrics::counter!("crossbook_book_events_dropped_total").increment(n as u64);
+        store.write_health().dropped(WriteKind::BookEvents, n as u64);
         error!(
             events = n,
             "the book log could not be written for too long; dropping the buffered events and recording gaps"
@@ -281,8 +295,9 @@ pub async fn book_writer(
     mut rx: mpsc::Receiver<BookInput>,
     policy: KeyframePolicy,
     health: VenueHealth,
+    bound: usize,
 ) {
-    let mut log = LogBuffer::new(policy, health);
+    let mut log = LogBuffer::new(policy, health).with_bound(bound);
     let mut flush = tokio::time::interval_at(Instant::now() + LOG_FLUSH, LOG_FLUSH);
     flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Messages are taken in batches: one wake-up of the feeds' side per batch rather than per change.

@@ -8,7 +8,7 @@ use std::{
 };
 
 use crossbook_core::{Event, Market, Status, Timestamp};
-use crossbook_store::{Store, StoreError};
+use crossbook_store::{Store, StoreError, WriteKind};
 use tokio::{sync::mpsc, time::Instant};
 use tracing::{debug, info, warn};
 
@@ -57,8 +57,9 @@ async fn sync_catalog_once<V: Venue>(rt: &Runtime<V>, ctx: &Ctx) -> Result<usize
         }
     }
     let now = Timestamp::now();
-    upsert(ctx.store.as_ref(), &batch, now)
-        .await
+    let health = ctx.store.write_health();
+    health
+        .report(WriteKind::Catalog, upsert(ctx.store.as_ref(), &batch, now).await)
         .map_err(|e| format!("store: {e}"))?;
 
     let mut set: MarketSet = active_markets(&batch.markets).collect();

@@ -121,6 +121,9 @@ pub struct IngestConfig {
     pub reconnect_initial_ms: u64,
     /// Cap of the (jittered, exponential) reconnect delay.
     pub reconnect_max_ms: u64,
+    /// Book events, and separately trades, kept in memory for another try while the store refuses writes;
+    /// past it they are dropped (counted, and each book affected gets a `write_failed` capture gap).
+    pub write_buffer: usize,
 }
 
 impl Default for IngestConfig {
@@ -150,6 +153,7 @@ impl Default for IngestConfig {
             trade_backfill_seconds: 900,
             reconnect_initial_ms: 500,
             reconnect_max_ms: 30_000,
+            write_buffer: book_writer::MAX_UNWRITTEN_EVENTS,
         }
     }
 }
@@ -358,8 +362,9 @@ impl Ctx {
             book_rx,
             KeyframePolicy::DEFAULT,
             health.clone(),
+            cfg.write_buffer,
         ));
-        tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx));
+        tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx, cfg.write_buffer));
         tracker.spawn(compaction::compactor(store.clone(), cancel.clone()));
         Ctx {
             store,

@@ -53,6 +53,7 @@ struct MemStore {
     snapshots: Mutex<Vec<Vec<BookSnapshot>>>,
     /// The book log: per book, its id and events.
     log: Mutex<Vec<(BookKey, Vec<BookEvent>)>>,
+    health: crossbook_store::WriteHealth,
 }
 
 fn unsupported<T>() -> StoreResult<T> {
@@ -383,6 +384,9 @@ impl Store for MemStore {
         Ok(())
     }
     async fn close(&self) {}
+    fn write_health(&self) -> &crossbook_store::WriteHealth {
+        &self.health
+    }
 }
 
 // ------------------------------------------------------------------------------------------ helpers
@@ -467,6 +471,7 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         rx,
         KeyframePolicy::DEFAULT,
         VenueHealth::new(),
+        crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     for v in 1..=5 {
         tx.send(snapshot_of(book("M", None, 40 + v, v))).await.unwrap();
@@ -602,7 +607,7 @@ async fn trade_writer_publishes_only_new_trades() {
     let bus = Bus::new(64);
     let mut rx_bus = bus.subscribe();
     let (tx, rx) = mpsc::channel(8);
-    let writer = tokio::spawn(trade_writer(store.clone(), bus.clone(), rx));
+    let writer = tokio::spawn(trade_writer(store.clone(), bus.clone(), rx, 1_000));
     tx.send(vec![trade("a"), trade("b"), trade("a")]).await.unwrap();
     tx.send(vec![trade("b"), trade("c")]).await.unwrap();
     drop(tx);
