@@ -84,6 +84,7 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_interval_ms: Option<u64>,
     pub feed_silence_seconds: u64,
+    pub write_buffer_events: usize,
     pub retention_days: u32,
 
     pub scan_interval_ms: u64,

@@ -99,7 +99,7 @@ pub async fn serve(
 /// database without keys, the demo keys it asks for are created and printed to standard output with `curl`
 /// examples.
 pub async fn serve_with(
-    mut config: Config,
+    config: Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     before_ingest: Option<BeforeIngest>,
@@ -111,6 +111,19 @@ pub async fn serve_with(
     let store: Arc<dyn Store> = crossbook_store::open_with(&config.database_url, &options)
         .await
         .with_context(|| format!("cannot open database {url}"))?;
+    serve_on(config, store, listener, shutdown, before_ingest).await
+}
+
+/// [`serve_with`] on a store the caller opened (for `config.database_url`), for embedding the service, and
+/// for tests that act on the store under a running server (a full disk, say).
+pub async fn serve_on(
+    mut config: Config,
+    store: Arc<dyn Store>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    before_ingest: Option<BeforeIngest>,
+) -> anyhow::Result<()> {
+    let url = redact_url(&config.database_url);
     store
         .migrate()
         .await

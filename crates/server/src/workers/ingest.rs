@@ -26,6 +26,7 @@ pub fn ingest_config(config: &Config) -> IngestConfig {
         venue_b_series: split_list(&config.venue_b_series),
         catalog_sync_seconds: config.catalog_sync_seconds,
         feed_silence_seconds: config.feed_silence_seconds,
+        write_buffer: config.write_buffer_events,
         ..IngestConfig::default()
     }
 }

@@ -139,12 +139,21 @@ pub struct Server {
 
 impl Server {
     pub async fn start(config: Config) -> Server {
-        Server::start_with(config, None).await
+        Server::start_with(config, None, None).await
     }
 
     /// As `crossbook serve --simulate`: the simulated venues (seed `config.sim_seed`) start in-process once
     /// the store is migrated, ingestion follows them and demo keys are created on a database without keys.
     pub async fn start_simulated(config: Config) -> Server {
+        Server::start_simulated_with(config, None).await
+    }
+
+    /// [`Server::start_simulated`] on a store the test opened (and keeps a handle on).
+    pub async fn start_simulated_on(config: Config, store: Arc<dyn Store>) -> Server {
+        Server::start_simulated_with(config, Some(store)).await
+    }
+
+    async fn start_simulated_with(config: Config, store: Option<Arc<dyn Store>>) -> Server {
         let step: crossbook_server::BeforeIngest = Box::new(|mut config: Config| {
             Box::pin(async move {
                 let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(
@@ -165,22 +174,31 @@ impl Server {
                 Ok((config, startup))
             })
         });
-        Server::start_with(config, Some(step)).await
+        Server::start_with(config, Some(step), store).await
     }
 
-    async fn start_with(config: Config, before_ingest: Option<crossbook_server::BeforeIngest>) -> Server {
+    async fn start_with(
+        config: Config,
+        before_ingest: Option<crossbook_server::BeforeIngest>,
+        store: Option<Arc<dyn Store>>,
+    ) -> Server {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(crossbook_server::serve_with(
-            config,
-            listener,
-            async move {
-                let _ = rx.await;
-            },
-            before_ingest,
-        ));
+        let shutdown = async move {
+            let _ = rx.await;
+        };
+        let task = match store {
+            Some(store) => tokio::spawn(crossbook_server::serve_on(
+                config,
+                store,
+                listener,
+                shutdown,
+                before_ingest,
+            )),
+            None => tokio::spawn(crossbook_server::serve_with(config, listener, shutdown, before_ingest)),
+        };
         Server {
             addr,
             stop: Some(tx),
