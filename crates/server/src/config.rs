@@ -271,7 +271,7 @@ mod tests {
             (60, 120, 600, 3000)
         );
         assert_eq!(c.webhook_delivery_log_days, 30);
-        assert_eq!(c.database_acquire_timeout_ms, 1000);
+        assert_eq!(c.database_acquire_timeout_ms, 500);
         assert_eq!(
             (
                 c.header_read_timeout_seconds,

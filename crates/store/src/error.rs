@@ -31,6 +31,9 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
+            // What the wire says when a connection ends half-way (a proxy or load balancer with no database
+            // behind it closes at once: "unexpected response from SSLRequest").
+            | sqlx::Error::Protocol(_)
             | sqlx::Error::WorkerCrashed => StoreError::Unavailable(e.to_string()),
             sqlx::Error::RowNotFound => StoreError::NotFound,
             sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_string()),

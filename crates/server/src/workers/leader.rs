@@ -82,8 +82,9 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
             () = term.cancelled() => if cancel.is_cancelled() { Outcome::Shutdown } else { Outcome::Fatal },
             reason = guard.lost() => Outcome::Lost(reason),
         };
-        stop_term(&state, &term, &term_tracker).await;
+        // No longer leading from this moment (`/readyz`, the gauge), even while the workers finish.
         gauge.set(0.0);
+        stop_term(&state, &term, &term_tracker).await;
         guard.release().await;
         match outcome {
             Outcome::Shutdown => return Ok(()),
@@ -108,9 +109,9 @@ enum Outcome {
 /// no longer ingests serves no stale live books.
 async fn stop_term(state: &AppState, term: &CancellationToken, tracker: &TaskTracker) {
     term.cancel();
+    state.ingest.clear();
     tracker.close();
     tracker.wait().await;
-    state.ingest.clear();
     for ex in [crossbook_core::Exchange::VenueA, crossbook_core::Exchange::VenueB] {
         state.live.retain_markets(ex, |_| false);
     }

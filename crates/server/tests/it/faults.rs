@@ -205,3 +205,202 @@ async fn a_full_disk_degrades_readiness_and_writes_resume_once_there_is_room() {
     server.stop().await.unwrap();
     db.cleanup().await;
 }
+
+/// A TCP proxy in front of PostgreSQL that the test can cut and restore: a database outage as the service
+/// sees it. Cut, its open connections are closed and its port refuses connections, as a stopped server's does.
+struct Proxy {
+    addr: std::net::SocketAddr,
+    upstream: String,
+    accept: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    links: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = Proxy {
+            addr: listener.local_addr().unwrap(),
+            upstream,
+            accept: std::sync::Mutex::new(None),
+            links: Arc::default(),
+        };
+        proxy.serve(listener);
+        proxy
+    }
+
+    fn serve(&self, listener: tokio::net::TcpListener) {
+        let (upstream, links) = (self.upstream.clone(), self.links.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let link = tokio::spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                links.lock().unwrap().push(link.abort_handle());
+            }
+        });
+        *self.accept.lock().unwrap() = Some(task);
+    }
+
+    /// The outage begins: the port closes and every open connection with it.
+    fn cut(&self) {
+        if let Some(t) = self.accept.lock().unwrap().take() {
+            t.abort();
+        }
+        for l in self.links.lock().unwrap().drain(..) {
+            l.abort();
+        }
+    }
+
+    /// The database is back on the same port.
+    async fn restore(&self) {
+        // The aborted accept task drops its listener when it is next polled; retry until the port is free.
+        let listener = loop {
+            match tokio::net::TcpListener::bind(self.addr).await {
+                Ok(l) => break l,
+                Err(_) => tokio::task::yield_now().await,
+            }
+        };
+        self.serve(listener);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}
+
+/// PostgreSQL goes away under a running `serve --simulate` (through a proxy the test cuts): requests answer
+/// 503 within a second instead of waiting on the pool, `/readyz` says the store is unavailable, the ingest
+/// role notices within 2 s and steps down; when the database is back, everything resumes without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_answers_503_fast_and_the_service_recovers_by_itself() {
+    let Some(db) = testing::postgres_database().await else {
+        return;
+    };
+    db.store.migrate().await.unwrap();
+    let keys = create_keys(&db.store).await;
+    let mut url = reqwest::Url::parse(&db.url).unwrap();
+    let upstream = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap_or(5432));
+    let proxy = Proxy::start(upstream).await;
+    url.set_host(Some("127.0.0.1")).unwrap();
+    url.set_port(Some(proxy.addr.port())).unwrap();
+    let config = Config {
+        simulate: true,
+        sim_seed: 11,
+        catalog_sync_seconds: 5,
+        // Keys are looked up in the store on every request, so an outage shows on every keyed route.
+        key_cache_seconds: 0,
+        allow_private_webhook_targets: true,
+        ..Config::for_tests(url.as_str())
+    };
+    let server = Server::start_simulated(config).await;
+    let readyz = server.url("/readyz");
+    let search = server.url("/v1/search/markets?q=15m&limit=5");
+    eventually("/readyz 200 with this process leading ingestion", 60, async || {
+        let (status, v) = get_json(&readyz).await?;
+        if status == 200 && v["ingest"]["leader"] == true {
+            Ok(())
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    assert_eq!(get_json(&search).await.unwrap().0, 200);
+
+    proxy.cut();
+    let cut_at = std::time::Instant::now();
+    // The ingest role notices within 2 s (plus the time to stop its workers) and steps down.
+    // The ingest role notices within 2 s (plus the time to stop its workers) and steps down: watched while
+    // the requests below run.
+    let watch = async {
+        let mut interval = tokio::time::interval(Duration::from_millis(50));
+        loop {
+            interval.tick().await;
+            // `/metrics` answers without the store, so the moment shows to within the interval.
+            if metric(&server, "crossbook_ingest_leader").await == Ok(0.0) {
+                return cut_at.elapsed();
+            }
+            assert!(
+                cut_at.elapsed() < Duration::from_secs(10),
+                "ingestion did not step down"
+            );
+        }
+    };
+    // Reads, keyed reads and writes answer 503 `unavailable`, each within a second.
+    let requests = async {
+        for _ in 0..3 {
+            for (what, req) in [
+                ("search", client().get(&search)),
+                (
+                    "keyed read",
+                    client()
+                        .get(server.url("/v1/webhooks"))
+                        .header("X-API-Key", &keys.trader),
+                ),
+                (
+                    "write",
+                    client()
+                        .post(server.url("/v1/webhooks/whale"))
+                        .header("X-API-Key", &keys.trader)
+                        .json(&json!({"url": "http://127.0.0.1:9/hook"})),
+                ),
+            ] {
+                let started = std::time::Instant::now();
+                let r = req.send().await.unwrap();
+                let took = started.elapsed();
+                let status = r.status().as_u16();
+                assert_eq!(status, 503, "{what}: {}", r.text().await.unwrap_or_default());
+                assert!(took < Duration::from_secs(1), "{what} took {took:?}");
+            }
+        }
+        let (status, v) = get_json(&readyz).await.unwrap();
+        assert_eq!(status, 503, "{v}");
+        assert_eq!(v["store"]["status"], "unavailable", "{v}");
+        assert!(
+            v["store"]["last_error"].is_string() && v["store"]["since"].is_string(),
+            "{v}"
+        );
+    };
+    let (stepped_down, ()) = tokio::join!(watch, requests);
+    eprintln!(
+        "stepped down {} ms after the database went away",
+        stepped_down.as_millis()
+    );
+    assert!(stepped_down < Duration::from_millis(2_500), "{stepped_down:?}");
+    let (_, v) = get_json(&readyz).await.unwrap();
+    assert_eq!(v["ingest"]["leader"], false, "{v}");
+
+    // The database is back: no restart.
+    proxy.restore().await;
+    let back = std::time::Instant::now();
+    eventually("/readyz 200 and leading again", 60, async || {
+        let (status, v) = get_json(&readyz).await?;
+        if status == 200 && v["ingest"]["leader"] == true && v["store"]["status"] == "ok" {
+            Ok(())
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    eprintln!(
+        "ready and leading again {} ms after the database came back",
+        back.elapsed().as_millis()
+    );
+    assert_eq!(get_json(&search).await.unwrap().0, 200);
+    let r = client()
+        .post(server.url("/v1/webhooks/whale"))
+        .header("X-API-Key", &keys.trader)
+        .json(&json!({"url": "http://127.0.0.1:9/hook"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+
+    server.stop().await.unwrap();
+    drop(proxy);
+    db.cleanup().await;
+}
