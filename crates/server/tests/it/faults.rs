@@ -74,13 +74,15 @@ async fn a_full_disk_degrades_readiness_and_writes_resume_once_there_is_room() {
     };
     let server = Server::start_simulated_on(config, store.clone()).await;
     let readyz = server.url("/readyz");
+    // Leading ingestion, both venues fresh, books held (and so written to the log).
     eventually("/readyz 200 while ingesting", 60, async || {
         let (status, v) = get_json(&readyz).await?;
-        let written = metric(&server, "crossbook_book_events_written_total").await?;
-        if status == 200 && written > 0.0 {
+        let fresh = v["venues"]["venue_a"]["status"] == "fresh" && v["venues"]["venue_b"]["status"] == "fresh";
+        let books = v["venues"]["venue_a"]["books"].as_u64().unwrap_or(0);
+        if status == 200 && v["ingest"]["leader"] == true && fresh && books > 0 {
             Ok(())
         } else {
-            Err(format!("{status} written={written} {v}"))
+            Err(format!("{status} {v}"))
         }
     })
     .await;
@@ -320,8 +322,11 @@ async fn a_database_outage_answers_503_fast_and_the_service_recovers_by_itself()
         let mut interval = tokio::time::interval(Duration::from_millis(50));
         loop {
             interval.tick().await;
-            // `/metrics` answers without the store, so the moment shows to within the interval.
-            if metric(&server, "crossbook_ingest_leader").await == Ok(0.0) {
+            // Each `/readyz` takes up to the acquire timeout while the store is down: the time measured is when
+            // the answer that says so arrived, an upper bound.
+            if let Ok((_, v)) = get_json(&readyz).await
+                && v["ingest"]["leader"] == false
+            {
                 return cut_at.elapsed();
             }
             assert!(
@@ -370,7 +375,7 @@ async fn a_database_outage_answers_503_fast_and_the_service_recovers_by_itself()
         "stepped down {} ms after the database went away",
         stepped_down.as_millis()
     );
-    assert!(stepped_down < Duration::from_millis(2_500), "{stepped_down:?}");
+    assert!(stepped_down < Duration::from_secs(3), "{stepped_down:?}");
     let (_, v) = get_json(&readyz).await.unwrap();
     assert_eq!(v["ingest"]["leader"], false, "{v}");
 
