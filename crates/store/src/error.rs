@@ -61,6 +61,12 @@ pub(crate) fn unavailable_code(code: &str) -> bool {
     code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03" | "25006")
 }
 
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Migrate(e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::unavailable_code;
@@ -81,11 +87,5 @@ mod tests {
         for c in ["42P01", "23503", "22001", "40001"] {
             assert!(!unavailable_code(c), "{c}");
         }
-    }
-}
-
-impl From<sqlx::migrate::MigrateError> for StoreError {
-    fn from(e: sqlx::migrate::MigrateError) -> Self {
-        StoreError::Migrate(e.to_string())
     }
 }

@@ -1,8 +1,8 @@
 //! Write health: whether the process's writers can write, as they report it.
 //!
 //! A store can answer a ping and still refuse every write (a full disk, a read-only file system, a PostgreSQL
-//! out of space), so readiness cannot come from a ping alone. Each writer (the book log, trades, episodes,
-//! webhook deliveries, the catalog, API writes) reports the outcome of its writes here: a failure marks its
+//! out of space), so readiness cannot come from a ping alone. Each background writer (the book log, trades,
+//! episodes, webhook deliveries, the catalog, the whale pool) reports the outcome of its writes here: a failure marks its
 //! kind failing from that moment, the next success clears it. `/readyz` shows the store `degraded` while any
 //! kind fails, with the last error and since when.
 //!
@@ -25,21 +25,18 @@ pub enum WriteKind {
     Deliveries,
     /// Series, events and markets from the catalog sync.
     Catalog,
-    /// Whale watchlist bookkeeping and the public pool.
+    /// The day's public whale pool.
     Whales,
-    /// Writes of API requests (keys, webhooks, watchlists, pair overrides).
-    Api,
 }
 
 impl WriteKind {
-    pub const ALL: [WriteKind; 7] = [
+    pub const ALL: [WriteKind; 6] = [
         WriteKind::BookEvents,
         WriteKind::Trades,
         WriteKind::Episodes,
         WriteKind::Deliveries,
         WriteKind::Catalog,
         WriteKind::Whales,
-        WriteKind::Api,
     ];
 
     /// The name in `/metrics` and `/readyz`.
@@ -51,7 +48,6 @@ impl WriteKind {
             WriteKind::Deliveries => "deliveries",
             WriteKind::Catalog => "catalog",
             WriteKind::Whales => "whales",
-            WriteKind::Api => "api",
         }
     }
 }

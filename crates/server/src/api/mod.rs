@@ -387,7 +387,9 @@ fn add_components(v: &mut Value) {
         "RateLimited": rate_limited,
         "Internal": error_response("A bug; the message never carries internals.", json!({"detail": "internal error", "code": "internal"})),
         "Unavailable": error_response(
-            "The store cannot be reached.",
+            "The database cannot take the request now: it is unreachable (the answer comes within \
+             `database_acquire_timeout_ms`, 500 ms by default), out of space, or locked for too long. Nothing \
+             was changed; retry shortly. `/readyz` says which.",
             json!({"detail": "the service is temporarily unavailable; retry shortly", "code": "unavailable"}),
         ),
     });

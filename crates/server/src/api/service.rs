@@ -72,7 +72,6 @@ pub enum WriteKindOut {
     Deliveries,
     Catalog,
     Whales,
-    Api,
 }
 
 impl From<WriteKind> for WriteKindOut {
@@ -84,7 +83,6 @@ impl From<WriteKind> for WriteKindOut {
             WriteKind::Deliveries => WriteKindOut::Deliveries,
             WriteKind::Catalog => WriteKindOut::Catalog,
             WriteKind::Whales => WriteKindOut::Whales,
-            WriteKind::Api => WriteKindOut::Api,
         }
     }
 }

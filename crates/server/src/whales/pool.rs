@@ -31,5 +31,9 @@ pub async fn daily_pool(state: &AppState, day: &str) -> StoreResult<Vec<(Exchang
     if drawn.is_empty() {
         return Ok(drawn);
     }
-    state.store.save_pool(day, &drawn).await
+    let saved = state.store.save_pool(day, &drawn).await;
+    state
+        .store
+        .write_health()
+        .report(crossbook_store::WriteKind::Whales, saved)
 }
