@@ -18,6 +18,7 @@ mod cmd;
 ///
 /// Every flag also reads the environment variable CROSSBOOK_<FLAG> (e.g. CROSSBOOK_DATABASE_URL) and the
 /// same key in the optional TOML file given with --config; flag beats variable beats file beats default.
+/// The log filter is CROSSBOOK_LOG (or RUST_LOG), e.g. CROSSBOOK_LOG=debug or "info,crossbook_venues=debug".
 #[derive(Parser, Debug)]
 #[command(name = "crossbook", version, about, long_about)]
 struct Cli {
@@ -94,7 +95,7 @@ fn main() -> ExitCode {
                 };
                 error.exit();
             }
-            init_logging("warn", false);
+            init_logging(tracing_subscriber::EnvFilter::new("warn"), false);
             return execute(cmd::tail::run(args));
         }
         other => other,
@@ -123,7 +124,14 @@ fn main() -> ExitCode {
     };
     // Short-lived commands print their own results; only warnings go to the log.
     let serving = matches!(command, Command::Serve(_) | Command::Simulate(_));
-    init_logging(if serving { &config.log } else { "warn" }, config.log_format == "json");
+    let filter = match log_filter(if serving { &config.log } else { "warn" }) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("crossbook: invalid configuration: log {:?}: {e}", config.log);
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(filter, config.log_format == "json");
     execute(run(command, config))
 }
 
@@ -161,9 +169,23 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     }
 }
 
-fn init_logging(filter: &str, json: bool) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("info"));
+/// The log filter `spec` (tracing's `EnvFilter` syntax), with sqlx's per-statement lines kept to warnings
+/// unless `spec` names sqlx itself: at debug they would be most of the log.
+fn log_filter(spec: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+    let spec = spec.trim();
+    let full = if spec.contains("sqlx") {
+        spec.to_string()
+    } else if spec.is_empty() {
+        "info,sqlx=warn".to_string()
+    } else {
+        format!("{spec},sqlx=warn")
+    };
+    tracing_subscriber::EnvFilter::builder()
+        .parse(&full)
+        .map_err(|e| e.to_string())
+}
+
+fn init_logging(filter: tracing_subscriber::EnvFilter, json: bool) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -185,7 +207,20 @@ fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::colour;
+    use super::{colour, log_filter};
+
+    #[test]
+    fn log_filters_quiet_sqlx_unless_named_and_refuse_nonsense() {
+        assert_eq!(log_filter("debug").unwrap().to_string(), "sqlx=warn,debug");
+        assert!(
+            log_filter("info,sqlx=debug")
+                .unwrap()
+                .to_string()
+                .contains("sqlx=debug")
+        );
+        assert!(!log_filter("info,sqlx=debug").unwrap().to_string().contains("sqlx=warn"));
+        assert!(log_filter("info,crossbook_venues=[[[").is_err());
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color() {

@@ -142,6 +142,10 @@ impl Config {
             }
             fig = fig.merge(Toml::file(path));
         }
+        // `RUST_LOG`, the Rust convention, sets the log filter too; `CROSSBOOK_LOG` (merged next) wins over it.
+        if let Some(filter) = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty()) {
+            fig = fig.merge(Serialized::default("log", filter));
+        }
         // `CROSSBOOK_TEST_*` variables belong to the test harness, and `CROSSBOOK_KEY` to `crossbook tail`
         // (the API key it streams with), not to the service.
         fig = fig.merge(Env::prefixed("CROSSBOOK_").filter(|k| {

@@ -94,6 +94,21 @@ impl PgStore {
             // Searches and page reads are short: compiling a plan (estimated costs of a fallback search can
             // pass `jit_above_cost`) takes longer than running it.
             .options([("jit", "off")]);
+        // One connection of its own first: when the server cannot be reached the pool would only say that it
+        // timed out; this says why (connection refused, authentication failed, no such database).
+        let probe = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            <sqlx::PgConnection as sqlx::Connection>::connect_with(&opts),
+        )
+        .await
+        .map_err(|_| {
+            StoreError::Unavailable(format!(
+                "no answer from {} within {CONNECT_TIMEOUT:?}",
+                crate::redact_url(url)
+            ))
+        })?
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let _ = sqlx::Connection::close(probe).await;
         let connect = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(options.acquire_timeout)

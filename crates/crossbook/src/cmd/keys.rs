@@ -24,7 +24,12 @@ pub enum KeysCommand {
 }
 
 pub async fn run(cmd: KeysCommand, config: Config) -> anyhow::Result<()> {
-    let store = super::open_store(&config).await?;
+    let store = match cmd {
+        // Listing or revoking keys of a database that does not exist is a mistake in the URL, not a request
+        // to create an empty one.
+        KeysCommand::List | KeysCommand::Revoke { .. } => super::open_existing_store(&config).await?,
+        KeysCommand::Create { .. } => super::open_store(&config).await?,
+    };
     store.migrate().await?;
     let result = async {
         match cmd {
@@ -50,7 +55,8 @@ pub async fn run(cmd: KeysCommand, config: Config) -> anyhow::Result<()> {
                         "{:<14} {:<24} {:<8} {:<25} {}",
                         k.prefix,
                         k.customer_name,
-                        k.plan,
+                        // `Plan`'s Display ignores widths: pad its text.
+                        k.plan.to_string(),
                         k.created_at.to_iso(),
                         k.revoked_at.map(|t| t.to_iso()).unwrap_or_else(|| "-".into())
                     );

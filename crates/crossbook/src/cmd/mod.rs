@@ -15,7 +15,10 @@ use crossbook_server::config::Config;
 /// Opens the configured store and checks that it answers; errors name the database (password redacted).
 pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
     let url = crossbook_store::redact_url(&config.database_url);
-    let store = crossbook_store::open(&config.database_url)
+    let options = crossbook_store::OpenOptions {
+        acquire_timeout: std::time::Duration::from_millis(config.database_acquire_timeout_ms),
+    };
+    let store = crossbook_store::open_with(&config.database_url, &options)
         .await
         .map_err(|e| anyhow::anyhow!("cannot open database {url}: {e}"))?;
     store
@@ -23,6 +26,26 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_sto
         .await
         .map_err(|e| anyhow::anyhow!("cannot reach database {url}: {e}"))?;
     Ok(store)
+}
+
+/// [`open_store`] for a command that only reads: a SQLite file that does not exist is an error naming it,
+/// rather than an empty database created to be read. Says on standard error which database it reads.
+pub async fn open_existing_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
+    if let Some(path) = sqlite_file(&config.database_url) {
+        anyhow::ensure!(
+            std::path::Path::new(path).exists(),
+            "no database at {path} (`crossbook serve` creates it; give another with --database-url)"
+        );
+    }
+    eprintln!("database: {}", crossbook_store::redact_url(&config.database_url));
+    open_store(config).await
+}
+
+/// The file of a `sqlite://PATH` URL (without its query); `None` for PostgreSQL and in-memory databases.
+fn sqlite_file(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && !path.contains(":memory:")).then_some(path)
 }
 
 /// Resolves on Ctrl-C or SIGTERM, whichever comes first.

@@ -24,7 +24,11 @@ pub enum PairsCommand {
 /// `crossbook pairs add|list|remove`. The running scanner picks changes up within its catalog refresh (5 s).
 pub async fn run(cmd: PairsCommand, config: Config) -> anyhow::Result<()> {
     use crossbook_core::{Exchange, Timestamp, arb::PairOverride};
-    let store = super::open_store(&config).await?;
+    let store = match cmd {
+        PairsCommand::Add { .. } => super::open_store(&config).await?,
+        // Reading or removing from a database that does not exist is a mistake in the URL.
+        _ => super::open_existing_store(&config).await?,
+    };
     store.migrate().await?;
     let result = async {
         match cmd {

@@ -21,10 +21,10 @@ use serde::Serialize;
 /// Flags of `serve`. Absent flags are skipped so that the environment and the file still apply.
 #[derive(clap::Args, Debug, Serialize, Default)]
 pub struct ServeArgs {
-    /// Address to listen on [default: 127.0.0.1:8080].
+    /// Address to listen on, IP:PORT [default: 127.0.0.1:8080].
     #[arg(long, value_name = "ADDR")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    listen: Option<String>,
+    listen: Option<SocketAddr>,
     /// Which parts run: all (default), api or ingest (api/ingest need PostgreSQL).
     #[arg(long, value_parser = ["all", "api", "ingest"])]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,12 +61,14 @@ pub struct ServeArgs {
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    // The database first: a service that cannot reach it says so before it announces an address.
+    let store = super::open_store(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(addr = %listener.local_addr()?, "listening");
     let before_ingest = config.simulate.then(simulate_step);
-    crossbook_server::serve_with(config, listener, super::shutdown_signal(), before_ingest).await
+    crossbook_server::serve_on(config, store, listener, super::shutdown_signal(), before_ingest).await
 }
 
 /// The `--simulate` step the server runs before ingestion: the simulated venues, unless this process does

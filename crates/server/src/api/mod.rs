@@ -125,7 +125,9 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
                         .unwrap_or("-");
                     tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
                 })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                // Requests at DEBUG: at INFO the log is about the data (opportunities, whales, venues), not
+                // every call.
+                .on_response(DefaultOnResponse::new().level(tracing::Level::DEBUG)),
         )
         .layer(SetSensitiveRequestHeadersLayer::new([X_API_KEY]))
         .layer(PropagateRequestIdLayer::x_request_id())

@@ -245,6 +245,19 @@ impl Scanner {
     fn apply(&mut self, opps: Vec<Opportunity>, priced: Priced<'_>, now: Timestamp) -> (PassReport, Vec<DomainEvent>) {
         let changes = self.episodes.observe(&opps, now);
         let opened = changes.iter().filter(|c| c.is_opened()).count();
+        for c in changes.iter().filter(|c| c.is_opened()) {
+            let o = &c.episode().opportunity;
+            tracing::info!(
+                event = %o.event_title,
+                label = %o.label,
+                buy_yes = %o.buy_yes_market,
+                buy_no = %o.buy_no_market,
+                // For reading only: the money itself stays in integer micro-dollars.
+                net_cents = o.net.cents_f64(),
+                size = %o.executable_size,
+                "arbitrage opportunity opened"
+            );
+        }
         let episodes: Vec<Episode> = changes.into_iter().map(|c| c.episode().clone()).collect();
         let publish = self.cooldown.select(&opps, self.settings.webhook_min_net, now);
         let mut events: Vec<DomainEvent> = publish

@@ -50,6 +50,17 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
                         }
                     };
                     metrics::counter!("crossbook_whale_entries_total", "venue" => trade.exchange.as_str()).increment(1);
+                    tracing::info!(
+                        venue = %trade.exchange,
+                        market = %trade.market_id,
+                        title = market.as_ref().and_then(|m| m.title.as_deref()).unwrap_or(""),
+                        outcome = ?trade.outcome,
+                        taker = ?trade.taker_side,
+                        price = %trade.price,
+                        size = %trade.size,
+                        notional_usd = %trade.notional(),
+                        "whale trade"
+                    );
                     state.bus.publish(DomainEvent::WhaleEntry(Arc::new(WhaleEntry { trade, market })));
                 }
                 Ok(_) => {}
