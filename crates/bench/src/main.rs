@@ -9,6 +9,7 @@
 mod arbitrage;
 mod book_log;
 mod historical;
+mod idle;
 mod ingest;
 mod stream;
 mod webhooks;
@@ -50,6 +51,8 @@ enum Cmd {
     StreamFanout(stream::FanoutArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
     Webhooks(webhooks::WebhooksArgs),
+    /// N idle TCP connections held open: `/healthz` latency meanwhile, and when the server closes them.
+    IdleSockets(idle::IdleArgs),
     /// Seed N markets (if the database has fewer) and time `/v1/search/markets?q=…`.
     Search {
         /// Database to seed and query (sqlite://… or postgres://…).
@@ -283,6 +286,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
+        Cmd::IdleSockets(args) => idle::run(args).await?,
         Cmd::Search {
             database_url,
             markets,

@@ -15,6 +15,12 @@ use serde::{Deserialize, Serialize};
 /// The documented defaults; also the source of truth for them.
 pub const DEFAULTS: &str = include_str!("../config.default.toml");
 
+/// Bounds of `max_header_bytes`. hyper refuses (panics on) an HTTP/1 read buffer under 8 KiB, and one
+/// request's headers are held in memory whole, so the ceiling bounds what a client can make the server keep
+/// per connection.
+pub const MIN_HEADER_BYTES: usize = 8 * 1024;
+pub const MAX_HEADER_BYTES: usize = 1024 * 1024;
+
 /// Which parts of the service this process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -54,6 +60,7 @@ pub struct Config {
     pub keep_alive_timeout_seconds: u64,
     pub request_body_timeout_seconds: u64,
     pub max_connections: usize,
+    pub max_header_bytes: usize,
 
     pub simulate: bool,
     pub sim_seed: u64,
@@ -237,6 +244,11 @@ impl Config {
                     .into(),
             );
         }
+        if !(MIN_HEADER_BYTES..=MAX_HEADER_BYTES).contains(&self.max_header_bytes) {
+            return Err(format!(
+                "invalid configuration: max_header_bytes must be from {MIN_HEADER_BYTES} to {MAX_HEADER_BYTES}"
+            ));
+        }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());
         }
@@ -285,6 +297,7 @@ mod tests {
             ),
             (10, 60, 30, 0)
         );
+        assert_eq!(c.max_header_bytes, 64 * 1024);
     }
 
     #[test]

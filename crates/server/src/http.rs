@@ -18,6 +18,10 @@
 //! - **Connection cap**: a semaphore permit per open connection, taken *before* `accept`: at the cap the loop
 //!   stops accepting and new clients wait in the kernel's listen backlog, rather than being accepted and
 //!   dropped. The permit lives in the socket wrapper, so an upgraded (WebSocket) connection keeps holding it.
+//! - **Header size**: `max_header_bytes` bounds what one request's headers may hold in memory: hyper's HTTP/1
+//!   read buffer and the HTTP/2 `SETTINGS_MAX_HEADER_LIST_SIZE`. Over it hyper answers 431 with an empty body
+//!   (it never reaches the router, so it cannot carry the JSON error shape); HTTP/1 then closes the connection.
+//!   Without it HTTP/1 would buffer up to hyper's default ~400 KB per connection.
 //! - **File limit**: [`raise_file_limit`] raises the open-file soft limit to the hard limit at start, and the
 //!   default cap is derived from it ([`connection_cap`]).
 //!
@@ -71,6 +75,7 @@ pub struct Limits {
     pub keep_alive: Duration,
     pub request_body: Duration,
     pub max_connections: usize,
+    pub max_header_bytes: usize,
 }
 
 impl Limits {
@@ -81,6 +86,7 @@ impl Limits {
             keep_alive: Duration::from_secs(config.keep_alive_timeout_seconds),
             request_body: Duration::from_secs(config.request_body_timeout_seconds),
             max_connections: connection_cap(config.max_connections, file_limit, config.webhook_concurrency),
+            max_header_bytes: config.max_header_bytes,
         }
     }
 }
@@ -151,13 +157,21 @@ pub async fn serve(
         header_read_timeout_s = limits.header_read.as_secs(),
         keep_alive_timeout_s = limits.keep_alive.as_secs(),
         request_body_timeout_s = limits.request_body.as_secs(),
+        max_header_bytes = limits.max_header_bytes,
         "HTTP listener"
     );
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     // HTTP/1 keep-alive is on by default; no hyper timer is set, so hyper's own header timeout (which would
     // also cut idle keep-alive connections) stays off and the watchdog of each connection applies ours.
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // The whole head must fit in the read buffer, so its size is the HTTP/1 header limit (hyper panics under
+    // 8 KiB; the configuration refuses that). It also caps how much of a response hyper buffers before writing.
+    builder.http1().max_buf_size(limits.max_header_bytes);
+    // Within the configuration's bounds (at most 1 MiB), so the conversion cannot saturate.
+    builder
+        .http2()
+        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         // The permit first: at the cap, nothing is accepted until a connection closes.

@@ -212,8 +212,8 @@ pub struct WebhookErrorBody {
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)] // documentation only: the body is read field by field to name the one at fault
 pub struct WebhookIn {
-    /// Public `http` or `https` callback URL (no credentials; private, loopback, link-local and similar hosts
-    /// are refused).
+    /// Public `http` or `https` callback URL (no credentials, not port 0; private, loopback, link-local and
+    /// similar hosts are refused).
     #[schema(examples("https://example.com/hooks/crossbook"))]
     url: String,
     /// PUT only: turn deliveries on or off (unchanged when absent).

@@ -4,8 +4,8 @@
 //! loopback, the cloud metadata address or any host of the private network it runs in. The guard works at two
 //! moments:
 //!
-//! 1. **Registration** ([`check_target`]): the URL must be `http`/`https`, carry no credentials, and its host
-//!    must be a public address, or a name whose every resolved address is public.
+//! 1. **Registration** ([`check_target`]): the URL must be `http`/`https`, carry no credentials nor port 0, and
+//!    its host must be a public address, or a name whose every resolved address is public.
 //! 2. **Delivery** ([`GuardedResolver`] and [`literal_target`]): the client resolves names through a resolver
 //!    that drops forbidden answers, so the address that is checked is the address that is dialed and a name
 //!    that resolves to a private address later (DNS rebinding) is never contacted. A URL whose host is an IP
@@ -140,8 +140,8 @@ pub enum Target {
     Name(String),
 }
 
-/// Parses and checks what does not need DNS: `http`/`https`, a host, no credentials, a sane length, and for
-/// an IP literal (unless `allow_private`) a public address. Names that are loopback by definition
+/// Parses and checks what does not need DNS: `http`/`https`, a host, no credentials, no port 0, a sane length,
+/// and for an IP literal (unless `allow_private`) a public address. Names that are loopback by definition
 /// (`localhost`, `*.localhost`) are refused here too.
 pub fn parse_url(raw: &str, allow_private: bool) -> Result<(Url, Target), Rejected> {
     let raw = raw.trim();
@@ -157,6 +157,11 @@ pub fn parse_url(raw: &str, allow_private: bool) -> Result<(Url, Target), Reject
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(reject("url must not contain credentials"));
+    }
+    // Port 0 cannot be dialed anywhere, so such a registration could never deliver; refused like the other
+    // unusable URLs rather than logged as failing on every event (and, like them, with private targets allowed).
+    if url.port() == Some(0) {
+        return Err(reject("url must not use port 0"));
     }
     let target = match url.host() {
         None => return Err(reject("url must have a host")),
@@ -538,6 +543,38 @@ mod tests {
         for (url, target) in ok {
             let (_, got) = parse_url(url, false).unwrap_or_else(|e| panic!("{url}: {e}"));
             assert_eq!(got, target, "{url}");
+        }
+    }
+
+    /// Port 0 is refused in every spelling of it, for names and addresses alike, even with private targets
+    /// allowed; a URL without a port or with any other port is not.
+    #[tokio::test]
+    async fn port_zero_is_refused() {
+        let r = StaticResolver::new().with("public.test", &[ip("93.184.216.34")]);
+        for url in [
+            "http://public.test:0/hook",
+            "https://public.test:0/",
+            "http://public.test:00/",
+            "http://93.184.216.34:0/",
+            "http://[2606:4700:4700::1111]:0/",
+            "http://127.0.0.1:0/",
+            "http://localhost:0/",
+        ] {
+            for allow_private in [false, true] {
+                let err = check_target(url, &r, allow_private).await.expect_err(url);
+                assert_eq!(
+                    err.0, "url must not use port 0",
+                    "{url} (allow_private {allow_private})"
+                );
+            }
+        }
+        for url in [
+            "http://public.test/",
+            "http://public.test:1/",
+            "https://public.test:443/",
+            "http://public.test:65535/",
+        ] {
+            assert!(check_target(url, &r, false).await.is_ok(), "{url}");
         }
     }
 
