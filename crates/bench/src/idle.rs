@@ -5,7 +5,7 @@
 //!
 //! The server runs in this process (`crossbook_server::serve`) on a temporary SQLite file, with no venue to
 //! ingest from (its feeds point nowhere; only HTTP matters here), on a listener with `crossbook serve`'s
-//! backlog of 128 unless `--backlog` says otherwise. Its connection cap is `max_connections`, 0 deriving it
+//! backlog (4,096) unless `--backlog` says otherwise. Its connection cap is `max_connections`, 0 deriving it
 //! from the open-file limit as the server does; with `--max-connections` at or below N, the connections over
 //! the cap wait in the listen backlog (or, when it is full, on SYN retransmissions) and so does the timed
 //! client: its first request waits for the header timeout to free the cap, and that wait is reported.
@@ -48,8 +48,8 @@ pub struct IdleArgs {
     /// The server's `max_connections` (0: derived from the open-file limit, as by default).
     #[arg(long, default_value_t = 0)]
     max_connections: usize,
-    /// The listen backlog of the server's socket; 128 is what `crossbook serve` gets (tokio's `bind`).
-    #[arg(long, default_value_t = 128)]
+    /// The listen backlog of the server's socket; `crossbook serve` asks for 4,096 (tokio's `bind`, 128).
+    #[arg(long, default_value_t = crossbook_server::http::LISTEN_BACKLOG)]
     backlog: u32,
 }
 

@@ -63,8 +63,7 @@ pub struct ServeArgs {
 pub async fn run(config: Config) -> anyhow::Result<()> {
     // The database first: a service that cannot reach it says so before it announces an address.
     let store = super::open_store(&config).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
+    let listener = crossbook_server::http::bind(config.listen)
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(addr = %listener.local_addr()?, "listening");
     let before_ingest = config.simulate.then(simulate_step);
