@@ -48,14 +48,17 @@ impl From<sqlx::Error> for StoreError {
 /// Whether a database error code says the storage cannot take the statement now (full, unreachable, shutting
 /// down, locked for too long) rather than that the statement is wrong: the caller gets a 503 and may retry.
 ///
-/// SQLite codes are numeric (extended codes carry the primary code in their low byte): `SQLITE_BUSY` (5)
+/// SQLite codes are numbers of up to four digits (extended codes carry the primary code in their low byte): `SQLITE_BUSY` (5)
 /// after the busy timeout, `SQLITE_LOCKED` (6), `SQLITE_NOMEM` (7), `SQLITE_READONLY` (8, a read-only file
 /// system), `SQLITE_IOERR` (10), `SQLITE_FULL` (13, disk full or `max_page_count` reached) and
 /// `SQLITE_CANTOPEN` (14). PostgreSQL codes are SQLSTATEs: class `08` (connection exception), class `53`
 /// (insufficient resources: disk full, out of memory, too many connections), `57P01`–`57P03` (the server is
 /// shutting down or starting) and `25006` (a read-only standby).
 pub(crate) fn unavailable_code(code: &str) -> bool {
-    if let Ok(n) = code.parse::<i64>() {
+    // A SQLSTATE always has five characters, often all digits ("08006"); SQLite's codes have at most four.
+    if code.len() < 5
+        && let Ok(n) = code.parse::<i64>()
+    {
         return matches!(n & 0xff, 5 | 6 | 7 | 8 | 10 | 13 | 14);
     }
     code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03" | "25006")
