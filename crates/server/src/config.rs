@@ -196,6 +196,13 @@ impl Config {
         }
     }
 
+    /// How the store is opened (`database_acquire_timeout_ms`).
+    pub fn store_options(&self) -> crossbook_store::OpenOptions {
+        crossbook_store::OpenOptions {
+            acquire_timeout: std::time::Duration::from_millis(self.database_acquire_timeout_ms),
+        }
+    }
+
     /// The live stream's settings.
     pub fn stream_settings(&self) -> crate::stream::StreamSettings {
         use crate::stream::PlanLimits;

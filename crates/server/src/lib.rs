@@ -105,10 +105,7 @@ pub async fn serve_with(
     before_ingest: Option<BeforeIngest>,
 ) -> anyhow::Result<()> {
     let url = redact_url(&config.database_url);
-    let options = crossbook_store::OpenOptions {
-        acquire_timeout: std::time::Duration::from_millis(config.database_acquire_timeout_ms),
-    };
-    let store: Arc<dyn Store> = crossbook_store::open_with(&config.database_url, &options)
+    let store: Arc<dyn Store> = crossbook_store::open_with(&config.database_url, &config.store_options())
         .await
         .with_context(|| format!("cannot open database {url}"))?;
     serve_on(config, store, listener, shutdown, before_ingest).await

@@ -15,10 +15,7 @@ use crossbook_server::config::Config;
 /// Opens the configured store and checks that it answers; errors name the database (password redacted).
 pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
     let url = crossbook_store::redact_url(&config.database_url);
-    let options = crossbook_store::OpenOptions {
-        acquire_timeout: std::time::Duration::from_millis(config.database_acquire_timeout_ms),
-    };
-    let store = crossbook_store::open_with(&config.database_url, &options)
+    let store = crossbook_store::open_with(&config.database_url, &config.store_options())
         .await
         .map_err(|e| anyhow::anyhow!("cannot open database {url}: {e}"))?;
     store

@@ -11,17 +11,6 @@ use serde_json::{Value, json};
 
 use crate::util::*;
 
-async fn eventually<T>(what: &str, secs: u64, f: impl AsyncFnMut() -> Result<T, String>) -> T {
-    testing::eventually_seen(what, Duration::from_secs(secs), f).await
-}
-
-async fn get_json(url: &str) -> Result<(u16, Value), String> {
-    let r = client().get(url).send().await.map_err(|e| e.to_string())?;
-    let status = r.status().as_u16();
-    let v = r.json::<Value>().await.map_err(|e| e.to_string())?;
-    Ok((status, v))
-}
-
 /// The sum of a counter's series in `/metrics` whose line starts with `series` (a name, with labels if
 /// given).
 async fn metric(server: &Server, series: &str) -> Result<f64, String> {

@@ -1,26 +1,11 @@
 //! `serve --simulate` end to end: the real server with the simulated venues in-process, ingesting over the
 //! real connectors (venue_a over the signed WebSocket) into a real store, on both backends.
 
-use std::time::Duration;
-
 use crossbook_core::Plan;
 use crossbook_server::config::Config;
 use crossbook_store::testing::for_each_backend;
-use serde_json::Value;
 
 use crate::util::*;
-
-/// Polls `f` until it returns `Ok`, failing after `secs` with the last value seen.
-async fn eventually<T>(what: &str, secs: u64, f: impl AsyncFnMut() -> Result<T, String>) -> T {
-    crossbook_store::testing::eventually_seen(what, Duration::from_secs(secs), f).await
-}
-
-async fn get_json(url: &str) -> Result<(u16, Value), String> {
-    let r = client().get(url).send().await.map_err(|e| e.to_string())?;
-    let status = r.status().as_u16();
-    let v = r.json::<Value>().await.map_err(|e| e.to_string())?;
-    Ok((status, v))
-}
 
 fn simulate_config(url: &str) -> Config {
     Config {

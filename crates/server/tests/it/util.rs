@@ -224,6 +224,19 @@ pub fn point_at(config: &mut Config, sim: &crossbook_sim::SimHandle) {
     *config = config.merged_with_toml(&sim.urls().config_toml()).unwrap();
 }
 
+/// Polls `f` until it returns `Ok`, failing after `secs` with the last value seen.
+pub async fn eventually<T>(what: &str, secs: u64, f: impl AsyncFnMut() -> Result<T, String>) -> T {
+    crossbook_store::testing::eventually_seen(what, std::time::Duration::from_secs(secs), f).await
+}
+
+/// `GET url`: the status and the JSON body.
+pub async fn get_json(url: &str) -> Result<(u16, Value), String> {
+    let r = client().get(url).send().await.map_err(|e| e.to_string())?;
+    let status = r.status().as_u16();
+    let v = r.json::<Value>().await.map_err(|e| e.to_string())?;
+    Ok((status, v))
+}
+
 pub fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()

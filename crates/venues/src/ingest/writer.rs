@@ -8,7 +8,7 @@
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use crossbook_core::Trade;
-use crossbook_store::{Store, WriteKind};
+use crossbook_store::{Store, WriteHealth, WriteKind};
 use tokio::sync::mpsc;
 use tracing::{error, warn};
 
@@ -59,10 +59,8 @@ pub(super) async fn trade_writer(store: Arc<dyn Store>, bus: Bus, mut rx: mpsc::
             }
             Err(e) => {
                 health.failed(WriteKind::Trades, &e);
-                if held.len() > bound {
-                    let n = held.len() - bound;
-                    held.drain(..n);
-                    health.dropped(WriteKind::Trades, n as u64);
+                let n = drop_oldest(&mut held, bound, health);
+                if n > 0 {
                     error!(dropped = n, held = held.len(), error = %e, "storing trades failed for too long; dropped the oldest");
                 }
                 let delay = backoff.next_delay().min(RETRY_MAX);
@@ -77,13 +75,9 @@ pub(super) async fn trade_writer(store: Arc<dyn Store>, bus: Bus, mut rx: mpsc::
                         more = rx.recv() => match more {
                             Some(more) => {
                                 held.extend(more);
-                                if held.len() > bound {
-                                    let n = held.len() - bound;
-                                    held.drain(..n);
-                                    health.dropped(WriteKind::Trades, n as u64);
-                                }
+                                drop_oldest(&mut held, bound, health);
                             }
-                            // Shutting down: one last try happens at the top of the loop.
+                            // Shutting down: the last try is below.
                             None => break,
                         },
                     }
@@ -99,4 +93,14 @@ pub(super) async fn trade_writer(store: Arc<dyn Store>, bus: Bus, mut rx: mpsc::
             }
         }
     }
+}
+
+/// Drops the oldest of `held` past `bound`, counted; returns how many.
+fn drop_oldest(held: &mut Vec<Trade>, bound: usize, health: &WriteHealth) -> usize {
+    let n = held.len().saturating_sub(bound);
+    if n > 0 {
+        held.drain(..n);
+        health.dropped(WriteKind::Trades, n as u64);
+    }
+    n
 }
