@@ -25,6 +25,8 @@ use crate::error::{ApiError, ApiResult};
 
 /// Longest accepted free-text value (`q`, ids), in characters.
 pub const MAX_TEXT_LEN: usize = 256;
+/// Cents parameters are below this (`MicroUsd::parse_cents_ceil` takes at most twelve integer digits).
+pub const CENTS_BOUND: i64 = 1_000_000_000_000;
 
 /// Largest `offset` (contracts §1).
 pub const MAX_OFFSET: u32 = 1_000_000;
@@ -148,7 +150,7 @@ impl QueryMap {
         self.plain_decimal(
             name,
             |v| v.parse::<Amount>().ok().filter(|a| a.micros() >= 0),
-            || format!("{name} must be a non-negative number with at most 6 decimals (e.g. 1000 or 2.5)"),
+            || format!("{name} must be a number of 0 or more with at most 6 decimals, written with digits and at most one point (e.g. 1000 or 2.5)"),
         )
     }
 
@@ -162,7 +164,7 @@ impl QueryMap {
                     .then(|| MicroUsd::parse_cents_ceil(v).ok())
                     .flatten()
             },
-            || format!("{name} must be a non-negative number of cents (e.g. 0, 1 or 2.5)"),
+            || format!("{name} must be a number of cents below {CENTS_BOUND}, written with digits and at most one point (e.g. 0, 1 or 2.5)"),
         )
     }
 
@@ -432,6 +434,12 @@ mod tests {
         assert!(m.one_of::<Color>("e").is_err());
         assert_eq!(err(m.text("t")).1, "t must not be empty");
         assert_eq!(err(q("q=a%00b").text("q")).1, "q must not contain control characters");
+        // The bound the message names is the parser's.
+        assert!(q("c=999999999999.9999").cents_ceil("c").is_ok());
+        for bad in ["1000000000000", "1e300"] {
+            let message = err(q(&format!("c={bad}")).cents_ceil("c")).1;
+            assert!(message.contains(&format!("below {CENTS_BOUND}")), "{bad}: {message}");
+        }
         assert_eq!(m.text("u").unwrap().as_deref(), Some("btc"));
         let long = format!("q={}", "x".repeat(MAX_TEXT_LEN + 1));
         assert!(q(&long).text("q").is_err());

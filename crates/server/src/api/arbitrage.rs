@@ -432,7 +432,11 @@ async fn current(
     tag = "arbitrage",
     params(DifferenceParams),
     security(("api_key" = [])),
-    responses((status = 200, description = "Spread rows, widest first.", body = [SpreadOut]))
+    responses(
+        (status = 200, description = "Spread rows, widest first.", body = [SpreadOut]),
+        (status = 403, description = "The key's plan is below Trader; `required_plan` names the plan needed.", body = crate::error::ErrorBody,
+         example = json!({"detail": "this route requires the Trader plan", "code": "entitlement_required", "required_plan": "trader"})),
+    )
 )]
 async fn difference(
     State(state): State<AppState>,

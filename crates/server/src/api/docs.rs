@@ -32,7 +32,7 @@ pub fn render(doc: &Value) -> String {
     out.push_str("<li><a href=\"#intro\">Introduction</a></li>");
     for (tag, _) in &tags {
         let _ = write!(out, "<li class=\"tag\">{}</li>", esc(tag));
-        for op in ops.iter().filter(|o| &o.tag == tag && o.alias_of.is_none()) {
+        for op in ops.iter().filter(|o| &o.tag == tag) {
             let _ = write!(
                 out,
                 "<li><a href=\"#{id}\"><span class=\"m {ml}\">{m}</span> {p}</a></li>",
@@ -65,12 +65,8 @@ autocomplete=\"off\" placeholder=\"cbk_...\"></div>",
         if let Some(d) = description {
             out.push_str(&markdown(d));
         }
-        for op in ops.iter().filter(|o| &o.tag == tag && o.alias_of.is_none()) {
-            let aliases: Vec<&Op> = ops
-                .iter()
-                .filter(|a| a.alias_of.as_deref() == Some(op.path.as_str()))
-                .collect();
-            render_operation(&mut out, doc, op, &aliases);
+        for op in ops.iter().filter(|o| &o.tag == tag) {
+            render_operation(&mut out, doc, op);
         }
     }
 
@@ -92,7 +88,6 @@ struct Op<'a> {
     path: String,
     tag: String,
     op: &'a Value,
-    alias_of: Option<String>,
 }
 
 impl Op<'_> {
@@ -117,7 +112,6 @@ fn operations(doc: &Value) -> Vec<Op<'_>> {
                         path: path.clone(),
                         tag: op["tags"][0].as_str().unwrap_or("other").to_string(),
                         op,
-                        alias_of: op["x-alias-of"].as_str().map(str::to_string),
                     });
                 }
             }
@@ -149,7 +143,7 @@ fn tag_list(doc: &Value, ops: &[Op<'_>]) -> Vec<(String, Option<String>)> {
     tags
 }
 
-fn render_operation(out: &mut String, doc: &Value, op: &Op<'_>, aliases: &[&Op<'_>]) {
+fn render_operation(out: &mut String, doc: &Value, op: &Op<'_>) {
     let o = op.op;
     let _ = write!(
         out,
@@ -161,13 +155,6 @@ fn render_operation(out: &mut String, doc: &Value, op: &Op<'_>, aliases: &[&Op<'
     );
     if let Some(s) = o["summary"].as_str() {
         let _ = write!(out, "<p class=\"summary\">{}</p>", esc(s));
-    }
-    if !aliases.is_empty() {
-        let list: Vec<String> = aliases
-            .iter()
-            .map(|a| format!("<code>{}</code>", esc(&a.path)))
-            .collect();
-        let _ = write!(out, "<p class=\"alias\">Also answers at {}.</p>", list.join(", "));
     }
     if let Some(d) = o["description"].as_str() {
         out.push_str(&markdown(d));

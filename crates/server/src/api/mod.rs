@@ -17,6 +17,7 @@
 pub mod arbitrage;
 pub mod common;
 pub mod docs;
+mod examples;
 pub mod historical;
 mod param_docs;
 pub mod search;
@@ -214,9 +215,11 @@ async fn normalize_error(resp: Response, envelope: bool) -> Response {
     }
 }
 
-/// Registers routes at their documented `/v1/...` paths and also without the prefix (contracts §9). The
-/// alias shares the handler; in the OpenAPI document it gets its own operation id (`<id>_unversioned`) and
-/// `x-alias-of` naming the `/v1` path, which the reference page uses to list it under the original.
+/// Registers routes at their documented `/v1/...` paths and also without the prefix. The alias shares the
+/// handler. Its operation is marked `x-alias-of` (naming the `/v1` path) only until [`build_openapi`] folds it
+/// into the original ([`fold_aliases`]): utoipa-axum routes every path of the document it is given, so the
+/// alias must be there while routing, but documented as an operation of its own it would make client
+/// generators emit every method and enum twice.
 pub fn also_unversioned(routes: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     let (schemas, mut paths, method_router) = routes;
     let aliases: Vec<_> = paths
@@ -290,6 +293,11 @@ fn build_openapi() -> Value {
         "description": description(),
         "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
     });
+    // The service is self-hosted, so no address is canonical: the default listen address is what a client
+    // generated from this document calls unless told otherwise.
+    v["servers"] = json!([
+        {"url": "http://127.0.0.1:8080", "description": "A local crossbook at the default listen address (`crossbook serve --listen` changes it)."}
+    ]);
     v["tags"] = json!([
         {"name": "search", "description": "Text search over series, events and markets, and the recently ingested ones. Public; a key is optional."},
         {"name": "historical", "description": "Order-book snapshots from storage: the latest, or a range downsampled to 1m/5m buckets, with cursor pages. Any valid key."},
@@ -311,8 +319,39 @@ fn build_openapi() -> Value {
             add_common_responses(op, is_api, envelope);
         }
     }
+    fold_aliases(&mut v);
     param_docs::apply(&mut v);
+    examples::apply(&mut v);
     v
+}
+
+/// Removes the unversioned aliases from the document and says on each `/v1` operation where else it answers
+/// (in its description, and as `x-also-at` for tools).
+fn fold_aliases(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    let aliases: Vec<(String, String)> = paths
+        .iter()
+        .filter_map(|(path, item)| {
+            let original = item.as_object()?.values().find_map(|op| op["x-alias-of"].as_str())?;
+            Some((path.clone(), original.to_string()))
+        })
+        .collect();
+    for (alias, original) in aliases {
+        paths.remove(&alias);
+        let Some(item) = paths.get_mut(&original).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for op in item.values_mut().filter(|op| op.is_object()) {
+            let note = format!("Also answers at `{alias}`, without the `/v1` prefix.");
+            op["description"] = match op["description"].as_str() {
+                Some(d) => Value::from(format!("{d}\n\n{note}")),
+                None => Value::from(note),
+            };
+            op["x-also-at"] = Value::from(alias.as_str());
+        }
+    }
 }
 
 /// The introduction of the document: authentication, access per route group (from the gating table),
@@ -386,6 +425,10 @@ fn add_components(v: &mut Value) {
             "A parameter is invalid (`invalid_parameter`) or missing (`missing_parameter`); `param` names it.",
             json!({"detail": "limit must be an integer from 1 to 100", "code": "invalid_parameter", "param": "limit"}),
         ),
+        "Unauthorized": error_response(
+            "No API key in `X-API-Key`, or a key that is unknown or revoked.",
+            json!({"detail": "this route requires an API key in the X-API-Key header", "code": "unauthorized"}),
+        ),
         "RateLimited": rate_limited,
         "Internal": error_response("A bug; the message never carries internals.", json!({"detail": "internal error", "code": "internal"})),
         "Unavailable": error_response(
@@ -395,8 +438,7 @@ fn add_components(v: &mut Value) {
             json!({"detail": "the service is temporarily unavailable; retry shortly", "code": "unavailable"}),
         ),
     });
-    // The webhook routes answer the same errors in the envelope (`WebhookErrorBody`), plus the body limit and
-    // content type ones, which only they document.
+    // The webhook routes answer the same errors in the envelope (`WebhookErrorBody`).
     let body_errors = json!({
         "PayloadTooLarge": error_response(
             "The request body is over 64 KiB.",
@@ -408,6 +450,7 @@ fn add_components(v: &mut Value) {
         ),
     });
     let mut all = responses.as_object().cloned().unwrap_or_default();
+    all.extend(body_errors.as_object().cloned().unwrap_or_default());
     for (name, resp) in responses
         .as_object()
         .into_iter()
@@ -432,12 +475,16 @@ fn enveloped_response(flat: &Value) -> Value {
     resp
 }
 
-/// Adds the responses every operation can give, and the headers every response carries. On webhook routes
-/// (`envelope`) the errors are the enveloped ones, and the body limit (413, any request) and the content type
-/// (415, operations with a body) are listed too.
+/// Adds the responses every operation can give, and the headers every response carries: 401 where a key is
+/// required, 413 and 415 where a body is read. On webhook routes (`envelope`) the errors are the enveloped
+/// ones, and the body limit (413) is listed on every operation, as the envelope covers every request there.
 fn add_common_responses(op: &mut Value, is_api: bool, envelope: bool) {
     let has_params = op["parameters"].as_array().is_some_and(|p| !p.is_empty());
     let has_body = op.get("requestBody").is_some();
+    // `security: [{"api_key": []}]` requires a key; an empty alternative (`{}`) makes it optional.
+    let needs_key = op["security"]
+        .as_array()
+        .is_some_and(|alts| !alts.is_empty() && alts.iter().all(|a| a.as_object().is_some_and(|o| !o.is_empty())));
     let Some(responses) = op["responses"].as_object_mut() else {
         return;
     };
@@ -462,14 +509,17 @@ fn add_common_responses(op: &mut Value, is_api: bool, envelope: bool) {
         if has_params {
             add("400", "BadRequest");
         }
+        if needs_key {
+            add("401", "Unauthorized");
+        }
         add("429", "RateLimited");
         add("503", "Unavailable");
     }
     add("500", "Internal");
-    if envelope {
+    if envelope || has_body {
         add("413", "PayloadTooLarge");
-        if has_body {
-            add("415", "UnsupportedMediaType");
-        }
+    }
+    if has_body {
+        add("415", "UnsupportedMediaType");
     }
 }

@@ -3,7 +3,8 @@
 //! `#[param(maximum = .., default = ..)]` accepts only literals, which would repeat every limit once per route
 //! and drift from the parser. Instead [`apply`] writes them into the generated document from [`table`]; the
 //! tests below fail when an entry names a path or parameter the document does not have, so the table cannot
-//! silently stop applying.
+//! silently stop applying. Every free-text parameter also gets the text rules as schema keywords, and every
+//! parameter an example.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,11 +18,12 @@ use super::{
         COMBINED_LIMIT, DEFAULT_SERIES_SORT, DEFAULT_STATUS, EVENT_MARKETS_LIMIT, RECENT_LIMIT, SEARCH_LIMIT,
         SERIES_LIMIT,
     },
-    whales::{DEFAULT_PERIOD, FEED_LIMIT},
+    whales::{DEFAULT_PERIOD, FEED_LIMIT, MAX_THRESHOLD_USD},
 };
 use crate::{
     arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS},
-    params::{DEFAULT_OFFSET, IntRange, Limit, OFFSET_RANGE},
+    config::Config,
+    params::{CENTS_BOUND, DEFAULT_OFFSET, IntRange, Limit, MAX_TEXT_LEN, OFFSET_RANGE},
 };
 use crossbook_core::arb::MicroUsd;
 
@@ -31,6 +33,10 @@ struct Facts {
     minimum: Option<Value>,
     maximum: Option<Value>,
     default: Option<Value>,
+    /// Other schema keywords, written as they are (`type`, `exclusiveMaximum`, ...).
+    keywords: Vec<(&'static str, Value)>,
+    /// A rule no schema keyword can state, appended to the parameter's description.
+    rule: Option<&'static str>,
 }
 
 impl Facts {
@@ -40,6 +46,7 @@ impl Facts {
             minimum: Some(Value::from(Limit::MIN)),
             maximum: Some(Value::from(l.max)),
             default: Some(Value::from(l.default)),
+            ..Facts::default()
         }
     }
 
@@ -54,6 +61,7 @@ impl Facts {
             minimum: Some(Value::from(r.min)),
             maximum: Some(Value::from(r.max)),
             default: Some(Value::from(default)),
+            ..Facts::default()
         }
     }
 
@@ -65,14 +73,46 @@ impl Facts {
         }
     }
 
-    fn write_into(&self, schema: &mut Map<String, Value>) {
-        for (key, value) in [
-            ("minimum", &self.minimum),
-            ("maximum", &self.maximum),
-            ("default", &self.default),
-        ] {
-            if let Some(v) = value {
-                schema.insert(key.to_string(), v.clone());
+    /// Schema keywords only.
+    fn keywords(keywords: Vec<(&'static str, Value)>) -> Self {
+        Facts {
+            keywords,
+            ..Facts::default()
+        }
+    }
+
+    /// A rule in words only.
+    fn rule(rule: &'static str) -> Self {
+        Facts {
+            rule: Some(rule),
+            ..Facts::default()
+        }
+    }
+
+    fn write_into(&self, param: &mut Map<String, Value>) {
+        if let Some(schema) = param.get_mut("schema").and_then(Value::as_object_mut) {
+            for (key, value) in [
+                ("minimum", &self.minimum),
+                ("maximum", &self.maximum),
+                ("default", &self.default),
+            ] {
+                if let Some(v) = value {
+                    schema.insert(key.to_string(), v.clone());
+                }
+            }
+            for (key, value) in &self.keywords {
+                schema.insert(key.to_string(), value.clone());
+            }
+        }
+        if let Some(rule) = self.rule {
+            let description = param.get("description").and_then(Value::as_str).unwrap_or("");
+            if !description.contains(rule) {
+                let joined = if description.is_empty() {
+                    rule.to_string()
+                } else {
+                    format!("{description} {rule}")
+                };
+                param.insert("description".into(), Value::from(joined));
             }
         }
     }
@@ -83,8 +123,7 @@ fn cents(m: MicroUsd) -> Value {
     Value::from(m.micros() / MicroUsd::from_cents(1).micros())
 }
 
-/// (path as documented, query parameter, facts). An unversioned alias of a path (`x-alias-of`) gets the facts
-/// of its original, so only the `/v1` spelling is listed.
+/// (path as documented, query parameter, facts).
 fn table() -> Vec<(&'static str, &'static str, Facts)> {
     let mut t = Vec::new();
     let paged = [
@@ -141,10 +180,131 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "minutes",
         Facts::range(MINUTES_RANGE, DEFAULT_MINUTES),
     ));
+    for path in [current, "/v1/arbitrage/history"] {
+        t.push((
+            path,
+            "min_net_cents",
+            Facts::keywords(vec![("exclusiveMaximum", Value::from(CENTS_BOUND))]),
+        ));
+    }
+    // The two searches without a required `q` need it or `series_id`: a rule across parameters.
+    for path in ["/v1/search/events", "/v1/search/markets"] {
+        for name in ["q", "series_id"] {
+            t.push((path, name, Facts::rule(Q_OR_SERIES)));
+        }
+    }
+    // The historical routes take times as Unix milliseconds, digits only.
+    for path in [
+        "/v1/historical/venue_a/orderbook",
+        "/v1/historical/venue_b/orderbook",
+        "/v1/historical/orderbook",
+        "/v1/historical/gaps",
+    ] {
+        for name in ["start_time", "end_time"] {
+            t.push((
+                path,
+                name,
+                Facts::keywords(vec![
+                    ("type", Value::from("integer")),
+                    ("format", Value::from("int64")),
+                    ("minimum", Value::from(0)),
+                ]),
+            ));
+        }
+        t.push((path, "end_time", Facts::rule(END_NEEDS_START)));
+    }
+    // The platform minimum is a setting (`whale_public_min_usd`); the document states its default.
+    let public_min = Value::from(Config::default().whale_public_min_usd);
+    t.push((
+        "/v1/whales/public/feed",
+        "min_trade_size",
+        Facts {
+            minimum: Some(public_min.clone()),
+            default: Some(public_min),
+            ..Facts::default()
+        },
+    ));
+    for path in ["/v1/whales/public/feed", "/whales/user/feed"] {
+        t.push((
+            path,
+            "min_trade_size",
+            Facts::keywords(vec![("maximum", Value::from(MAX_THRESHOLD_USD))]),
+        ));
+    }
     t
 }
 
-/// Writes [`table`] into the query parameters of `doc`'s operations, aliases included; returns how many
+const Q_OR_SERIES: &str = "Either `q` or `series_id` is required.";
+const END_NEEDS_START: &str = "`end_time` without `start_time` is refused.";
+
+/// The rules every free-text parameter is held to ([`crate::params::text_value`]): 1 to
+/// [`MAX_TEXT_LEN`] characters, not only spaces, and no control characters.
+fn text_rules(schema: &mut Map<String, Value>) {
+    schema.insert("minLength".into(), Value::from(1));
+    schema.insert("maxLength".into(), Value::from(MAX_TEXT_LEN));
+    schema.insert("pattern".into(), Value::from(TEXT_PATTERN));
+}
+
+/// At least one character that is not a space, and none that is a control character (U+0000–U+001F,
+/// U+007F–U+009F).
+pub const TEXT_PATTERN: &str = "^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// Whether a parameter schema is free text: a plain string, no enum, no format.
+fn is_free_text(schema: &Map<String, Value>) -> bool {
+    let string = match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    string && !schema.contains_key("enum") && !schema.contains_key("format") && !schema.contains_key("$ref")
+}
+
+/// An example of every parameter: its free-text value by name (ids of the kind each venue uses), else its
+/// default, its first allowed value or its minimum.
+fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
+    let text = match name {
+        "q" => Some("bitcoin"),
+        "market_id" if path.contains("venue_b") => Some(EXAMPLE_CONDITION_ID),
+        "market_id" => Some("KXBTC15M-26NOV211915-15"),
+        "asset_id" => Some(EXAMPLE_ASSET_ID),
+        "event_id" | "event_ticker" => Some("KXBTC15M-26NOV211915"),
+        "series_id" => Some("KXBTC15M"),
+        "category" => Some("crypto"),
+        "pagination_key" => Some("eyJ0IjoxNzYzNzUyNTAwMDAwLCJrIjoiYSJ9"),
+        "session" => Some("3f2a9c1e7b5d4e0f"),
+        // Enums behind a `$ref`, whose values this function cannot read.
+        "type" => Some("whale"),
+        "exchange" | "platform" => Some("venue_a"),
+        _ => None,
+    };
+    if let Some(t) = text {
+        return Value::from(t);
+    }
+    match name {
+        "start_time" => return Value::from(1_763_748_000_000_i64),
+        "end_time" => return Value::from(1_763_751_600_000_i64),
+        "from" | "start_date" | "discovered_after" | "settled_after" => return Value::from("2026-11-21T00:00:00Z"),
+        "to" | "end_date" | "settled_before" => return Value::from("2026-11-22T00:00:00Z"),
+        "min_net_cents" => return Value::from(0.5),
+        "min_trade_size" => return Value::from(1000),
+        "min_volume" | "min_liquidity" => return Value::from(1000),
+        "resume_from" => return Value::from(1042),
+        "id" => return Value::from(1),
+        _ => {}
+    }
+    if let Some(d) = schema.get("default") {
+        return d.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    schema.get("minimum").cloned().unwrap_or(Value::Null)
+}
+
+const EXAMPLE_CONDITION_ID: &str = "0x5f1c2e9a7b3d4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a";
+const EXAMPLE_ASSET_ID: &str = "71321045679252212594626385532706912750332728571942532289631379312455583992563";
+
+/// Writes [`table`] into the query parameters of `doc`'s operations; returns how many
 /// parameters each entry reached, in table order, for the tests.
 pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
     let table = table();
@@ -155,29 +315,53 @@ pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else { continue };
         for op in item.values_mut().filter(|op| op.is_object()) {
-            let original = op.get("x-alias-of").and_then(Value::as_str).unwrap_or(path).to_string();
             for param in op
                 .get_mut("parameters")
                 .and_then(Value::as_array_mut)
                 .into_iter()
                 .flatten()
             {
-                if param["in"] != "query" {
-                    continue;
-                }
                 for (i, (entry_path, name, facts)) in table.iter().enumerate() {
-                    if *entry_path != original || param["name"] != *name {
+                    if entry_path != path || param["name"] != *name || param["in"] != "query" {
                         continue;
                     }
-                    if let Some(schema) = param.get_mut("schema").and_then(Value::as_object_mut) {
-                        facts.write_into(schema);
+                    if let Some(param) = param.as_object_mut() {
+                        facts.write_into(param);
                         reached[i] += 1;
                     }
                 }
+                let Some(param) = param.as_object_mut() else { continue };
+                let name = param.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                if let Some(schema) = param.get_mut("schema").and_then(Value::as_object_mut) {
+                    if is_free_text(schema) {
+                        text_rules(schema);
+                    }
+                    // Watchlist ids are positive ([`super::whales`] refuses 0 and below).
+                    if name == "id" {
+                        schema.insert("minimum".into(), Value::from(1));
+                    }
+                }
+                let schema = param
+                    .get("schema")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                param.insert("example".into(), example_of(path, &name, &schema));
             }
         }
     }
+    apply_to_bodies(doc);
     reached
+}
+
+/// The bounds of request body fields that their derive cannot take from a constant.
+fn apply_to_bodies(doc: &mut Value) {
+    for body in ["AddEventIn", "PatchEventIn"] {
+        let field = &mut doc["components"]["schemas"][body]["properties"]["whale_threshold_usd"];
+        if let Some(field) = field.as_object_mut() {
+            field.insert("maximum".into(), Value::from(MAX_THRESHOLD_USD));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -207,11 +391,11 @@ mod tests {
         }
     }
 
-    /// The served document carries the constants, on the `/v1` path and on its unversioned alias.
+    /// The served document carries the constants.
     #[test]
     fn documented_values_are_the_enforced_ones() {
         let doc = crate::api::openapi();
-        for path in ["/v1/search/series", "/search/series"] {
+        for path in ["/v1/search/series"] {
             let limit = param(doc, path, "limit");
             assert_eq!(limit["minimum"], Value::from(Limit::MIN), "{path}");
             assert_eq!(limit["maximum"], Value::from(SERIES_LIMIT.max), "{path}");
@@ -219,7 +403,7 @@ mod tests {
             assert_eq!(param(doc, path, "offset")["maximum"], Value::from(MAX_OFFSET), "{path}");
             assert_eq!(param(doc, path, "status")["default"], "active", "{path}");
         }
-        let staleness = param(doc, "/arbitrage/current", "max_staleness_seconds");
+        let staleness = param(doc, "/v1/arbitrage/current", "max_staleness_seconds");
         assert_eq!(staleness["maximum"], Value::from(STALENESS_RANGE.max));
         assert_eq!(staleness["default"], Value::from(DEFAULT_MAX_STALENESS_SECONDS));
         assert_eq!(

@@ -7,6 +7,7 @@ mod faults;
 mod gating;
 mod historical;
 mod ingest;
+mod openapi;
 mod search;
 mod service;
 mod stream;

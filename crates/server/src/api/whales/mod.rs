@@ -36,7 +36,7 @@ use crate::{
 pub const FEED_LIMIT: Limit = Limit::new(50, 500);
 
 /// The largest threshold accepted, in dollars (keeps every notional comparison far from `i64` overflow).
-pub(super) const MAX_THRESHOLD_USD: i64 = 1_000_000_000_000;
+pub(crate) const MAX_THRESHOLD_USD: i64 = 1_000_000_000_000;
 
 /// The whale routes: personal ones without `/v1`, public ones with it only (contracts §9).
 pub fn router() -> OpenApiRouter<AppState> {
