@@ -463,8 +463,9 @@ async fn current(
 /// Price spreads
 ///
 /// For each paired window or matched pair, the YES asks and the NO asks of both venues side by side, with
-/// `diff = side1_price − side2_price`, sorted by `|diff|` descending. Spreads compare the same side across
-/// venues; they are not risk-free arbitrage. Trader plan.
+/// `diff = side1_price − side2_price`, sorted by `|diff|` descending. Each row names its pair: event id,
+/// label, interval, both venues' market ids and the window. Spreads compare the same side across venues; they
+/// are not risk-free arbitrage. Trader plan.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/current/difference",
