@@ -104,6 +104,7 @@ fn event(n: usize) -> DomainEvent {
             size: Amount::from_units(2_500),
         },
         market: None,
+        event_title: None,
     }))
 }
 

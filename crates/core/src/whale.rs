@@ -21,6 +21,9 @@ pub struct WhaleEntry {
     pub trade: Trade,
     /// `None` when the catalog does not have the market (or could not be read): the market id names it then.
     pub market: Option<Market>,
+    /// Title of the trade's event; `None` when the catalog does not have the event (or could not be read).
+    /// Carried with the entry so a receiver can tell what the whale bet on without a second lookup.
+    pub event_title: Option<String>,
 }
 
 /// Whether `trade` is a whale at `threshold` (inclusive).

@@ -350,6 +350,15 @@ impl MarketPair<'_> {
         }
     }
 
+    /// The window of a window pair as venue_a lists it (start, end), the one its label and title name; `None`
+    /// for matched pairs, which are not windows.
+    pub fn window(&self) -> Option<(Timestamp, Timestamp)> {
+        match *self.kind {
+            PairKind::Window { .. } => Some(self.window_bounds()),
+            PairKind::Matched { .. } => None,
+        }
+    }
+
     fn window_bounds(&self) -> (Timestamp, Timestamp) {
         let m = &self.venue_a.market;
         let start = m.window_start.unwrap_or_default();

@@ -37,6 +37,16 @@ pub struct SpreadRow {
     pub event_id: String,
     /// Interval of a window pair.
     pub interval_code: Option<IntervalCode>,
+    /// The pair's display label (the opportunity's `label`).
+    pub label: String,
+    /// venue_a market ticker of the pair.
+    pub venue_a_market_id: String,
+    /// venue_b condition id of the pair.
+    pub venue_b_market_id: String,
+    /// Window start of a window pair (venue_a's, as the label names it); `None` for matched pairs.
+    pub window_start: Option<Timestamp>,
+    /// Window end of a window pair; `None` for matched pairs.
+    pub window_end: Option<Timestamp>,
     /// `YES` or `NO`.
     pub side: Outcome,
     /// venue_a ask for the side.
@@ -75,11 +85,17 @@ pub fn spreads_for_pairs<B: BookSource + ?Sized>(
         let books = PairBooks::partial(i, p, books, params.now, params.max_staleness_seconds);
         let a = books.venue_a_ladders();
         let b = books.venue_b_ladders();
+        let window = p.window();
         for side in [Outcome::Yes, Outcome::No] {
             if let (Some(s1), Some(s2)) = (a.best(side), b.best(side)) {
                 rows.push(SpreadRow {
                     event_id: p.event_id.to_string(),
                     interval_code: p.interval_code(),
+                    label: p.label(),
+                    venue_a_market_id: p.venue_a.market.market_id.clone(),
+                    venue_b_market_id: p.venue_b.market.market_id.clone(),
+                    window_start: window.map(|(start, _)| start),
+                    window_end: window.map(|(_, end)| end),
                     side,
                     side1_price: s1,
                     side2_price: s2,
@@ -135,6 +151,16 @@ mod tests {
         );
         assert_eq!((rows[1].side, rows[1].diff), (Outcome::Yes, MicroUsd(50_000)));
         assert_eq!(rows[1].diff.dollars_f64_4(), 0.05);
+        // Both rows name the pair they compare: its markets, label and venue_a's window.
+        for r in &rows {
+            assert_eq!(r.event_id, "BTC-15M-2026-11-21T19:00Z");
+            assert_eq!(r.interval_code, Some(IntervalCode::M15));
+            assert_eq!(r.label, "BTC 15m Up 19:00-19:15 UTC");
+            assert_eq!(r.venue_a_market_id, "KXBTC15M-26NOV211415-15");
+            assert_eq!(r.venue_b_market_id, "0xb1");
+            assert_eq!(r.window_start, Some(Timestamp(T0)));
+            assert_eq!(r.window_end, Some(Timestamp(T0 + 900_000)));
+        }
     }
 
     #[test]

@@ -93,8 +93,26 @@ pub struct ExecutionLegOut {
     pub market: String,
     /// venue_a market ticker or venue_b token id.
     pub identifier: String,
-    /// `bid` or `ask`: the side of the identifier's book the order takes (venue_a buys NO by selling YES).
+    /// `bid` or `ask`: the side of the `identifier`'s order book on which the order is placed. `bid` is an
+    /// order to buy that instrument, `ask` an order to sell it; either way it fills against the resting orders
+    /// of the other side, at the leg's ask price. venue_a has one YES book per market, so its YES leg is a
+    /// `bid` and its NO leg an `ask` (selling YES there is buying NO). venue_b has one book per outcome token
+    /// and `identifier` is the token bought, so its legs are always `bid`, on the YES token or the NO token.
+    /// `action` says which outcome is bought.
+    #[schema(examples("bid"))]
     pub book_side: String,
+    /// The order the leg places: `buy_yes` on `yes_leg`, `buy_no` on `no_leg`.
+    pub action: LegAction,
+}
+
+/// What an execution leg buys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LegAction {
+    /// Buy the YES outcome.
+    BuyYes,
+    /// Buy the NO outcome.
+    BuyNo,
 }
 
 /// One ask level.
@@ -226,9 +244,30 @@ pub struct HistoryPageOut {
     pub has_more: bool,
 }
 
-/// A price-spread row (spec 2.11).
+/// A price-spread row: one side (YES or NO) of one venue_a/venue_b pair, with the pair it compares.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SpreadOut {
+    /// Canonical event id of the pair, as in the opportunities: `BTC-15M-2026-11-21T19:00Z` for a BTC
+    /// window, `PAIR-<venue_a ticker>` for a matched pair.
+    #[schema(examples("BTC-15M-2026-11-21T19:00Z"))]
+    pub event_id: String,
+    /// Short display label of the pair, as in the opportunities.
+    #[schema(examples("BTC 15m Up 19:00-19:15 UTC"))]
+    pub label: String,
+    /// `5m`, `15m`, `1h`, `24h` or `1w`; null for matched pairs.
+    #[schema(required = true, examples("15m"))]
+    pub interval_code: Option<String>,
+    /// The pair's venue_a market ticker (`side1_price` is its ask).
+    #[schema(examples("KXBTC15M-26NOV211915-15"))]
+    pub venue_a_market_id: String,
+    /// The pair's venue_b condition id (`side2_price` is the ask of its token for the side).
+    pub venue_b_market_id: String,
+    /// Start of the window the pair trades, as venue_a lists it; null for matched pairs.
+    #[schema(required = true, format = DateTime)]
+    pub window_start: Option<String>,
+    /// End of that window; null for matched pairs.
+    #[schema(required = true, format = DateTime)]
+    pub window_end: Option<String>,
     /// `YES` or `NO`.
     pub side: String,
     /// Display name of venue_a.
@@ -424,8 +463,9 @@ async fn current(
 /// Price spreads
 ///
 /// For each paired window or matched pair, the YES asks and the NO asks of both venues side by side, with
-/// `diff = side1_price − side2_price`, sorted by `|diff|` descending. Spreads compare the same side across
-/// venues; they are not risk-free arbitrage. Trader plan.
+/// `diff = side1_price − side2_price`, sorted by `|diff|` descending. Each row names its pair: event id,
+/// label, interval, both venues' market ids and the window. Spreads compare the same side across venues; they
+/// are not risk-free arbitrage. Trader plan.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/current/difference",

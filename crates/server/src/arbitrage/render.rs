@@ -8,7 +8,7 @@
 //! [`Roi::percent_f64`](crossbook_core::arb::Roi::percent_f64), [`Price::to_f64_4`]).
 
 use crossbook_core::{
-    Amount, Level, Price,
+    Amount, Level, Outcome, Price,
     arb::{Episode, ExecutionLeg, Masked, MicroUsd, Opportunity, OrderbookDepth, SpreadRow},
 };
 use serde_json::{Map, Value, json};
@@ -24,8 +24,23 @@ pub fn orderbook_json(ob: &OrderbookDepth) -> Value {
     json!({ "yes": leg(ob.yes.market.as_str(), &ob.yes.asks), "no": leg(ob.no.market.as_str(), &ob.no.asks) })
 }
 
-fn leg_json(l: &ExecutionLeg) -> Value {
-    json!({ "market": l.market.as_str(), "identifier": l.identifier, "book_side": l.book_side.as_str() })
+/// An execution leg. `outcome` is the outcome the leg buys (YES for `yes_leg`, NO for `no_leg`): `book_side`
+/// alone does not say it, since venue_b buys either outcome with a `bid` on that outcome's own token book.
+fn leg_json(l: &ExecutionLeg, outcome: Outcome) -> Value {
+    json!({
+        "market": l.market.as_str(),
+        "identifier": l.identifier,
+        "book_side": l.book_side.as_str(),
+        "action": leg_action(outcome),
+    })
+}
+
+/// The `action` of a leg that buys `outcome`: `buy_yes` or `buy_no`.
+pub fn leg_action(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Yes => "buy_yes",
+        Outcome::No => "buy_no",
+    }
 }
 
 fn amount2(a: Amount) -> f64 {
@@ -83,8 +98,8 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     put("executable_size", json!(m.executable_size().map(|a| a.to_f64(6))));
     put("max_profit_dollars", json!(m.max_profit().map(MicroUsd::dollars_f64)));
     put("peak_net_cents", json!(cents(m.peak_net())));
-    put("yes_leg", leg_json(&o.yes_leg));
-    put("no_leg", leg_json(&o.no_leg));
+    put("yes_leg", leg_json(&o.yes_leg, Outcome::Yes));
+    put("no_leg", leg_json(&o.no_leg, Outcome::No));
     if let Some(ob) = m.orderbook() {
         put("orderbook", orderbook_json(ob));
     }
@@ -116,9 +131,16 @@ pub fn episode_json(m: Masked<&Episode>) -> Value {
     })
 }
 
-/// A price-spread row with the venues' display names.
+/// A price-spread row with the venues' display names, and the pair it compares.
 pub fn spread_row_json(r: &SpreadRow, side1: &str, side2: &str) -> Value {
     json!({
+        "event_id": r.event_id,
+        "label": r.label,
+        "interval_code": r.interval_code.map(|c| c.as_str()),
+        "venue_a_market_id": r.venue_a_market_id,
+        "venue_b_market_id": r.venue_b_market_id,
+        "window_start": r.window_start.map(|t| t.to_iso()),
+        "window_end": r.window_end.map(|t| t.to_iso()),
         "side": r.side.as_str(),
         "side1": side1,
         "side2": side2,
@@ -140,7 +162,7 @@ pub fn webhook_data(o: &Opportunity) -> Value {
 #[cfg(test)]
 mod tests {
     use crossbook_core::{
-        Outcome, Plan, Timestamp,
+        IntervalCode, Plan, Timestamp,
         arb::{
             EpisodeBook, ScanParams,
             fixtures::{T0, fixture},
@@ -171,8 +193,13 @@ mod tests {
         assert_eq!(v["buy_yes_market"], "venue_a");
         assert_eq!(
             v["yes_leg"],
-            json!({"market": "venue_a", "identifier": "KXBTC15M-26NOV211415-15", "book_side": "bid"})
+            json!({"market": "venue_a", "identifier": "KXBTC15M-26NOV211415-15", "book_side": "bid", "action": "buy_yes"})
         );
+        // The fixture buys NO on venue_b: a bid on the NO token's own book.
+        assert_eq!(v["no_leg"]["market"], "venue_b");
+        assert_eq!(v["no_leg"]["identifier"], v["venue_b"]["no_token_id"]);
+        assert_eq!(v["no_leg"]["book_side"], "bid");
+        assert_eq!(v["no_leg"]["action"], "buy_no");
         assert_eq!(
             v["orderbook"]["yes"]["asks"][0],
             json!({"price": "0.4500", "size": 10.0})
@@ -227,8 +254,13 @@ mod tests {
     #[test]
     fn renders_spread_rows() {
         let r = SpreadRow {
-            event_id: "e".into(),
-            interval_code: None,
+            event_id: "BTC-15M-2026-11-21T19:00Z".into(),
+            interval_code: Some(IntervalCode::M15),
+            label: "BTC 15m Up 19:00-19:15 UTC".into(),
+            venue_a_market_id: "KXBTC15M-26NOV211415-15".into(),
+            venue_b_market_id: "0xb1".into(),
+            window_start: Some(Timestamp(T0)),
+            window_end: Some(Timestamp(T0 + 900_000)),
             side: Outcome::No,
             side1_price: Price(123_450),
             side2_price: Price(100_000),
@@ -237,7 +269,28 @@ mod tests {
         let v = spread_row_json(&r, "Venue A", "Venue B");
         assert_eq!(
             v,
-            json!({"side": "NO", "side1": "Venue A", "side2": "Venue B", "side1_price": 0.1235, "side2_price": 0.1, "diff": 0.0235})
+            json!({
+                "event_id": "BTC-15M-2026-11-21T19:00Z",
+                "label": "BTC 15m Up 19:00-19:15 UTC",
+                "interval_code": "15m",
+                "venue_a_market_id": "KXBTC15M-26NOV211415-15",
+                "venue_b_market_id": "0xb1",
+                "window_start": "2026-11-21T19:00:00.000Z",
+                "window_end": "2026-11-21T19:15:00.000Z",
+                "side": "NO", "side1": "Venue A", "side2": "Venue B",
+                "side1_price": 0.1235, "side2_price": 0.1, "diff": 0.0235
+            })
         );
+        // A matched pair has no interval and no window: the keys stay, null.
+        let matched = SpreadRow {
+            interval_code: None,
+            window_start: None,
+            window_end: None,
+            ..r
+        };
+        let v = spread_row_json(&matched, "Venue A", "Venue B");
+        for k in ["interval_code", "window_start", "window_end"] {
+            assert!(v[k].is_null() && v.get(k).is_some(), "{k}");
+        }
     }
 }

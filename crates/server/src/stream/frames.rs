@@ -172,7 +172,7 @@ pub fn whale(w: &WhaleEntry, received_at: Timestamp) -> Frag {
         Some(Channel::Whales),
         Some(w.trade.executed_at),
         Some(received_at),
-        json!({ "data": whale_entry_data(&w.trade, w.market.as_ref()) }),
+        json!({ "data": whale_entry_data(w) }),
     )
 }
 

@@ -85,7 +85,7 @@ fn webhook_kind(ev: &DomainEvent) -> Option<WebhookKind> {
 /// The webhook `data` of a delivered event: the bus carries domain types, and this edge renders them.
 fn webhook_data(ev: &DomainEvent) -> Option<serde_json::Value> {
     match ev {
-        DomainEvent::WhaleEntry(e) => Some(whale_entry_data(&e.trade, e.market.as_ref())),
+        DomainEvent::WhaleEntry(e) => Some(whale_entry_data(e)),
         DomainEvent::ArbitrageOpportunity(o) => Some(arbitrage::render::webhook_data(o)),
         _ => None,
     }

@@ -49,6 +49,13 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
                             None
                         }
                     };
+                    let event_title = match state.store.get_event(trade.exchange, &trade.event_id).await {
+                        Ok(e) => e.map(|e| e.event.title),
+                        Err(e) => {
+                            warn!(error = %e, event = %trade.event_id, "whale tracker: event lookup failed");
+                            None
+                        }
+                    };
                     metrics::counter!("crossbook_whale_entries_total", "venue" => trade.exchange.as_str()).increment(1);
                     tracing::info!(
                         venue = %trade.exchange,
@@ -61,7 +68,7 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
                         notional_usd = %trade.notional(),
                         "whale trade"
                     );
-                    state.bus.publish(DomainEvent::WhaleEntry(Arc::new(WhaleEntry { trade, market })));
+                    state.bus.publish(DomainEvent::WhaleEntry(Arc::new(WhaleEntry { trade, market, event_title })));
                 }
                 Ok(_) => {}
                 Err(RecvError::Lagged(n)) => {

@@ -21,7 +21,7 @@ use crossbook_store::{
     testing::{self, for_each_backend},
 };
 use crossbook_venues::{BookKey, DomainEvent};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::util::*;
 
@@ -220,12 +220,30 @@ async fn current_answers_from_the_live_books_with_every_parameter() {
         assert_eq!(o["venue_b"]["yes_token_id"], format!("{B_WIN}-up"));
         assert_eq!(o["venue_b_event_slug"], format!("slug-{B_WIN}"));
         assert_eq!(o["venue_a_event_ticker"], format!("EV-{A_WIN}"));
-        assert_eq!(o["no_leg"]["identifier"], format!("{B_WIN}-down"));
+        // Each leg says which order to place: venue_a buys YES with a bid on its one YES book; venue_b buys
+        // NO with a bid on the NO token's own book.
+        assert_eq!(
+            o["yes_leg"],
+            json!({"market": "venue_a", "identifier": A_WIN, "book_side": "bid", "action": "buy_yes"})
+        );
+        assert_eq!(
+            o["no_leg"],
+            json!({"market": "venue_b", "identifier": format!("{B_WIN}-down"), "book_side": "bid", "action": "buy_no"})
+        );
         assert!(o.get("opinion").is_some_and(Value::is_null));
         assert!(o.get("locked").is_none());
         assert!(o.get("orderbook").is_none(), "only with orderbook=true");
         assert_eq!(v[0]["interval_code"], Value::Null);
         assert_eq!(v[0]["buy_yes_market"], "venue_b");
+        // The other direction: venue_b buys YES on its YES token; venue_a buys NO by an ask on its YES book.
+        assert_eq!(
+            v[0]["yes_leg"],
+            json!({"market": "venue_b", "identifier": format!("{B_OVR}-yes"), "book_side": "bid", "action": "buy_yes"})
+        );
+        assert_eq!(
+            v[0]["no_leg"],
+            json!({"market": "venue_a", "identifier": A_OVR, "book_side": "ask", "action": "buy_no"})
+        );
 
         // min_net_cents is inclusive and exact.
         let v = app
@@ -311,7 +329,7 @@ async fn difference_is_for_traders_and_sorted_by_absolute_diff() {
     for_each_backend(async |db| {
         let app = TestApp::new(db, |c| c.venue_a_display_name = "Alpha".into());
         let keys = create_keys(&db.store).await;
-        seed(&db.store, 0).await;
+        let start = seed(&db.store, 0).await;
         put_books(&app, Timestamp::now());
         app.get("/v1/arbitrage/current/difference")
             .await
@@ -343,6 +361,38 @@ async fn difference_is_for_traders_and_sorted_by_absolute_diff() {
             rows.iter()
                 .any(|r| r["side"] == "YES" && r["side1_price"] == 0.45 && r["side2_price"] == 0.4)
         );
+        // Every row names its pair: both markets, the label, the interval and venue_a's window.
+        let win = rows
+            .iter()
+            .find(|r| r["venue_a_market_id"] == A_WIN && r["side"] == "YES")
+            .expect("the 15m YES row");
+        let end = Timestamp::from_millis(start.millis() + 900_000);
+        let (start_iso, end_iso) = (start.to_iso(), end.to_iso());
+        // Within a day the label shows both times; a window across midnight shows its start date and time.
+        let label = if start_iso[..10] == end_iso[..10] {
+            format!("BTC 15m Up {}-{} UTC", &start_iso[11..16], &end_iso[11..16])
+        } else {
+            format!("BTC 15m Up {} {} UTC", &start_iso[..10], &start_iso[11..16])
+        };
+        assert_eq!(win["venue_b_market_id"], B_WIN);
+        assert_eq!(win["interval_code"], "15m");
+        assert_eq!(win["event_id"], format!("BTC-15M-{}Z", &start_iso[..16]));
+        assert_eq!(win["label"], label);
+        assert_eq!(win["window_start"], start.to_iso());
+        assert_eq!(win["window_end"], end.to_iso());
+        let ovr = rows
+            .iter()
+            .find(|r| r["venue_a_market_id"] == A_OVR)
+            .expect("a row of the override pair");
+        assert_eq!(ovr["venue_b_market_id"], B_OVR);
+        assert_eq!(ovr["event_id"], format!("PAIR-{A_OVR}"));
+        assert_eq!(
+            ovr["label"], "Will the measure pass?",
+            "venue_a's question, as it has no title"
+        );
+        for k in ["interval_code", "window_start", "window_end"] {
+            assert!(ovr.get(k).is_some_and(Value::is_null), "{k} of a matched pair: {ovr}");
+        }
         let v = app
             .get_key("/arbitrage/current/difference?interval_code=1h&limit=1", &keys.trader)
             .await
@@ -1059,6 +1109,35 @@ fn every_rendered_field_is_documented() {
     }
     assert!(props("HistoryOpportunityOut").contains(&"locked".to_string()));
     assert_eq!(props("HistoryPageOut").len(), 5);
+    // A spread row documents the pair it names, and a leg its plain-words action.
+    let spread = props("SpreadOut");
+    for k in [
+        "event_id",
+        "label",
+        "interval_code",
+        "venue_a_market_id",
+        "venue_b_market_id",
+        "window_start",
+        "window_end",
+        "side",
+        "side1",
+        "side2",
+        "side1_price",
+        "side2_price",
+        "diff",
+    ] {
+        assert!(spread.contains(&k.to_string()), "{k} not in {spread:?}");
+    }
+    let mut leg_props = props("ExecutionLegOut");
+    leg_props.sort();
+    assert_eq!(leg_props, ["action", "book_side", "identifier", "market"]);
+    let leg = &schemas["ExecutionLegOut"]["properties"];
+    let book_side = leg["book_side"]["description"].as_str().unwrap();
+    assert!(
+        book_side.contains("placed") && !book_side.contains("takes"),
+        "book_side says where the order is placed: {book_side}"
+    );
+    assert_eq!(schemas["LegAction"]["enum"], json!(["buy_yes", "buy_no"]));
     for path in [
         "/v1/arbitrage/current",
         "/arbitrage/current",

@@ -366,6 +366,7 @@ async fn channels_are_gated_by_plan_and_refusals_keep_the_connection_open() {
     s.publish(DomainEvent::WhaleEntry(Arc::new(crossbook_core::whale::WhaleEntry {
         trade: trade(1),
         market: None,
+        event_title: None,
     })));
     let w = b.next().await;
     assert_eq!(

@@ -1,7 +1,7 @@
 //! Webhooks end to end: the routes (envelope, 409, PUT, DELETE, plan gating, URL checks) and the dispatcher
 //! (signed deliveries checked with an independent HMAC, DNS rebinding blocked and logged, a hanging or failing
 //! receiver does not delay a healthy one, disabled registrations get nothing, the test route, registrations
-//! made by another process picked up).
+//! made by another process picked up), and the example receivers of `docs/examples/` verifying real deliveries.
 //!
 //! Receivers are axum servers on `127.0.0.1:0`; tests that deliver to them turn `allow_private_webhook_targets`
 //! on, except the rebinding test, which keeps the guard on and controls DNS with its own resolver.
@@ -299,6 +299,7 @@ fn whale(n: i64) -> DomainEvent {
             size: Amount::from_units(2_469),
         },
         market: None,
+        event_title: Some("Will KX close above 100?".into()),
     }))
 }
 
@@ -862,6 +863,10 @@ async fn deliveries_are_signed_and_logged() {
             assert_eq!(body["type"], "whale.entry");
             assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
             assert_eq!(body["data"]["notional_usd"], 1234.5, "{body}");
+            // What the whale bet on: the event's title and the outcome it bought.
+            assert_eq!(body["data"]["event_title"], "Will KX close above 100?", "{body}");
+            assert_eq!(body["data"]["outcome"], "YES", "{body}");
+            assert_eq!(body["data"]["taker_side"], "buy", "{body}");
             assert_eq!(
                 body["data"]["market_title"], "KX-1",
                 "a market unknown to the catalog is named by its id"
@@ -1310,4 +1315,204 @@ async fn openapi_documents_the_webhook_routes() {
         ["created_at", "enabled", "id", "secret", "type", "updated_at", "url"]
     );
     assert_eq!(schemas["WebhookTypeName"]["enum"], json!(["whale", "arbitrage"]));
+}
+
+// ------------------------------------------------------------------------------------------------ example receivers
+
+/// The Python receivers of `docs/examples/` (shown in the README), run as a user runs them.
+const PY_RECEIVERS: [&str; 2] = ["receiver_standardwebhooks.py", "receiver_hmac.py"];
+
+/// Whether python3 with the `standardwebhooks` module is here to run the example receivers. Missing, the
+/// test is skipped with the reason printed, except under CI (`CI` set), where it fails: CI installs the module.
+fn python_ready() -> bool {
+    let why = match std::process::Command::new("python3")
+        .args(["-c", "import standardwebhooks"])
+        .output()
+    {
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        Err(e) => format!("python3: {e}"),
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI runs the example receivers: install python3 and `pip install standardwebhooks` ({why})"
+    );
+    eprintln!("skipped: the example receivers need python3 and `pip install standardwebhooks`: {why}");
+    false
+}
+
+/// A `docs/examples/` receiver started with `secret` on a free port, as a child process (killed on drop).
+struct PyReceiver {
+    child: std::process::Child,
+    /// Where it receives deliveries.
+    url: String,
+    /// Its stdout, line by line: the URL first, then one line per request.
+    lines: mpsc::UnboundedReceiver<String>,
+}
+
+impl PyReceiver {
+    async fn start(script: &str, secret: &str) -> PyReceiver {
+        use std::io::BufRead as _;
+        let path = format!("{}/../../docs/examples/{script}", env!("CARGO_MANIFEST_DIR"));
+        let mut child = std::process::Command::new("python3")
+            .args([path.as_str(), "0"])
+            .env("CROSSBOOK_WEBHOOK_SECRET", secret)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {script}: {e}"));
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        // A thread, as reading a child's pipe blocks (the test runtime has no process support).
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut r = PyReceiver {
+            child,
+            url: String::new(),
+            lines,
+        };
+        let first = r.next_line().await;
+        let base = first
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("{script} printed {first:?}"));
+        r.url = format!("{base}hook");
+        r
+    }
+
+    async fn next_line(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(10), self.lines.recv())
+            .await
+            .expect("a line from the receiver within 10 s")
+            .expect("the receiver is running")
+    }
+
+    /// Posts `body` with the signature headers of the captured delivery `got`; returns the status.
+    async fn replay(&self, got: &Received, body: &[u8]) -> u16 {
+        let mut req = reqwest::Client::new().post(&self.url).body(body.to_vec());
+        for name in [
+            "service-webhook-id",
+            "service-webhook-timestamp",
+            "service-webhook-signature",
+            "content-type",
+        ] {
+            req = req.header(name, got.headers[name].clone());
+        }
+        req.send().await.expect("the receiver answers").status().as_u16()
+    }
+}
+
+impl Drop for PyReceiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Verifies `got` with `standardwebhooks` given the secret as a str (the README warns against it); returns
+/// the library's error message, or `None` when it verified.
+fn verify_with_str_secret(got: &Received, secret: &str) -> Option<String> {
+    const PROGRAM: &str = r#"
+import os, sys
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+headers = {k: os.environ["H_" + k.replace("-", "_").upper()] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+try:
+    Webhook(os.environ["SECRET"]).verify(sys.stdin.buffer.read(), headers)
+except WebhookVerificationError as e:
+    print(e)
+"#;
+    use std::io::Write as _;
+    let header = |n: &str| got.headers[n].to_str().unwrap().to_string();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", PROGRAM])
+        .env("SECRET", secret)
+        .env("H_WEBHOOK_ID", header("service-webhook-id"))
+        .env("H_WEBHOOK_TIMESTAMP", header("service-webhook-timestamp"))
+        .env("H_WEBHOOK_SIGNATURE", header("service-webhook-signature"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&got.body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let msg = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!msg.is_empty()).then_some(msg)
+}
+
+#[tokio::test]
+async fn the_example_receivers_verify_real_deliveries() {
+    if !python_ready() {
+        return;
+    }
+    for_each_backend(async |db| {
+        let h = Hooks::new(db, true, public_resolver());
+        let keys = create_keys(&db.store).await;
+        let mut capture = Receiver::start(Behaviour::Ok).await;
+        let w = env_ok(&h.post("whale", &keys.builder, &capture.url()).await, 201);
+        let secret = w["secret"].as_str().unwrap().to_string();
+        h.wait_targets(WebhookKind::Whale, &[store_id(&w)]).await;
+
+        // A real signed delivery, captured with its exact headers and bytes.
+        h.state().bus.publish(whale(1));
+        let got = capture.next().await;
+        verify_signature(&got, &secret);
+        let body = String::from_utf8(got.body.to_vec()).unwrap();
+        let tampered = body.replace("1234.5", "9234.5");
+        assert_ne!(tampered, body, "the tampered copy differs: {body}");
+
+        let mut receivers = Vec::new();
+        for script in PY_RECEIVERS {
+            let mut py = PyReceiver::start(script, &secret).await;
+            assert_eq!(
+                py.replay(&got, body.as_bytes()).await,
+                204,
+                "{script} verifies the delivery"
+            );
+            assert!(py.next_line().await.starts_with("whale.entry "), "{script}");
+            assert_eq!(
+                py.replay(&got, tampered.as_bytes()).await,
+                400,
+                "{script} refuses a changed body"
+            );
+            let line = py.next_line().await;
+            assert!(line.starts_with("rejected: "), "{script}: {line}");
+            receivers.push(py);
+        }
+
+        // The README's warning: the hex secret passed to the library as a str does not verify.
+        assert_eq!(
+            verify_with_str_secret(&got, &secret).as_deref(),
+            Some("No matching signature found")
+        );
+
+        // Each receiver registered as the URL: the dispatcher's own delivery verifies there too.
+        for (n, py) in (2..).zip(receivers.iter_mut()) {
+            let r = h
+                .call(
+                    Method::PUT,
+                    "/v1/webhooks/whale",
+                    Some(&keys.builder),
+                    Some(json!({ "url": py.url })),
+                )
+                .await;
+            assert_eq!(env_ok(&r, 200)["secret"], secret.as_str(), "the secret stays");
+            eventually("the dispatcher delivers to the example receiver", || {
+                let targets = h.state().webhooks.targets(WebhookKind::Whale);
+                targets.iter().any(|t| t.url.as_str() == py.url).then_some(())
+            })
+            .await;
+            h.state().bus.publish(whale(n));
+            let line = py.next_line().await;
+            assert!(line.starts_with("whale.entry "), "{line}");
+            assert!(line.contains(&format!("'source_trade_id': '{n}'")), "{line}");
+            let log = wait_log(&h, "whale", &keys.builder, usize::try_from(n).unwrap()).await;
+            assert!(log.iter().all(|d| d["status_code"] == 204), "{log:?}");
+        }
+        h.stop().await;
+    })
+    .await;
 }

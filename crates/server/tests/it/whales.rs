@@ -708,11 +708,17 @@ async fn a_whale_reaches_the_bus_and_the_feeds() {
         .expect("whale.entry within 10 s");
         assert_eq!(data.trade, whale, "the 1000 USD trade, with its market");
         assert_eq!(
-            crossbook_server::whales::whale_entry_data(&data.trade, data.market.as_ref()),
+            data.event_title.as_deref(),
+            Some("Event 1"),
+            "the event's title from the catalog"
+        );
+        assert_eq!(
+            crossbook_server::whales::whale_entry_data(&data),
             json!({
-                "exchange": "venue_b", "event_id": "EV1", "market_id": "M1", "market_ticker": "market-1",
-                "market_title": "Market 1", "source_trade_id": "whale", "executed_at": whale.executed_at.to_iso(),
-                "taker_side": "sell", "price": 0.4, "size": 2500.0, "notional_usd": 1000.0
+                "exchange": "venue_b", "event_id": "EV1", "event_title": "Event 1", "market_id": "M1",
+                "market_ticker": "market-1", "market_title": "Market 1", "source_trade_id": "whale",
+                "executed_at": whale.executed_at.to_iso(), "taker_side": "sell", "outcome": "NO",
+                "price": 0.4, "size": 2500.0, "notional_usd": 1000.0
             }),
             "the 999 USD trade is not a whale; the 1000 USD one is"
         );
@@ -722,6 +728,12 @@ async fn a_whale_reaches_the_bus_and_the_feeds() {
 
         let v = app.get_key("/whales/user/feed", &keys.free).await.ok();
         assert_eq!(trade_ids(&v), ["whale"]);
+        // The feed row says the same as the webhook: which event, and which outcome the whale sold.
+        let row = &v["trades"][0];
+        assert_eq!(
+            (&row["event_title"], &row["outcome"], &row["taker_side"]),
+            (&json!("Event 1"), &json!("NO"), &json!("sell"))
+        );
         let v = app.get_key("/v1/whales/public/feed", &keys.trader).await.ok();
         assert!(trade_ids(&v).contains(&"whale".to_string()), "{v}");
     })

@@ -12,7 +12,8 @@ use crate::{
 };
 // ------------------------------------------------------------------------------------------------ outputs
 
-/// A whale trade (spec 2.13) as the feeds show it: the webhook fields plus `id`, `event_title` and `outcome`.
+/// A whale trade as the feeds show it: the fields of the `whale.entry` webhook data (which also carries
+/// `event_title` and `outcome`) plus `id`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WhaleTradeOut {
     /// The stored trade's id.
@@ -20,8 +21,8 @@ pub struct WhaleTradeOut {
     pub exchange: Exchange,
     /// The venue's event id.
     pub event_id: String,
-    /// The event's title; null when the catalog does not have the event.
-    #[schema(required = true)]
+    /// The event's title, saying what the market is about; null when the catalog does not have the event.
+    #[schema(required = true, examples("Bitcoin Up or Down - November 21, 2:15PM-2:30PM ET"))]
     pub event_title: Option<String>,
     pub market_id: String,
     /// venue_a: the market ticker; venue_b: the market slug (the condition id when it has none).
@@ -32,10 +33,12 @@ pub struct WhaleTradeOut {
     pub source_trade_id: String,
     #[schema(format = DateTime)]
     pub executed_at: String,
-    /// `buy` or `sell`.
+    /// `buy` or `sell`: what the whale (the taker) did with `outcome`. venue_a takers always buy.
     #[schema(examples("buy"))]
     pub taker_side: String,
-    /// The outcome traded: `YES` or `NO`.
+    /// `YES` or `NO`: the outcome whose contracts the whale traded. On venue_a, the outcome the taker bought
+    /// (the trade's taker side); on venue_b, the outcome of the token traded. Buying YES and selling NO both
+    /// bet on YES.
     #[schema(examples("YES"))]
     pub outcome: String,
     /// Price in dollars, 4 decimals.
