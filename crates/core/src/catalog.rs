@@ -194,7 +194,7 @@ pub struct Series {
     pub exchange: Exchange,
     pub series_id: String,
     pub title: String,
-    /// venue_a web slug; `None` for venue_b (spec 2.1).
+    /// venue_a web slug; `None` for venue_b.
     pub slug: Option<String>,
     pub url: Option<String>,
     pub category: Option<String>,

@@ -150,7 +150,7 @@ macro_rules! route_groups {
 }
 
 route_groups!(
-    /// Search (spec 4.1); public.
+    /// Search; public.
     Search,
     /// Public whale feed and catalog; preview below Builder.
     PublicWhales,

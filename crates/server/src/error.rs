@@ -27,12 +27,12 @@ use crossbook_store::StoreError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Response header with the caller's per-minute rate (contracts §3).
+/// Response header with the caller's per-minute rate.
 pub const X_RATELIMIT_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
 /// Response header with the requests left in the caller's current bucket.
 pub const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
 
-/// `Content-Type` of every JSON body we send (contracts §1).
+/// `Content-Type` of every JSON body we send.
 pub const JSON_CONTENT_TYPE: HeaderValue = HeaderValue::from_static("application/json; charset=utf-8");
 
 /// Result of a handler or a parser.
@@ -82,7 +82,7 @@ pub enum ApiError {
     },
 }
 
-/// The machine-readable `code` of an error body (contracts §2).
+/// The machine-readable `code` of an error body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {

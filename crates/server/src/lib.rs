@@ -60,7 +60,7 @@ use config::Config;
 pub use error::{ApiError, ApiResult};
 pub use state::AppState;
 
-/// Largest accepted request body (contracts §2: 413 above it); the API's body limit layers and the 413
+/// Largest accepted request body; the API's body limit layers and the 413
 /// error message both read it.
 pub const BODY_LIMIT: usize = 64 * 1024;
 

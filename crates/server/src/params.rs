@@ -28,7 +28,7 @@ pub const MAX_TEXT_LEN: usize = 256;
 /// Cents parameters are below this (`MicroUsd::parse_cents_ceil` takes at most twelve integer digits).
 pub const CENTS_BOUND: i64 = 1_000_000_000_000;
 
-/// Largest `offset` (contracts §1).
+/// Largest `offset`.
 pub const MAX_OFFSET: u32 = 1_000_000;
 
 /// `offset` when absent: from the first item.

@@ -91,7 +91,7 @@ impl AppState {
     }
 }
 
-/// A venue feed older than this makes `/readyz` answer 503 (contracts §10).
+/// A venue feed older than this makes `/readyz` answer 503.
 pub const FRESHNESS_LIMIT: Duration = Duration::from_secs(60);
 
 /// The handle of running ingestion, present while this process ingests (it is the leader). Ingestion can

@@ -22,7 +22,7 @@ use super::{opportunity::Opportunity, units::MicroUsd};
 /// A detection within this many seconds of the episode's `last_seen_at` extends it.
 pub const EPISODE_GAP_SECONDS: i64 = 120;
 
-/// Default cooldown between two webhook publications of the same episode key (contracts §6).
+/// Default cooldown between two webhook publications of the same episode key.
 pub const DEFAULT_COOLDOWN_SECONDS: i64 = 300;
 
 /// What makes two detections "the same opportunity".
@@ -167,7 +167,7 @@ impl EpisodeBook {
 }
 
 /// The global webhook cooldown: an episode key is published at most once per period, to every customer
-/// (contracts §6). A key published at `t` may publish again from `t + period` (inclusive).
+///. A key published at `t` may publish again from `t + period` (inclusive).
 #[derive(Debug, Clone)]
 pub struct Cooldown {
     period_ms: i64,

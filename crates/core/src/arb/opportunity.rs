@@ -13,10 +13,10 @@ use super::{
     units::{MicroUsd, Roi},
 };
 
-/// Number of ask levels per leg kept in [`Opportunity::orderbook`] (contracts §6: top 5).
+/// Number of ask levels per leg kept in [`Opportunity::orderbook`].
 pub const ORDERBOOK_LEVELS: usize = 5;
 
-/// Market type of an opportunity (spec 2.10: currently always `binary`).
+/// Market type of an opportunity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MarketType {
@@ -117,7 +117,7 @@ pub struct LegAsks {
     pub asks: Vec<Level>,
 }
 
-/// Depth attached with `orderbook=true` (contracts §6).
+/// Depth attached with `orderbook=true`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OrderbookDepth {
     /// Asks of the YES leg.
@@ -182,7 +182,7 @@ pub struct Opportunity {
 }
 
 impl Opportunity {
-    /// The key that groups repeated detections into one episode (contracts §6).
+    /// The key that groups repeated detections into one episode.
     pub fn episode_key(&self) -> EpisodeKey {
         EpisodeKey {
             event_id: self.event_id.clone(),

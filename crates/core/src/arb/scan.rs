@@ -87,13 +87,13 @@ impl<S: BuildHasher> BookSource for HashMap<(Exchange, String), BookSnapshot, S>
     }
 }
 
-/// The book staleness of the background scanner and the default of `/v1/arbitrage/current` (spec 4.3).
+/// The book staleness of the background scanner and the default of `/v1/arbitrage/current`.
 pub const DEFAULT_MAX_STALENESS_SECONDS: i64 = 30;
 
-/// The window tolerance of the background scanner and the default of `/v1/arbitrage/current` (spec 4.3).
+/// The window tolerance of the background scanner and the default of `/v1/arbitrage/current`.
 pub const DEFAULT_WINDOW_TOLERANCE_SECONDS: i64 = 60;
 
-/// Parameters of one scan (spec 4.3 `/v1/arbitrage/current`).
+/// Parameters of one scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanParams {
     /// The time the scan is for: staleness, expiry and the opportunities' `timestamp`.

@@ -30,13 +30,13 @@ use crate::{
 
 /// `limit` of the three routes.
 pub const ARB_LIMIT: Limit = Limit::new(50, 100);
-/// `max_staleness_seconds` (contracts §1).
+/// `max_staleness_seconds`.
 pub const STALENESS_RANGE: IntRange = IntRange::new(1, 86_400);
-/// `window_tolerance_seconds` (contracts §1).
+/// `window_tolerance_seconds`.
 pub const TOLERANCE_RANGE: IntRange = IntRange::new(0, 3_600);
-/// `minutes` of the spread route (contracts §1).
+/// `minutes` of the spread route.
 pub const MINUTES_RANGE: IntRange = IntRange::new(1, 525_600);
-/// Default `minutes` of the spread route (spec 4.3).
+/// Default `minutes` of the spread route.
 pub const DEFAULT_MINUTES: i64 = 10_000;
 /// `min_net_cents` of the current route when absent: every opportunity that nets anything.
 pub const DEFAULT_MIN_NET: MicroUsd = MicroUsd::ZERO;
@@ -140,7 +140,7 @@ pub struct OrderbookOut {
     pub no: LegAsksOut,
 }
 
-/// An arbitrage opportunity (spec 2.9, 2.10): buy YES on one venue and NO on the other for less than 1 dollar
+/// An arbitrage opportunity: buy YES on one venue and NO on the other for less than 1 dollar
 /// after taker fees.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OpportunityOut {
@@ -175,7 +175,7 @@ pub struct OpportunityOut {
     /// `100 × (1 − yes_ask − no_ask)`; null on locked rows.
     #[schema(required = true)]
     pub gross_cents: Option<f64>,
-    /// Taker fees of both legs (spec 2.12); null on locked rows.
+    /// Taker fees of both legs; null on locked rows.
     #[schema(required = true)]
     pub fee_cents: Option<f64>,
     /// `gross_cents − fee_cents`; null on locked rows.
@@ -218,7 +218,7 @@ pub struct HistoryOpportunityOut {
     pub locked: bool,
 }
 
-/// A recorded episode (spec 2.10).
+/// A recorded episode.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct EpisodeOut {
     /// First observation.
@@ -231,7 +231,7 @@ pub struct EpisodeOut {
     pub opportunity: HistoryOpportunityOut,
 }
 
-/// The history page envelope (spec 2.10).
+/// The history page envelope.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct HistoryPageOut {
     /// Episodes, newest (`last_seen_at`) first.
@@ -420,7 +420,7 @@ impl FromQuery for HistoryParams {
 ///
 /// Pairs the active windows of both venues on `interval_code` (start and end within
 /// `window_tolerance_seconds`) and the matched binary markets, prices both directions from the latest books
-/// with taker fees (spec 2.12), and returns the pairs whose better direction nets at least `min_net_cents`,
+/// with taker fees, and returns the pairs whose better direction nets at least `min_net_cents`,
 /// sorted by `net_cents` descending. Any valid key.
 #[utoipa::path(
     get,

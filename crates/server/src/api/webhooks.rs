@@ -31,7 +31,7 @@ use crate::{
     webhooks::{self, Target},
 };
 
-/// Attempts returned by the delivery log (contracts §8).
+/// Attempts returned by the delivery log.
 pub const DELIVERIES_SHOWN: u32 = 100;
 
 /// The path of the webhook area; it and every path under it answer in the envelope.
@@ -75,7 +75,7 @@ impl From<WebhookKind> for WebhookTypeName {
     }
 }
 
-/// A webhook registration (spec 2.14).
+/// A webhook registration.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WebhookOut {
     /// Registration identifier.
@@ -150,7 +150,7 @@ impl From<&crossbook_store::NewDelivery> for DeliveryOut {
     }
 }
 
-/// The envelope of one registration (spec 2.14).
+/// The envelope of one registration.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookEnvelope {
     pub success: bool,
@@ -191,8 +191,8 @@ pub struct DeliveryEnvelope {
     pub data: DeliveryOut,
 }
 
-/// An error of a webhook route: the envelope with `success: false` and `data: null`, plus the error body of
-/// contracts §2.
+/// An error of a webhook route: the envelope with `success: false` and `data: null`, plus the fields of the
+/// error body every other route answers (`detail`, `code`, `param` and `required_plan` where they apply).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookErrorBody {
     pub success: bool,

@@ -18,7 +18,7 @@ pub fn level_json(l: &Level) -> Value {
     json!({ "price": l.price.to_string4(), "size": l.size.to_f64(6) })
 }
 
-/// `{"yes": {"market": "venue_a", "asks": [...]}, "no": {...}}` (contracts §6).
+/// `{"yes": {"market": "venue_a", "asks": [...]}, "no": {...}}`.
 pub fn orderbook_json(ob: &OrderbookDepth) -> Value {
     let leg = |market: &str, asks: &[Level]| json!({ "market": market, "asks": asks.iter().map(level_json).collect::<Vec<_>>() });
     json!({ "yes": leg(ob.yes.market.as_str(), &ob.yes.asks), "no": leg(ob.no.market.as_str(), &ob.no.asks) })
@@ -115,7 +115,7 @@ pub fn opportunity_current_json(o: &Opportunity) -> Value {
 }
 
 /// An opportunity of the history, masked: `locked` added, monetary fields null and no `orderbook` when
-/// locked; `opinion` omitted (spec 2.10).
+/// locked; `opinion` omitted.
 pub fn opportunity_history_json(m: Masked<&Opportunity>) -> Value {
     let mut map = body(&m);
     map.insert("locked".to_string(), Value::Bool(m.locked));

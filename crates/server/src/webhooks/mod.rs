@@ -32,22 +32,22 @@ use url::Url;
 
 use crate::config::Config;
 
-/// Header: unique id of the delivery (spec 6.3).
+/// Header: unique id of the delivery.
 pub const HEADER_ID: &str = "service-webhook-id";
 /// Header: Unix seconds at send time.
 pub const HEADER_TIMESTAMP: &str = "service-webhook-timestamp";
 /// Header: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`.
 pub const HEADER_SIGNATURE: &str = "service-webhook-signature";
 
-/// Connect timeout of a delivery (contracts §8).
+/// Connect timeout of a delivery.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-/// Total timeout of a delivery, from sending to the end of the response headers (contracts §8).
+/// Total timeout of a delivery, from sending to the end of the response headers.
 pub const TOTAL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Event type of `POST /v1/webhooks/{type}/test`.
 pub const TEST_EVENT_TYPE: &str = "webhook.test";
 
-/// A new signing secret: 32 random bytes as 64 lowercase hex characters (contracts §8).
+/// A new signing secret: 32 random bytes as 64 lowercase hex characters.
 pub fn new_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);

@@ -12,7 +12,7 @@ pub fn market_ticker(exchange: Exchange, market_id: &str, slug: Option<&str>) ->
     }
 }
 
-/// The `data` of a `whale.entry` webhook (spec 2.13, 6.2) for a whale entry, with the market's ticker and
+/// The `data` of a `whale.entry` webhook for a whale entry, with the market's ticker and
 /// title when the catalog has the market. Beyond the spec's fields it carries the two the feeds show, so a
 /// receiver can tell what the whale bet on: `event_title` (null when the catalog does not have the event) and
 /// `outcome`, the outcome the taker traded (`YES`/`NO`; with `taker_side` it says which side the whale took).

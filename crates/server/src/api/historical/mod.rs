@@ -48,7 +48,7 @@ use crate::{
     params::{Limit, ValidQuery},
 };
 
-/// `limit` of the historical routes (spec §8).
+/// `limit` of the historical routes.
 pub const HISTORY_LIMIT: Limit = Limit::new(100, 200);
 
 /// The historical routes, each also reachable without `/v1`.
@@ -73,7 +73,7 @@ pub use self::{out::*, params::*};
 
 /// venue_a order-book history
 ///
-/// Snapshots of one venue_a market (spec 2.6). Without `start_time`/`end_time`: the most recent, newest
+/// Snapshots of one venue_a market. Without `start_time`/`end_time`: the most recent, newest
 /// first. With both: oldest first, one row per `granularity` bucket (its last snapshot). Follow
 /// `pagination.pagination_key` for the next page.
 #[utoipa::path(
@@ -111,7 +111,7 @@ async fn venue_a_orderbook(
 
 /// venue_b order-book history
 ///
-/// Snapshots of one venue_b market, one row per token (spec 2.7): both tokens interleaved (YES before NO at
+/// Snapshots of one venue_b market, one row per token: both tokens interleaved (YES before NO at
 /// the same time or bucket), or one token with `asset_id`. Same windows and paging as the venue_a route.
 #[utoipa::path(
     get,

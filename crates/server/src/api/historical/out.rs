@@ -11,7 +11,7 @@ use crate::api::common::iso;
 
 use super::params::FormatName;
 
-/// Ask levels summed into `yes_depth` / `no_depth` of the interval format (contracts §5).
+/// Ask levels summed into `yes_depth` / `no_depth` of the interval format.
 const DEPTH_LEVELS: usize = 5;
 
 /// One price level: `price` a 4-decimal string, `size` a number.
@@ -53,7 +53,7 @@ pub(super) fn mid_spread(bid: Option<Price>, ask: Option<Price>) -> (Option<f64>
     )
 }
 
-/// Page metadata (spec 2.5).
+/// Page metadata.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PaginationOut {
     /// The page size asked for.
@@ -67,7 +67,7 @@ pub struct PaginationOut {
     pub pagination_key: Option<String>,
 }
 
-/// A venue_a snapshot (spec 2.6). Best bid and ask are from the YES side; the YES ask is `1 −` the best NO bid.
+/// A venue_a snapshot. Best bid and ask are from the YES side; the YES ask is `1 −` the best NO bid.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VenueASnapshotOut {
     /// Market ticker.
@@ -116,7 +116,7 @@ impl From<&HistoryRow> for VenueASnapshotOut {
     }
 }
 
-/// A venue_b snapshot of one token (spec 2.7, contracts §5).
+/// A venue_b snapshot of one token.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VenueBSnapshotOut {
     /// Condition id of the market.

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::api::common::{dollars, iso_opt};
 
-/// A series (spec 2.1).
+/// A series.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SeriesOut {
     /// Source series ID; pass it as `series_id` to event and market search.
@@ -55,7 +55,7 @@ impl From<SeriesSummary> for SeriesOut {
     }
 }
 
-/// An event (spec 2.2).
+/// An event.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct EventOut {
     /// Source event ticker / ID.
@@ -100,7 +100,7 @@ impl From<EventSummary> for EventOut {
     }
 }
 
-/// A market (spec 2.3).
+/// A market.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MarketOut {
     /// Source market ticker / ID; used with the historical routes.
@@ -180,7 +180,7 @@ pub struct RecentMarketOut {
     pub discovered_at: String,
 }
 
-/// The combined search result (spec 2.4).
+/// The combined search result.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CombinedOut {
     pub series: Vec<SeriesOut>,

@@ -32,13 +32,13 @@ use crate::{
     whales::{WatchError, add_watch, daily_pool, day_ago},
 };
 
-/// `limit` of both whale feeds (spec §8).
+/// `limit` of both whale feeds.
 pub const FEED_LIMIT: Limit = Limit::new(50, 500);
 
 /// The largest threshold accepted, in dollars (keeps every notional comparison far from `i64` overflow).
 pub(crate) const MAX_THRESHOLD_USD: i64 = 1_000_000_000_000;
 
-/// The whale routes: personal ones without `/v1`, public ones with it only (contracts §9).
+/// The whale routes: personal ones without `/v1`, public ones with it only.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(user_feed))

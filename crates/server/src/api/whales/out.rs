@@ -109,7 +109,7 @@ pub struct UserFeedOut {
     pub pagination: PaginationOut,
 }
 
-/// The public feed envelope (spec 2.13).
+/// The public feed envelope.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PublicFeedOut {
     /// Whale trades of the unlocked events, newest first.
@@ -123,7 +123,7 @@ pub struct PublicFeedOut {
     pub unlocked_events: usize,
 }
 
-/// A watchlist record (contracts §7).
+/// A watchlist record.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WatchRecordOut {
     /// The numeric watchlist id (for PATCH and DELETE).
