@@ -46,13 +46,20 @@ pub async fn run(cmd: KeysCommand, config: Config) -> anyhow::Result<()> {
             }
             KeysCommand::List => {
                 let keys = store.list_keys().await?;
+                // The name column is as wide as the longest name, so every column lines up.
+                let name_w = keys
+                    .iter()
+                    .map(|k| k.customer_name.chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(4);
                 println!(
-                    "{:<14} {:<24} {:<8} {:<25} REVOKED",
+                    "{:<14} {:<name_w$} {:<8} {:<25} REVOKED",
                     "PREFIX", "NAME", "PLAN", "CREATED"
                 );
                 for k in keys {
                     println!(
-                        "{:<14} {:<24} {:<8} {:<25} {}",
+                        "{:<14} {:<name_w$} {:<8} {:<25} {}",
                         k.prefix,
                         k.customer_name,
                         // `Plan`'s Display ignores widths: pad its text.
