@@ -22,6 +22,7 @@ fn parse_curl(line: &str) -> (Option<String>, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn banner_lines_work_and_a_restart_points_at_the_keys() {
     let db = crossbook_store::testing::sqlite_database().await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
 
     let mut first = Proc::serve("first", &db.url, &[]);

@@ -814,6 +814,7 @@ async fn the_simulated_preview_shows_whales_soon_after_start() {
         };
         let server = Server::start_simulated(config).await;
         let url = server.url("/v1/whales/public/feed");
+        let started = std::time::Instant::now();
         let feed = eventually("a whale in the anonymous public feed", 120, async || {
             let (status, v) = get_json(&url).await?;
             match v["trades"].as_array() {
@@ -822,6 +823,7 @@ async fn the_simulated_preview_shows_whales_soon_after_start() {
             }
         })
         .await;
+        eprintln!("first preview whale after {:?}", started.elapsed());
         assert_eq!(feed["preview_only"], true);
         assert_eq!(feed["unlocked_events"], 3);
         assert!(feed["locked_trades"].is_i64(), "{feed}");
