@@ -12,7 +12,8 @@
 //!    asset, interval, start and end is ambiguous (a strike ladder, not an up/down market) and neither is
 //!    paired.
 //! 3. **Automatic game matcher** ([`ListingKind::Game`]): markets whose [`MatchKey`] (normalised team names,
-//!    the team YES backs, UTC day) is equal on both venues. A key that appears twice on one venue is
+//!    the team YES backs, the day: of the window, else the game date in the venue's ids) is equal on both
+//!    venues. A key that appears twice on one venue is
 //!    ambiguous and not matched. The matcher only covers titles written `A vs B`, `A vs. B`, `A v B`,
 //!    `A @ B` or `A at B`; different spellings of a team ("LA Lakers" / "Lakers") do not match — that is what
 //!    overrides are for.

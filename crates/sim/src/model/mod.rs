@@ -16,7 +16,8 @@
 //!   venue and NO on the other costs 94 cents: 6 cents gross, more than 1 cent net after both venues' fees
 //!   at any price (at most 2 + 1.75 cents).
 //! - Trades arrive at random with Pareto(α = 1) sizes; if no trade of 1,000 USD notional or more happened in
-//!   the last 40 s, one is forced (alternating venues), so every minute has at least one whale.
+//!   the last 40 s, one is forced (alternating venues), so every minute has at least one whale. Every 20 s
+//!   another lands on one of the events the service's public whale preview most likely unlocks that day.
 
 pub mod book;
 mod catalog;

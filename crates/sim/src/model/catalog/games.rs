@@ -16,7 +16,8 @@ use crate::{
     },
 };
 
-/// A fictional team: city (venue_a's naming), nickname (venue_b's), abbreviation (both).
+/// A fictional team: city (both venues' titles and outcomes), nickname (venue_b's description),
+/// abbreviation (both venues' ids).
 struct Team {
     city: &'static str,
     nick: &'static str,
