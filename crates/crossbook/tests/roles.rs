@@ -68,6 +68,8 @@ async fn exactly_one_process_ingests_and_the_other_takes_over() {
     // Demo keys: created and printed once, by the first process only.
     assert!(first.printed("Demo API keys"), "{}", first.log());
     assert!(!second.printed("Demo API keys"), "{}", second.log());
+    // The other one says where it listens and how to find the keys the first one created.
+    assert!(second.printed("crossbook keys list --database-url"), "{}", second.log());
     assert_eq!(db.store.list_keys().await.unwrap().len(), 3);
 
     // Kill the leader (no graceful shutdown: its session ends with it) and time the takeover.

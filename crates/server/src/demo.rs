@@ -32,32 +32,71 @@ pub async fn create_demo_keys(store: &dyn Store) -> anyhow::Result<Option<Vec<(P
     Ok(Some(keys))
 }
 
-/// The text `serve --simulate` prints once with new demo keys: each key, then `curl` lines to paste.
-/// `market` is a venue_a ticker for the historical example.
-pub fn demo_banner(keys: &[(Plan, NewKey)], base: &str, market: Option<&str>) -> String {
-    let key_of = |p: Plan| {
-        keys.iter()
-            .find(|(q, _)| *q == p)
-            .map(|(_, k)| k.key.as_str())
-            .unwrap_or("")
+/// Real ids of the simulated catalog for the banner's examples, so every line works as printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tour {
+    /// An open venue_a market ticker.
+    pub venue_a_market: Option<String>,
+    /// The event ticker of `venue_a_market`.
+    pub venue_a_event: Option<String>,
+    /// An open venue_b condition id.
+    pub venue_b_market: Option<String>,
+    /// A game on both venues that the scanner pairs: venue_a ticker, venue_b condition id, and a word that
+    /// finds both in search (a team name).
+    pub pair: Option<(String, String, String)>,
+}
+
+/// The text `serve --simulate` prints at start: where it listens and the API docs; with new demo `keys`
+/// (created because the database had none) each key and `curl` lines with real ids from `tour`; without
+/// them (a restart) how to list the existing keys in `database` (a URL without its password).
+pub fn demo_banner(keys: &[(Plan, NewKey)], base: &str, tour: &Tour, database: &str) -> String {
+    let key_of = |p: Plan| keys.iter().find(|(q, _)| *q == p).map(|(_, k)| k.key.as_str());
+    let mut s = format!("crossbook is listening on {base}; API reference: {base}/docs\n\n");
+    let (Some(free), Some(trader)) = (key_of(Plan::Free), key_of(Plan::Trader)) else {
+        // Keys are shown only when created; a restart can only point at them.
+        s.push_str(&format!(
+            "The database already has API keys (shown only when created). List them with:\n  \
+             crossbook keys list --database-url '{database}'\nor create one with:\n  \
+             crossbook keys create --database-url '{database}' --name me --plan trader\n\n"
+        ));
+        s.push_str("Try (no key needed):\n");
+        s.push_str(&format!("  curl '{base}/readyz'\n"));
+        s.push_str(&format!("  curl '{base}/v1/search/markets?q=btc&limit=5'\n"));
+        return s;
     };
-    let mut s = String::new();
     s.push_str("Demo API keys (created because the database had none; shown only this once):\n");
     for (plan, k) in keys {
         s.push_str(&format!("  {:<8} {}\n", plan.to_string(), k.key));
     }
-    let trader = key_of(Plan::Trader);
-    let free = key_of(Plan::Free);
-    let market = market.unwrap_or("KXBTC24H-EXAMPLE");
     s.push_str("\nTry (the venues are fresh within seconds; GET /readyz says so):\n");
     s.push_str(&format!("  curl '{base}/readyz'\n"));
     s.push_str(&format!("  curl '{base}/v1/search/markets?q=btc&limit=5'\n"));
+    if let Some(event) = &tour.venue_a_event {
+        s.push_str(&format!("  # the markets of venue_a event {event}\n"));
+        s.push_str(&format!("  curl '{base}/v1/search/events/{event}/markets'\n"));
+    }
+    if let Some(market) = &tour.venue_a_market {
+        s.push_str(&format!("  # order books of venue_a market {market}\n"));
+        s.push_str(&format!(
+            "  curl -H 'X-API-Key: {trader}' '{base}/v1/historical/venue_a/orderbook?market_id={market}&limit=5'\n"
+        ));
+    }
+    if let Some(market) = &tour.venue_b_market {
+        s.push_str(&format!("  # order books of venue_b market {market}\n"));
+        s.push_str(&format!(
+            "  curl -H 'X-API-Key: {trader}' '{base}/v1/historical/venue_b/orderbook?market_id={market}&limit=5'\n"
+        ));
+    }
+    if let Some((a, b, team)) = &tour.pair {
+        s.push_str(&format!(
+            "  # one game on both venues, paired by the scanner: venue_a {a} with venue_b {b}\n"
+        ));
+        s.push_str(&format!("  curl '{base}/v1/search/markets?q={team}&limit=10'\n"));
+    }
     s.push_str(&format!(
         "  curl -H 'X-API-Key: {free}' '{base}/v1/arbitrage/current?min_net_cents=0&limit=5'\n"
     ));
-    s.push_str(&format!(
-        "  curl -H 'X-API-Key: {trader}' '{base}/v1/historical/venue_a/orderbook?market_id={market}&limit=5'\n"
-    ));
+    s.push_str(&format!("  curl '{base}/v1/whales/public/feed?limit=5'\n"));
     s
 }
 
@@ -90,16 +129,47 @@ mod tests {
             key("cbk_build0000000", Plan::Builder),
             key("cbk_trade0000000", Plan::Trader),
         ];
-        let b = demo_banner(&keys, "http://127.0.0.1:8080", Some("KXBTC24H-26MAY1316-00"));
+        let tour = Tour {
+            venue_a_market: Some("KXBTC24H-26MAY1316-00".into()),
+            venue_a_event: Some("KXBTC24H-26MAY1316".into()),
+            venue_b_market: Some("0xabc".into()),
+            pair: Some(("KXNBAGAME-26MAY12DENAUS-DEN".into(), "0xdef".into(), "Denver".into())),
+        };
+        let b = demo_banner(&keys, "http://127.0.0.1:8080", &tour, "sqlite://data/crossbook.db");
         for needle in [
+            "listening on http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/docs",
             "cbk_free00000000",
             "cbk_build0000000",
             "X-API-Key: cbk_trade0000000",
             "/v1/search/markets?q=btc",
             "/v1/arbitrage/current",
+            "/v1/search/events/KXBTC24H-26MAY1316/markets",
             "/v1/historical/venue_a/orderbook?market_id=KXBTC24H-26MAY1316-00",
+            "/v1/historical/venue_b/orderbook?market_id=0xabc",
+            "venue_a KXNBAGAME-26MAY12DENAUS-DEN with venue_b 0xdef",
+            "/v1/search/markets?q=Denver",
         ] {
             assert!(b.contains(needle), "{needle} missing from\n{b}");
         }
+        assert!(!b.contains("keys list"), "new keys are shown, not pointed at:\n{b}");
+    }
+
+    #[test]
+    fn restart_banner_says_where_and_how_to_list_keys() {
+        let b = demo_banner(
+            &[],
+            "http://127.0.0.1:8080",
+            &Tour::default(),
+            "sqlite://data/crossbook.db",
+        );
+        for needle in [
+            "listening on http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/docs",
+            "crossbook keys list --database-url 'sqlite://data/crossbook.db'",
+        ] {
+            assert!(b.contains(needle), "{needle} missing from\n{b}");
+        }
+        assert!(!b.contains("Demo API keys") && !b.contains("X-API-Key"), "{b}");
     }
 }

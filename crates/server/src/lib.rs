@@ -81,8 +81,8 @@ pub struct Startup {
 /// The demo keys of `serve --simulate`.
 #[derive(Debug, Default)]
 pub struct DemoKeys {
-    /// A venue_a market for the historical example of the banner.
-    pub example_market: Option<String>,
+    /// Real ids of the simulated catalog for the banner's examples.
+    pub tour: demo::Tour,
 }
 
 /// Runs the service on `listener` until `shutdown` resolves (or a worker cancels), then stops accepting,
@@ -139,7 +139,7 @@ pub async fn serve_on(
         (config, startup) = step(config).await?;
     }
     if let Some(demo) = &startup.demo_keys {
-        print_demo_keys(store.as_ref(), &listener, demo.example_market.as_deref()).await?;
+        print_demo_keys(store.as_ref(), &listener, &demo.tour, &url).await?;
     }
 
     // Before anything opens sockets: the connection cap is derived from the raised limit.
@@ -181,27 +181,32 @@ pub async fn serve_on(
     workers
 }
 
-/// Creates and prints the demo keys when the database has none. Runs under the ingest lock so that of two
-/// processes starting together on one empty database only one creates them; when another process holds the
-/// lock, it is the one that did.
+/// Creates the demo keys when the database has none and prints the banner: with the new keys, or (a restart,
+/// or another process holds the lock) where the service listens and how to list the keys in `database`.
+/// Runs under the ingest lock so that of two processes starting together on one empty database only one
+/// creates them; when another process holds the lock, it is the one that did.
 async fn print_demo_keys(
     store: &dyn Store,
     listener: &TcpListener,
-    example_market: Option<&str>,
+    tour: &demo::Tour,
+    database: &str,
 ) -> anyhow::Result<()> {
-    let Some(guard) = store.try_leader_lock().await.context("cannot take the ingest lock")? else {
-        return Ok(());
-    };
-    let created = demo::create_demo_keys(store).await;
-    guard.release().await;
-    if let Some(keys) = created? {
-        let mut addr = listener.local_addr()?;
-        if addr.ip().is_unspecified() {
-            addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    let keys = match store.try_leader_lock().await.context("cannot take the ingest lock")? {
+        Some(guard) => {
+            let created = demo::create_demo_keys(store).await;
+            guard.release().await;
+            created?.unwrap_or_default()
         }
-        let banner = demo::demo_banner(&keys, &format!("http://{addr}"), example_market);
-        println!("{banner}");
+        None => Vec::new(),
+    };
+    let mut addr = listener.local_addr()?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
+    println!(
+        "{}",
+        demo::demo_banner(&keys, &format!("http://{addr}"), tour, database)
+    );
     Ok(())
 }
 

@@ -63,11 +63,12 @@
 //!   and (invented) `btc-updown-1w-<unix start>`. 24h windows run 16:00 to 16:00 UTC (noon ET in daylight
 //!   time), 1w windows Friday 21:00 to Friday 21:00 UTC, so every window is exactly its interval long.
 //!   venue_b's window times are shifted 1–4 s from venue_a's (names stay on the grid).
-//! - Games of two fictional leagues on both venues, named in each venue's style: venue_a by city with one
+//! - Games of two fictional leagues on both venues, titled in each venue's style: venue_a with one
 //!   market per team (`KXNBAGAME-26MAY12DENAUS` "Denver at Austin", markets `…-DEN` and `…-AUS`, "Denver at
-//!   Austin Winner?"), venue_b by nickname with one two-outcome market (`nba-den-aus-2026-05-12`,
-//!   "Comets vs. Rangers", outcomes `["Comets", "Rangers"]`). Same teams, same ET date, same team
-//!   abbreviations in ticker and slug; the venue_b description names city and nickname.
+//!   Austin Winner?"), venue_b with one two-outcome market (`nba-den-aus-2026-05-12`, "Denver vs.
+//!   Austin", outcomes `["Denver", "Austin"]`). Same teams by the same city names (so the service's game
+//!   matcher pairs them), same ET date, same team abbreviations in ticker and slug; the venue_b
+//!   description names city and nickname.
 //! - Markets on one venue only: ETH 15m windows and politics/culture questions on venue_b, economics and
 //!   weather questions on venue_a.
 //!
@@ -100,4 +101,4 @@ pub use model::{
     book::YesBook,
     types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade, Update},
 };
-pub use runtime::{SimClock, SimConfig, SimHandle, SimUrls, Simulator, run_standalone};
+pub use runtime::{SimClock, SimConfig, SimHandle, SimUrls, Simulator, TourIds, run_standalone};

@@ -20,7 +20,7 @@ use crate::{
     http::Shared,
     model::{
         Model, STEP_MS,
-        types::{SimEvent, SimMarket, SimSeries, SimTrade},
+        types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade},
     },
     venue_a::{
         self,
@@ -225,6 +225,20 @@ fn private_key_file() -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// Ids of the simulated catalog that a start-up banner can show (each `None` when the catalog has none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TourIds {
+    /// An open venue_a market ticker (the 24 h BTC window when there is one).
+    pub venue_a_market: Option<String>,
+    /// Its event ticker.
+    pub venue_a_event: Option<String>,
+    /// An open venue_b condition id (the 24 h BTC window when there is one).
+    pub venue_b_market: Option<String>,
+    /// A game listed on both venues: venue_a ticker, venue_b condition id, and a team name that finds both
+    /// in search.
+    pub pair: Option<(String, String, String)>,
+}
+
 /// A running simulator. Dropping it stops the venues (without waiting); [`SimHandle::shutdown`] stops them
 /// and waits until every task has finished.
 pub struct SimHandle {
@@ -289,6 +303,35 @@ impl SimHandle {
     /// first token). Ladders best first; see [`Model::book_snapshot`].
     pub fn book(&self, ex: Exchange, id: &str) -> Option<BookSnapshot> {
         self.shared.model().book_snapshot(ex, id)
+    }
+    /// Real ids of the current catalog for a start-up tour: see [`TourIds`].
+    pub fn tour_ids(&self) -> TourIds {
+        let model = self.shared.model();
+        let open = |ex| model.markets(ex).filter(|m| m.phase == Phase::Open).collect::<Vec<_>>();
+        let (a, b) = (open(Exchange::VenueA), open(Exchange::VenueB));
+        // The 24 h BTC window stays open longest, so the examples keep working for a while.
+        let day_window = |ms: &[&SimMarket]| {
+            ms.iter()
+                .find(|m| m.interval == Some(IntervalCode::H24))
+                .or_else(|| ms.first())
+                .map(|m| (m.market_id.clone(), m.event_id.clone()))
+        };
+        let venue_a = day_window(&a);
+        // A game listed on both venues: venue_a's market whose YES is the venue_b market's YES (the away
+        // team's), both open, so the service pairs them (and `crossbook pairs add` accepts them).
+        let pair = a
+            .iter()
+            .filter(|m| m.category == crossbook_core::Category::Sports && !m.inverted)
+            .find_map(|ma| {
+                let mb = b.iter().find(|mb| mb.pair == ma.pair)?;
+                Some((ma.market_id.clone(), mb.market_id.clone(), ma.yes_label.clone()))
+            });
+        TourIds {
+            venue_a_market: venue_a.as_ref().map(|(m, _)| m.clone()),
+            venue_a_event: venue_a.map(|(_, e)| e),
+            venue_b_market: day_window(&b).map(|(m, _)| m),
+            pair,
+        }
     }
     pub fn markets(&self, ex: Exchange) -> Vec<SimMarket> {
         self.shared.model().markets(ex).cloned().collect()

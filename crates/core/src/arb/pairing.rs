@@ -12,7 +12,8 @@
 //!    asset, interval, start and end is ambiguous (a strike ladder, not an up/down market) and neither is
 //!    paired.
 //! 3. **Automatic game matcher** ([`ListingKind::Game`]): markets whose [`MatchKey`] (normalised team names,
-//!    the team YES backs, UTC day) is equal on both venues. A key that appears twice on one venue is
+//!    the team YES backs, the day: of the window, else the game date in the venue's ids) is equal on both
+//!    venues. A key that appears twice on one venue is
 //!    ambiguous and not matched. The matcher only covers titles written `A vs B`, `A vs. B`, `A v B`,
 //!    `A @ B` or `A at B`; different spellings of a team ("LA Lakers" / "Lakers") do not match — that is what
 //!    overrides are for.
@@ -120,7 +121,7 @@ impl ListingKind {
             .is_some_and(|c| c.eq_ignore_ascii_case("sports"));
         if market.interval_code.is_none()
             && sports
-            && let Some(key) = MatchKey::from_market(market, event_title)
+            && let Some(key) = MatchKey::from_market(market, event_title, event_slug)
         {
             return ListingKind::Game(key);
         }
@@ -159,13 +160,13 @@ impl MatchKey {
     /// a `League: ` prefix is dropped). Names are normalised by [`normalise_team`]. The YES team is the
     /// market's `subtitle` when it names one of the two teams (venue_a lists one market per team with the team
     /// as subtitle), else the first-named team (venue_b's YES token is its first outcome). The day is the UTC
-    /// day of `window_start`, else of `window_end`; a market with neither has no key.
-    pub fn from_market(market: &Market, event_title: &str) -> Option<MatchKey> {
-        let day = market
-            .window_start
-            .or(market.window_end)?
-            .millis()
-            .div_euclid(crate::time::DAY_MS);
+    /// day of `window_start`, else of `window_end`, else the date the venue's ids carry ([`listed_day`]:
+    /// the connectors give game markets no window); a market with none of them has no key.
+    pub fn from_market(market: &Market, event_title: &str, event_slug: Option<&str>) -> Option<MatchKey> {
+        let day = match market.window_start.or(market.window_end) {
+            Some(t) => t.millis().div_euclid(crate::time::DAY_MS),
+            None => listed_day(market, event_slug)?,
+        };
         let (first, second) = [
             market.title.as_deref(),
             Some(market.question.as_str()),
@@ -184,6 +185,43 @@ impl MatchKey {
         teams.sort();
         Some(MatchKey { teams, yes_team, day })
     }
+}
+
+/// The game date a market's ids carry, as days since 1970-01-01: a venue_a event ticker `SERIES-YYMONDD…`
+/// (`KXNBAGAME-26NOV21AUSPOR`), a venue_b event (or market) slug ending `-YYYY-MM-DD`
+/// (`nba-aus-por-2026-11-21`). Both venues write the game's local (US Eastern) date, so the two listings of
+/// one game agree even when it starts after midnight UTC.
+fn listed_day(market: &Market, event_slug: Option<&str>) -> Option<i64> {
+    /// Julian day number of 1970-01-01.
+    const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+    let date = match market.exchange {
+        Exchange::VenueA => {
+            let code = market.event_id.split('-').nth(1)?.get(..7)?;
+            let year = 2000 + code.get(..2)?.parse::<i32>().ok()?;
+            let month = match code.get(2..5)?.to_ascii_uppercase().as_str() {
+                "JAN" => time::Month::January,
+                "FEB" => time::Month::February,
+                "MAR" => time::Month::March,
+                "APR" => time::Month::April,
+                "MAY" => time::Month::May,
+                "JUN" => time::Month::June,
+                "JUL" => time::Month::July,
+                "AUG" => time::Month::August,
+                "SEP" => time::Month::September,
+                "OCT" => time::Month::October,
+                "NOV" => time::Month::November,
+                "DEC" => time::Month::December,
+                _ => return None,
+            };
+            time::Date::from_calendar_date(year, month, code.get(5..7)?.parse().ok()?).ok()?
+        }
+        Exchange::VenueB => {
+            let slug = event_slug.or(market.slug.as_deref())?;
+            let tail = slug.get(slug.len().checked_sub(10)?..)?;
+            time::Date::parse(tail, time::macros::format_description!("[year]-[month]-[day]")).ok()?
+        }
+    };
+    Some(i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY)
 }
 
 /// Splits `A vs B` into two normalised, non-empty, different team names.
@@ -829,6 +867,45 @@ pub(crate) mod tests {
         let mut l2 = l.clone();
         l2.push(game(Exchange::VenueB, "0xlakers2", "Lakers vs Celtics", None, 0));
         assert!(pair_markets(&l2, &[], 60).is_empty());
+    }
+
+    /// The connectors give game markets no window: the day comes from the date in each venue's ids, the
+    /// US Eastern date on both, so a game starting after midnight UTC still matches.
+    #[test]
+    fn games_without_a_window_match_by_the_date_in_their_ids() {
+        let unwindowed = |mut l: Listing, slug: Option<&str>| {
+            l.market.window_start = None;
+            l.event_slug = slug.map(str::to_string);
+            Listing::new(l.market, l.event_title, l.event_slug)
+        };
+        let mut a = game(
+            Exchange::VenueA,
+            "KXNBAGAME-26NOV21AUSPOR-AUS",
+            "Austin at Portland Winner?",
+            Some("Austin"),
+            0,
+        );
+        a.market.event_id = "KXNBAGAME-26NOV21AUSPOR".into();
+        let a = unwindowed(a, None);
+        let b = unwindowed(
+            game(Exchange::VenueB, "0xaus", "Austin vs. Portland", None, 0),
+            Some("nba-aus-por-2026-11-21"),
+        );
+        let b_next_day = unwindowed(
+            game(Exchange::VenueB, "0xaus2", "Austin vs. Portland", None, 0),
+            Some("nba-aus-por-2026-11-22"),
+        );
+        let day = |l: &Listing| match &l.kind {
+            ListingKind::Game(k) => k.day,
+            other => panic!("not a game: {other:?}"),
+        };
+        // 2026-11-21 is day 20,778 after 1970-01-01.
+        assert_eq!((day(&a), day(&b), day(&b_next_day)), (20_778, 20_778, 20_779));
+        let same_day = [a.clone(), b];
+        let p = pair_markets(&same_day, &[], 60);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].venue_b.market.market_id, "0xaus");
+        assert!(pair_markets(&[a, b_next_day], &[], 60).is_empty());
     }
 
     #[test]

@@ -10,12 +10,11 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use crossbook_core::{Exchange, IntervalCode};
 use crossbook_server::{
     BeforeIngest, DemoKeys, Startup,
     config::{Config, Role},
 };
-use crossbook_sim::{Phase, SimClock, SimConfig, SimHandle, Simulator};
+use crossbook_sim::{SimClock, SimConfig, SimHandle, Simulator};
 use serde::Serialize;
 
 /// Flags of `serve`. Absent flags are skipped so that the environment and the file still apply.
@@ -81,9 +80,7 @@ fn simulate_step() -> BeforeIngest {
             }
             let sim = start(&mut config).await?;
             let startup = Startup {
-                demo_keys: Some(DemoKeys {
-                    example_market: example_market(&sim),
-                }),
+                demo_keys: Some(DemoKeys { tour: tour(&sim) }),
                 on_shutdown: Some(Box::pin(sim.shutdown())),
             };
             Ok((config, startup))
@@ -114,12 +111,13 @@ async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
     Ok(sim)
 }
 
-/// A venue_a market that stays open for a while (the current 24 h BTC window), for the historical example.
-fn example_market(sim: &SimHandle) -> Option<String> {
-    let markets = sim.markets(Exchange::VenueA);
-    markets
-        .iter()
-        .find(|m| m.interval == Some(IntervalCode::H24) && m.phase == Phase::Open)
-        .or_else(|| markets.iter().find(|m| m.phase == Phase::Open))
-        .map(|m| m.market_id.clone())
+/// Real ids of the simulated catalog for the start-up banner.
+fn tour(sim: &SimHandle) -> crossbook_server::demo::Tour {
+    let ids = sim.tour_ids();
+    crossbook_server::demo::Tour {
+        venue_a_market: ids.venue_a_market,
+        venue_a_event: ids.venue_a_event,
+        venue_b_market: ids.venue_b_market,
+        pair: ids.pair,
+    }
 }

@@ -20,6 +20,20 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9002")]
     #[serde(skip)]
     venue_b_listen: std::net::SocketAddr,
+    /// Where to write the venue_a demo private key (compiled into the binary) that the printed settings name;
+    /// next to the settings file when you redirect them into one in the current directory.
+    #[arg(long, value_name = "FILE", default_value = "venue_a_demo_key.pem")]
+    #[serde(skip)]
+    key_file: std::path::PathBuf,
+}
+
+/// Writes the demo key to `path` and returns its absolute path, so the settings stay valid from another
+/// working directory and need nothing from the source tree (an installed binary has no such tree).
+fn write_demo_key(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context as _;
+    std::fs::write(path, crossbook_sim::venue_a::auth::DEMO_PRIVATE_KEY_PEM)
+        .with_context(|| format!("cannot write the demo key to {}", path.display()))?;
+    std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
 }
 
 /// Both venues until Ctrl-C. Standard output is a TOML file for `serve --config`: the venue settings of the
@@ -32,11 +46,13 @@ pub async fn run(args: SimulateArgs, config: Config) -> anyhow::Result<()> {
         clock: crossbook_sim::SimClock::default(),
     })
     .await?;
+    let mut urls = sim.urls().clone();
+    urls.venue_a_private_key_file = write_demo_key(&args.key_file)?;
     println!(
         "# crossbook simulate (seed {}): settings for `crossbook serve --config FILE`",
         config.sim_seed
     );
-    print!("{}", sim.urls().config_toml());
+    print!("{}", urls.config_toml());
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     super::shutdown_signal().await;

@@ -86,6 +86,11 @@ impl Proc {
         format!("--- stdout\n{}\n--- stderr\n{}", tail(&self.stdout), tail(&self.stderr))
     }
 
+    /// Every line of its standard output so far.
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.stdout.lock().unwrap().clone()
+    }
+
     /// Whether its standard output holds `needle`.
     pub fn printed(&self, needle: &str) -> bool {
         self.stdout.lock().unwrap().iter().any(|l| l.contains(needle))

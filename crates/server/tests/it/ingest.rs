@@ -93,3 +93,59 @@ async fn role_api_does_not_ingest_and_creates_no_demo_keys() {
     })
     .await;
 }
+
+/// The simulated games are listed on both venues under the same team names and date (each venue in its own
+/// title style), so the scanner's own pairing pairs them automatically once ingested; and an operator
+/// override (`crossbook pairs add`) on the same two markets is honoured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_games_pair_across_venues() {
+    use crossbook_core::{
+        Category, Timestamp,
+        arb::{MatchSource, PairKind, PairOverride, pair_markets},
+    };
+    for_each_backend(async |db| {
+        let server = Server::start_simulated_on(simulate_config(&db.url), db.store.clone()).await;
+        let store = db.store.clone();
+        let game = eventually("a game paired across venues in the ingested catalog", 90, async || {
+            let listings = store.arbitrage_listings().await.map_err(|e| e.to_string())?;
+            let pairs = pair_markets(&listings, &[], 60);
+            pairs
+                .iter()
+                .find(|p| p.category() == Category::Sports)
+                .map(|p| {
+                    assert_eq!(*p.kind, PairKind::Matched { by: MatchSource::Auto });
+                    (p.venue_a.market.market_id.clone(), p.venue_b.market.market_id.clone())
+                })
+                .ok_or_else(|| format!("{} listings, {} pairs, no game among them", listings.len(), pairs.len()))
+        })
+        .await;
+
+        let pair = PairOverride {
+            venue_a_market_id: game.0.clone(),
+            venue_b_market_id: game.1.clone(),
+        };
+        assert!(store.add_pair_override(&pair, Timestamp::now()).await.unwrap());
+        let overrides: Vec<PairOverride> = store
+            .pair_overrides()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.pair)
+            .collect();
+        let listings = store.arbitrage_listings().await.unwrap();
+        let pairs = pair_markets(&listings, &overrides, 60);
+        let p = pairs
+            .iter()
+            .find(|p| p.venue_a.market.market_id == game.0)
+            .expect("the overridden game is still paired");
+        assert_eq!(p.venue_b.market.market_id, game.1);
+        assert_eq!(
+            *p.kind,
+            PairKind::Matched {
+                by: MatchSource::Override
+            }
+        );
+        server.stop().await.unwrap();
+    })
+    .await;
+}

@@ -162,13 +162,15 @@ impl Server {
                 ))
                 .await?;
                 point_at(&mut config, &sim);
-                let example_market = sim
-                    .markets(Exchange::VenueA)
-                    .into_iter()
-                    .find(|m| m.phase == crossbook_sim::Phase::Open)
-                    .map(|m| m.market_id);
+                let ids = sim.tour_ids();
+                let tour = crossbook_server::demo::Tour {
+                    venue_a_market: ids.venue_a_market,
+                    venue_a_event: ids.venue_a_event,
+                    venue_b_market: ids.venue_b_market,
+                    pair: ids.pair,
+                };
                 let startup = crossbook_server::Startup {
-                    demo_keys: Some(crossbook_server::DemoKeys { example_market }),
+                    demo_keys: Some(crossbook_server::DemoKeys { tour }),
                     on_shutdown: Some(Box::pin(sim.shutdown())),
                 };
                 Ok((config, startup))

@@ -623,14 +623,24 @@ async fn public_preview_per_plan_and_locked_catalog() {
             let want: Vec<String> = order[..3].iter().map(|id| format!("w-{id}")).collect();
             assert_eq!(trade_ids(&feed), want);
             assert_eq!(feed["pagination"]["total"], 3);
+            // The three locked events' whales exist and are counted, not shown (their 499 trades are below
+            // the minimum and not counted).
+            assert_eq!(feed["locked_trades"], 3);
             assert_eq!(feed["stats"]["total_trades_24h"], 3);
             assert_eq!(feed["stats"]["total_volume_24h"], 3000.0);
         }
+        // The count follows the request's filters: above every whale, nothing is locked either.
+        let feed = app.get("/v1/whales/public/feed?min_trade_size=1000.01").await.ok();
+        assert_eq!(
+            (feed["pagination"]["total"].clone(), feed["locked_trades"].clone()),
+            (json!(0), json!(0))
+        );
         for key in [&keys.builder, &keys.trader] {
             let feed = app.get_key("/v1/whales/public/feed", key).await.ok();
             assert_eq!(feed["preview_only"], false);
             assert_eq!(feed["unlocked_events"], 6);
             assert_eq!(feed["pagination"]["total"], 6);
+            assert_eq!(feed["locked_trades"], 0, "a paid key sees the whole pool");
             let cat = app.get_key("/v1/whales/public/events", key).await.ok();
             assert!(cat["events"].as_array().unwrap().iter().all(|e| e["locked"] == false));
         }
@@ -736,6 +746,100 @@ async fn a_whale_reaches_the_bus_and_the_feeds() {
         );
         let v = app.get_key("/v1/whales/public/feed", &keys.trader).await.ok();
         assert!(trade_ids(&v).contains(&"whale".to_string()), "{v}");
+    })
+    .await;
+}
+
+/// Both whale feeds page by offset: the OpenAPI document describes `pagination` as the `{limit, offset, total}`
+/// the routes send (not the historical routes' cursor object), and the public feed's `locked_trades`.
+#[tokio::test]
+async fn whale_feed_schemas_match_the_bytes_sent() {
+    for_each_backend(async |db| {
+        seed_events(&db.store, 6).await;
+        let keys = create_keys(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        let doc = app.get("/openapi.json").await.ok();
+        let schemas = &doc["components"]["schemas"];
+        let resolve = |v: &Value| -> Value {
+            let name = v["$ref"].as_str().unwrap_or_else(|| panic!("not a $ref: {v}"));
+            schemas[name.rsplit('/').next().unwrap()].clone()
+        };
+        let sorted = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        for (path, key) in [
+            ("/whales/user/feed", Some(keys.trader.as_str())),
+            ("/v1/whales/public/feed", None),
+        ] {
+            let op = &doc["paths"][path]["get"];
+            let envelope = resolve(&op["responses"]["200"]["content"]["application/json"]["schema"]);
+            let pagination = resolve(&envelope["properties"]["pagination"]);
+            assert_eq!(
+                sorted(&pagination["properties"]),
+                ["limit", "offset", "total"],
+                "{path}: {pagination}"
+            );
+            let mut required: Vec<&str> = pagination["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap())
+                .collect();
+            required.sort_unstable();
+            assert_eq!(required, ["limit", "offset", "total"], "{path}");
+
+            let body = get_as(&app, key, path).await.ok();
+            assert_eq!(
+                sorted(&body["pagination"]),
+                ["limit", "offset", "total"],
+                "{path}: {body}"
+            );
+            // Every field sent is documented, and every documented field is sent.
+            assert_eq!(sorted(&body), sorted(&envelope["properties"]), "{path}");
+        }
+        let public = resolve(
+            &doc["paths"]["/v1/whales/public/feed"]["get"]["responses"]["200"]["content"]["application/json"]["schema"],
+        );
+        assert_eq!(public["properties"]["locked_trades"]["type"], "integer");
+        assert!(
+            public["properties"]["locked_trades"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("cannot see")),
+            "{public}"
+        );
+    })
+    .await;
+}
+
+/// With the default seed, the simulator's whales land on the events the anonymous preview unlocks: the
+/// public feed shows whale trades soon after start, not only a count of locked ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulated_preview_shows_whales_soon_after_start() {
+    for_each_backend(async |db| {
+        let config = crossbook_server::config::Config {
+            simulate: true,
+            sim_seed: 42,
+            catalog_sync_seconds: 5,
+            ..crossbook_server::config::Config::for_tests(&db.url)
+        };
+        let server = Server::start_simulated(config).await;
+        let url = server.url("/v1/whales/public/feed");
+        let started = std::time::Instant::now();
+        let feed = eventually("a whale in the anonymous public feed", 120, async || {
+            let (status, v) = get_json(&url).await?;
+            match v["trades"].as_array() {
+                Some(t) if status == 200 && !t.is_empty() => Ok(v),
+                _ => Err(format!("{status} {v}")),
+            }
+        })
+        .await;
+        eprintln!("first preview whale after {:?}", started.elapsed());
+        assert_eq!(feed["preview_only"], true);
+        assert_eq!(feed["unlocked_events"], 3);
+        assert!(feed["locked_trades"].is_i64(), "{feed}");
+        server.stop().await.unwrap();
     })
     .await;
 }

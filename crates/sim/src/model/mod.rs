@@ -16,7 +16,8 @@
 //!   venue and NO on the other costs 94 cents: 6 cents gross, more than 1 cent net after both venues' fees
 //!   at any price (at most 2 + 1.75 cents).
 //! - Trades arrive at random with Pareto(α = 1) sizes; if no trade of 1,000 USD notional or more happened in
-//!   the last 40 s, one is forced (alternating venues), so every minute has at least one whale.
+//!   the last 40 s, one is forced (alternating venues), so every minute has at least one whale. Every 20 s
+//!   another lands on one of the events the service's public whale preview most likely unlocks that day.
 
 pub mod book;
 mod catalog;
@@ -42,6 +43,9 @@ use crate::ids;
 pub const STEP_MS: i64 = 200;
 /// A whale is forced when none happened for this long (so one falls in every minute).
 const WHALE_EVERY_MS: i64 = 40_000;
+/// A whale on one of the events the public preview likely unlocks is forced this often (see
+/// [`Model::preview_whale_if_due`]), so the anonymous whale feed shows trades within seconds of start.
+const PREVIEW_WHALE_EVERY_MS: i64 = 20_000;
 /// Chance per step that a market's quotes move.
 const BOOK_UPDATE_P: f64 = 0.35;
 /// Chance per step that a market trades.
@@ -148,6 +152,8 @@ pub struct Model {
     trade_seq: [u64; 2],
     last_whale: Timestamp,
     whale_turn: usize,
+    last_preview_whale: Timestamp,
+    preview_turn: usize,
     episode: Option<Episode>,
     next_episode_at: Timestamp,
     /// Cross episodes started so far (the first one prefers the 15-minute window).
@@ -177,6 +183,9 @@ impl Model {
             trade_seq: [0, 0],
             last_whale: Timestamp::from_millis(now.millis() - WHALE_EVERY_MS + 5_000),
             whale_turn: 0,
+            // The first one a few seconds in: by then the service has the catalog and can draw its pool.
+            last_preview_whale: Timestamp::from_millis(now.millis() - PREVIEW_WHALE_EVERY_MS + 5_000),
+            preview_turn: 0,
             episode: None,
             next_episode_at: Timestamp::from_millis(now.millis() + 8_000),
             episodes: 0,
@@ -204,6 +213,7 @@ impl Model {
         self.refresh_books(&mut out, false);
         self.random_trades(&mut out);
         self.whale_if_due(&mut out);
+        self.preview_whale_if_due(&mut out);
         self.update_ticks(&mut out);
         self.prune(now);
         out

@@ -1,11 +1,14 @@
 //! Trades: random taker fills, the forced whale, injected trades ([`Model::inject_trade`]), and the fill
 //! itself against the best level of a YES book, recorded on the venue's tape in that venue's terms.
 
-use crossbook_core::{Amount, Exchange, Outcome, Price, TakerSide};
+use crossbook_core::{
+    Amount, Exchange, Outcome, Price, TakerSide,
+    whale::{draw_pool, utc_day},
+};
 use rand::Rng;
 
 use super::{
-    Key, Model, TAPE_LEN, TRADE_P, WHALE_EVERY_MS,
+    Key, Model, PREVIEW_WHALE_EVERY_MS, TAPE_LEN, TRADE_P, WHALE_EVERY_MS,
     book::{LevelChange, YesSide},
     ex_index,
     types::{Phase, SimTrade, Update},
@@ -104,18 +107,65 @@ impl Model {
                 continue;
             }
             let key = candidates[self.rng.random_range(0..candidates.len())].clone();
-            let Some((ask, _)) = self.books[&key].best_ask() else {
-                continue;
-            };
-            let dollars = self.rng.random_range(1_200..=4_000);
-            let contracts = (dollars * 100 + ask - 1) / ask;
-            // Token 0 at the YES ask: notional = ask × contracts ≥ the drawn dollars.
-            if self
-                .execute(&key, true, Amount::from_units(contracts), Some(0), out)
-                .is_some()
-            {
+            if self.whale_on(&key, out) {
                 return;
             }
+        }
+    }
+
+    /// A whale of 1,200–4,000 dollars lifting the best YES ask of `key` (token 0 on venue_b); `false` when
+    /// the book has no ask or the market does not trade.
+    fn whale_on(&mut self, key: &Key, out: &mut Vec<Update>) -> bool {
+        let Some((ask, _)) = self.books.get(key).and_then(|b| b.best_ask()) else {
+            return false;
+        };
+        let dollars = self.rng.random_range(1_200..=4_000);
+        let contracts = (dollars * 100 + ask - 1) / ask;
+        // Notional = ask × contracts ≥ the drawn dollars, above the public feed's 500 and the webhook's 1,000.
+        self.execute(key, true, Amount::from_units(contracts), Some(0), out)
+            .is_some()
+    }
+
+    /// The events the service's public preview most likely unlocks: the first of the day's pool drawn by
+    /// the service's own [`draw_pool`] over this model's tradable events. The service draws from the active
+    /// events of its store with the most volume, which the model cannot see exactly, and unlocks the first
+    /// 3 by default; the pool's order is a per-day hash, so the first few of a draw over (nearly) the same
+    /// events are the same events. Taking twice as many covers the events the two sets do not share.
+    fn preview_events(&self) -> Vec<(Exchange, String)> {
+        const PREVIEW_TARGETS: usize = 6;
+        let candidates: Vec<(Exchange, String)> = self
+            .events
+            .keys()
+            .filter(|k| self.whale_market(k).is_some())
+            .cloned()
+            .collect();
+        draw_pool(&utc_day(self.now), &candidates, PREVIEW_TARGETS)
+    }
+
+    /// A market of the event `key` that trades and has an ask to lift, the first by id.
+    fn whale_market(&self, key: &(Exchange, String)) -> Option<Key> {
+        let event = self.events.get(key)?;
+        event.markets.iter().map(|id| (key.0, id.clone())).find(|k| {
+            self.markets.get(k).is_some_and(|m| m.trading()) && self.books.get(k).is_some_and(|b| !b.asks.is_empty())
+        })
+    }
+
+    /// Without this, whales land on crypto windows only, and the few events the anonymous public feed
+    /// unlocks (a per-day draw over all events) rarely had one: the preview stayed empty for minutes. So
+    /// every [`PREVIEW_WHALE_EVERY_MS`] a whale lands on one of [`Self::preview_events`], in turn.
+    pub(super) fn preview_whale_if_due(&mut self, out: &mut Vec<Update>) {
+        if self.now.millis() - self.last_preview_whale.millis() < PREVIEW_WHALE_EVERY_MS {
+            return;
+        }
+        self.last_preview_whale = self.now;
+        let events = self.preview_events();
+        if events.is_empty() {
+            return;
+        }
+        let event = &events[self.preview_turn % events.len()];
+        self.preview_turn += 1;
+        if let Some(key) = self.whale_market(event) {
+            self.whale_on(&key, out);
         }
     }
 

@@ -127,15 +127,29 @@ fn tags(tags: &[Tag]) -> Value {
     )
 }
 
-/// Fee parameters by category (fee schedule v2, PROTOCOLS B.7).
-fn fees(category: &str) -> (&'static str, Value, Value) {
-    let (kind, rate, rebate) = match category {
+/// Fee parameters by category (fee schedule v2, PROTOCOLS B.7): fee type, taker rate and rebate rate, the
+/// rates in millionths.
+fn fee_schedule(category: &str) -> (&'static str, i64, i64) {
+    match category {
         "Crypto" => ("crypto_fees_v2", 70_000, 200_000),
         "Sports" => ("sports_fees_v2", 30_000, 250_000),
         "Politics" => ("politics_fees_v2", 40_000, 200_000),
         _ => ("culture_fees_v2", 50_000, 200_000),
-    };
+    }
+}
+
+/// Fee parameters by category as Gamma prints them.
+fn fees(category: &str) -> (&'static str, Value, Value) {
+    let (kind, rate, rebate) = fee_schedule(category);
     (kind, number(rate), number(rebate))
+}
+
+/// The taker rate a fill of a market in `category` was charged, in basis points as the real feed's
+/// `fee_rate_bps` string (`"0"` on a fee-free market). Derived from the same schedule Gamma publishes, so a
+/// client that checks the two sees them agree: 0.07 = 70,000 millionths = 700 bps.
+pub(crate) fn fee_rate_bps(category: &str) -> String {
+    let (_, rate, _) = fee_schedule(category);
+    (rate / 100).to_string()
 }
 
 /// Dollars resting in a book (Σ price × size over both sides of the YES book).

@@ -216,6 +216,10 @@ impl Protocol for Session {
                             "price": price_text(trade.price, m.tick),
                             "size": size_text(trade.size),
                             "side": if trade.taker_side == crossbook_core::TakerSide::Buy { "BUY" } else { "SELL" },
+                            // The real feed sends it and typed clients require it.
+                            "fee_rate_bps": wire::fee_rate_bps(
+                                model.event(B, &m.event_id).map_or("", |e| e.category.as_str())
+                            ),
                             "timestamp": ts,
                             "transaction_hash": trade.trade_id,
                         }));

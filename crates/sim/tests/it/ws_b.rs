@@ -165,6 +165,8 @@ async fn trades_send_last_trade_price_and_fresh_books() {
     assert_eq!(events[0]["side"], "BUY");
     assert_eq!(events[0]["size"], "12");
     assert_eq!(events[0]["transaction_hash"], trade.trade_id.as_str());
+    // A BTC window is a crypto market: taker rate 0.07 = 700 bps, sent as a string like the real feed.
+    assert_eq!(events[0]["fee_rate_bps"], "700");
     assert_eq!(
         events[0]["price"].as_str().unwrap().parse::<Price>().unwrap(),
         trade.price

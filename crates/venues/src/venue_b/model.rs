@@ -346,6 +346,10 @@ pub struct LastTradePrice {
     pub side: Option<String>,
     #[serde(default)]
     pub timestamp: Option<Millis>,
+    /// Taker fee rate applied to the fill, basis points as a string (`"0"` on fee-free markets). Optional:
+    /// older frames lack it, and the service prices fees from the market's fee schedule, not from fills.
+    #[serde(default)]
+    pub fee_rate_bps: Option<String>,
 }
 
 /// `tick_size_change`.
@@ -624,7 +628,19 @@ mod tests {
                 label: "TC3: last_trade_price with optional fields missing",
                 input: r#"{"event_type": "last_trade_price", "asset_id": "1", "market": "0x1", "price": "0.52",
                     "size": "219.217767", "side": "BUY", "timestamp": "1778584051512"}"#,
-                check: Some(|e| assert!(matches!(e, WsEvent::LastTradePrice(t) if t.size == num("219.217767")))),
+                check: Some(|e| {
+                    assert!(matches!(e, WsEvent::LastTradePrice(t) if t.size == num("219.217767")
+                        && t.fee_rate_bps.is_none()))
+                }),
+            },
+            TestCase {
+                label: "TC3b: last_trade_price with fee_rate_bps, as the live feed sends it",
+                input: r#"{"event_type": "last_trade_price", "asset_id": "1", "market": "0x1", "price": "0.52",
+                    "size": "10", "side": "SELL", "fee_rate_bps": "0", "timestamp": "1778584051512",
+                    "transaction_hash": "0xab"}"#,
+                check: Some(|e| {
+                    assert!(matches!(e, WsEvent::LastTradePrice(t) if t.fee_rate_bps.as_deref() == Some("0")))
+                }),
             },
             TestCase {
                 label: "TC4: tick_size_change",

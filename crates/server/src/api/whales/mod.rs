@@ -125,7 +125,7 @@ async fn user_feed(
     Ok(Json(UserFeedOut {
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
-        pagination: PaginationOut {
+        pagination: OffsetPaginationOut {
             limit: p.filter.limit,
             offset: p.filter.offset,
             total: page.total,
@@ -382,7 +382,8 @@ async fn user_stats(
 /// Whale trades of the day's public pool, newest first.
 ///
 /// Free and anonymous callers see the trades of the first events of the pool only (`preview_only: true`);
-/// Builder and Trader keys unlock the whole pool. `stats` cover the unlocked events.
+/// Builder and Trader keys unlock the whole pool. `stats` cover the unlocked events; `locked_trades` counts
+/// the matching trades of the events the caller cannot see.
 #[utoipa::path(
     get,
     path = "/v1/whales/public/feed",
@@ -410,16 +411,18 @@ async fn public_feed(
     let now = Timestamp::now();
     let pool = daily_pool(&state, &utc_day(now)).await?;
     let unlocked = unlocked_count(&state, gate.view, pool.len());
-    let targets = pool
-        .into_iter()
-        .take(unlocked)
-        .filter(|(exchange, _)| platform_ok(p.filter.platform, *exchange))
-        .map(|(exchange, event_id)| WhaleTarget {
+    let (mut targets, mut locked): (Vec<WhaleTarget>, Vec<WhaleTarget>) = (Vec::new(), Vec::new());
+    for (i, (exchange, event_id)) in pool.into_iter().enumerate() {
+        if !platform_ok(p.filter.platform, exchange) {
+            continue;
+        }
+        let target = WhaleTarget {
             exchange,
             event_id,
             min_notional: min,
-        })
-        .collect();
+        };
+        if i < unlocked { &mut targets } else { &mut locked }.push(target);
+    }
     let q = WhaleQuery {
         targets,
         start: p.filter.start_date,
@@ -429,16 +432,29 @@ async fn public_feed(
         stats_since: day_ago(now),
     };
     let page = state.store.whale_trades(&q).await?;
+    // Only the count of the locked events' trades: a page of none (the store returns an empty page at once
+    // when every event is unlocked).
+    let locked_trades = state
+        .store
+        .whale_trades(&WhaleQuery {
+            targets: locked,
+            limit: 0,
+            offset: 0,
+            ..q
+        })
+        .await?
+        .total;
     Ok(Json(PublicFeedOut {
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
-        pagination: PaginationOut {
+        pagination: OffsetPaginationOut {
             limit: p.filter.limit,
             offset: p.filter.offset,
             total: page.total,
         },
         preview_only: gate.view == View::Preview,
         unlocked_events: unlocked,
+        locked_trades,
     }))
 }
 

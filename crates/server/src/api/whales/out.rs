@@ -91,10 +91,16 @@ impl From<WhaleAggregate> for FeedStatsOut {
     }
 }
 
-/// Paging of a feed.
+/// Offset paging of a whale feed: `limit` and `offset` as requested, and how many trades match in all.
+///
+/// Its own schema name: the historical routes page by cursor with a different `pagination` object, and two
+/// schemas of one name would leave the document describing only one of them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PaginationOut {
+#[schema(example = json!({"limit": 50, "offset": 0, "total": 6}))]
+pub struct OffsetPaginationOut {
+    /// Page size of the request.
     pub limit: u32,
+    /// Trades skipped before this page.
     pub offset: u32,
     /// Whale trades matching the filters, over all pages.
     pub total: i64,
@@ -106,7 +112,7 @@ pub struct UserFeedOut {
     pub trades: Vec<WhaleTradeOut>,
     /// Over the watchlist events selected by `platform` and `event_id`, at the thresholds of the request.
     pub stats: FeedStatsOut,
-    pub pagination: PaginationOut,
+    pub pagination: OffsetPaginationOut,
 }
 
 /// The public feed envelope.
@@ -116,11 +122,14 @@ pub struct PublicFeedOut {
     pub trades: Vec<WhaleTradeOut>,
     /// Over the unlocked events only.
     pub stats: FeedStatsOut,
-    pub pagination: PaginationOut,
+    pub pagination: OffsetPaginationOut,
     /// `true` for free and anonymous callers: only a prefix of the pool is unlocked.
     pub preview_only: bool,
     /// Events of the daily pool fully visible to this caller.
     pub unlocked_events: usize,
+    /// Whale trades that match the same filters on the pool's events this caller cannot see (0 with a paid
+    /// key, which sees the whole pool), so a preview caller knows what a paid key would show.
+    pub locked_trades: i64,
 }
 
 /// A watchlist record.

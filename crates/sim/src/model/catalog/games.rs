@@ -1,5 +1,6 @@
 //! Games of the two fictional leagues: the league and team tables, and each venue's listing of a
-//! game (venue_a one market per team named by city, venue_b one two-outcome market named by nickname).
+//! game (venue_a one market per team, "Austin at Portland"; venue_b one two-outcome market, "Austin vs.
+//! Portland"). Both name teams by city so the service's game matcher pairs them.
 
 use crossbook_core::{Category, Exchange, Price};
 use rand::Rng;
@@ -15,7 +16,8 @@ use crate::{
     },
 };
 
-/// A fictional team: city (venue_a's naming), nickname (venue_b's), abbreviation (both).
+/// A fictional team: city (both venues' titles and outcomes), nickname (venue_b's description),
+/// abbreviation (both venues' ids).
 struct Team {
     city: &'static str,
     nick: &'static str,
@@ -304,7 +306,9 @@ impl Model {
             home.abbr.to_lowercase(),
             d
         );
-        let title = format!("{} vs. {}", away.nick, home.nick);
+        // City names, like venue_a's listing of the game, so the service's game matcher (which compares
+        // team names as written) pairs the two; the nicknames stay in the description.
+        let title = format!("{} vs. {}", away.city, home.city);
         let description = format!(
             "In the upcoming {} game, scheduled for {} {}, {} at {} ET: {} {} vs. {} {}.\nIf the {} {} win, \
              the market will resolve to \"{}\". If the {} {} win, the market will resolve to \"{}\".",
@@ -319,10 +323,10 @@ impl Model {
             home.nick,
             away.city,
             away.nick,
-            away.nick,
+            away.city,
             home.city,
             home.nick,
-            home.nick
+            home.city
         );
         let mut r = ids::key_rng(self.seed, &format!("{pair}:b"));
         let event_id = self.fresh_gamma_id(&mut r, 6);
@@ -359,8 +363,8 @@ impl Model {
             slug: Some(slug),
             wire_uuid: ids::hash32(&mut r),
             question: title,
-            yes_label: away.nick.into(),
-            no_label: home.nick.into(),
+            yes_label: away.city.into(),
+            no_label: home.city.into(),
             description,
             category: Category::Sports,
             interval: None,

@@ -6,9 +6,10 @@
 //!   close, settle and are pruned later). venue_b's window boundaries are shifted by a few seconds per
 //!   interval (1–4 s, start and end alike), so pairing must use a tolerance. ETH 15m windows exist on venue_b only.
 //! - Games of two fictional leagues on both venues: venue_a names teams by city and lists one market per
-//!   team (`KXNBAGAME-26MAY12DENAUS-DEN`, "Denver at Austin Winner?"); venue_b names them by nickname and
-//!   lists one two-outcome market (`nba-den-aus-2026-05-12`, "Comets vs. Rangers", outcomes
-//!   `["Comets", "Rangers"]`). Same teams, same ET date, same abbreviations in ticker and slug.
+//!   team (`KXNBAGAME-26MAY12DENAUS-DEN`, "Denver at Austin Winner?"); venue_b lists one two-outcome market
+//!   (`nba-den-aus-2026-05-12`, "Denver vs. Austin", outcomes `["Denver", "Austin"]`, nicknames in the
+//!   description). Same teams by the same names, same ET date, same abbreviations in ticker and slug, so
+//!   the service's automatic game matcher pairs them.
 //! - Monthly questions that exist on one venue only (economics and weather on venue_a, politics and culture
 //!   on venue_b): they must never be paired.
 
