@@ -7,7 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/debug/crossbook}"
 
-source scripts/serve-simulated.sh "$bin"
+# The webhook examples deliver to a receiver on loopback, as the README says to try them.
+source scripts/serve-simulated.sh "$bin" --allow-private-webhook-targets
+
+# The paging example needs a book with a second page: wait (at most 60 s) until the first venue_a market has one.
+a=$(curl -s "$base/v1/search/markets?q=btc&exchange=venue_a&limit=1" | jq -r '.[0].market_id')
+for _ in $(seq 1 120); do
+  curl -s -H "X-API-Key: $trader" "$base/v1/historical/venue_a/orderbook?market_id=$a&limit=2" \
+    | jq -e '.pagination.has_more' >/dev/null && break
+  sleep 0.5
+done
 
 python3 scripts/readme_examples.py README.md "$base" "$trader" >"$work/examples.sh"
-EXAMPLE_BODY="$work/body" bash "$work/examples.sh"
+# `crossbook ...` lines of the README run this binary on the served database.
+EXAMPLE_BODY="$work/body" EXAMPLES_BIN="$bin" CROSSBOOK_DATABASE_URL="sqlite://$work/crossbook.db" \
+  bash "$work/examples.sh"

@@ -3,10 +3,11 @@
 Every ```sh block is read, in order, as one shell session, except blocks right after a line
 `<!-- examples: not run -->` (commands for another machine or a benchmark). Kept from a block:
 - variable assignments (`M=$(curl ... | jq ...)`), run as written;
+- `crossbook` commands, run with the binary and database given in EXAMPLES_BIN and CROSSBOOK_DATABASE_URL;
 - `curl` commands (with their `\\` continuations), run with the status captured: it must be 2xx, or the
   status a `# expect NNN` comment on the command gives. Commands piped into another program run as written
   with `curl -f`, so a 4xx/5xx fails them too.
-Everything else (comments, `crossbook ...` commands, prose) is skipped.
+Everything else (comments, other programs) is skipped.
 
 The README's address `http://127.0.0.1:8080` becomes the base given, and its placeholder key line
 `K='X-API-Key: cbk_…'` gets the key given.
@@ -81,6 +82,13 @@ for no, cmd in commands:
         continue
     if assignment.match(cmd):
         out.append(cmd)
+        continue
+    if cmd.startswith("crossbook "):
+        words = shlex.split(cmd, comments=True)
+        run = '"$EXAMPLES_BIN" ' + " ".join(shell_word(w) for w in words[1:])
+        out.append(
+            f'ran=$((ran + 1)); {run} >/dev/null || {{ echo "README line {no}: failed"; failed=$((failed + 1)); }}'
+        )
         continue
     if not cmd.startswith("curl "):
         continue

@@ -2,11 +2,12 @@
 # port, waits until the simulated catalog is searchable, and sets:
 #   base (http://127.0.0.1:PORT), free, builder, trader (the demo keys of the banner), work (a scratch folder,
 #   removed on exit with the server).
-# Usage: source scripts/serve-simulated.sh path/to/crossbook
+# Usage: source scripts/serve-simulated.sh path/to/crossbook [more serve flags]
 bin="$1"
+shift
 work="$(mktemp -d)"
 port=$((20000 + RANDOM % 20000))
-"$bin" serve --simulate --listen "127.0.0.1:$port" --database-url "sqlite://$work/crossbook.db" >"$work/serve.log" 2>&1 &
+"$bin" serve --simulate --listen "127.0.0.1:$port" --database-url "sqlite://$work/crossbook.db" "$@" >"$work/serve.log" 2>&1 &
 serve_pid=$!
 trap 'kill $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; rm -rf "$work"' EXIT
 
