@@ -531,7 +531,11 @@ async fn every_answer_is_documented_with_its_status_and_schema() {
             .await
             .map_err(|e| e.to_string())?;
         let v: Value = r.json().await.map_err(|e| e.to_string())?;
-        v["trades"].as_array().filter(|a| !a.is_empty()).map(|_| ()).ok_or(format!("{v}"))
+        v["trades"]
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .map(|_| ())
+            .ok_or(format!("{v}"))
     })
     .await;
 
