@@ -60,7 +60,8 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
                     tracing::info!(
                         venue = %trade.exchange,
                         market = %trade.market_id,
-                        title = market.as_ref().and_then(|m| m.title.as_deref()).unwrap_or(""),
+                        // venue_b markets have a question and no title.
+                        title = market.as_ref().map(|m| m.title.as_deref().unwrap_or(&m.question)).unwrap_or(""),
                         outcome = ?trade.outcome,
                         taker = ?trade.taker_side,
                         price = %trade.price,
