@@ -336,6 +336,24 @@ pub(crate) fn outcome_str(o: Outcome) -> &'static str {
     o.as_str()
 }
 
+/// The taker side of a stored trade.
+pub(crate) fn taker_side(s: &str) -> StoreResult<TakerSide> {
+    match s {
+        "buy" => Ok(TakerSide::Buy),
+        "sell" => Ok(TakerSide::Sell),
+        other => Err(decode_error(format!("unexpected taker side {other:?} in the database"))),
+    }
+}
+
+/// The outcome of a stored trade.
+pub(crate) fn outcome(s: &str) -> StoreResult<Outcome> {
+    match s {
+        "YES" => Ok(Outcome::Yes),
+        "NO" => Ok(Outcome::No),
+        other => Err(decode_error(format!("unexpected outcome {other:?} in the database"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

@@ -68,8 +68,8 @@ pub mod whales;
 
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
 pub use book_log::{
-    BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogRead, LogRun,
-    StoredGap,
+    BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogPage, LogRead,
+    LogRun, StoredGap,
 };
 pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
@@ -81,7 +81,7 @@ pub use error::{StoreError, StoreResult};
 pub use health::{WriteHealth, WriteKind, WriteStatus};
 pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use lock::{LeaderGuard, LeaderLock};
-pub use trades::TradeStore;
+pub use trades::{StoredTrade, TradeCursor, TradeStore};
 pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};
 pub use whales::{
     EventActivity, PoolCandidate, TargetStats, WatchEntry, WhaleAggregate, WhalePage, WhaleQuery, WhaleStore,

@@ -74,6 +74,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "book_log_hot_index_seq",
         include_str!("../migrations/sqlite/0009_book_log_hot_index_seq.sql"),
     ),
+    (
+        10,
+        "trades_market_time",
+        include_str!("../migrations/sqlite/0010_trades_market_time.sql"),
+    ),
 ];
 
 impl Backend for SqliteStore {

@@ -738,3 +738,51 @@ async fn minute_buckets_read_from_chunk_ends_match_a_full_replay() {
     })
     .await;
 }
+
+/// `log_after` walks a range in pages of chunks from where the last page ended, with every event once, in
+/// `seq` order, nothing past `to`; a corrupt chunk is reported once and stepped over.
+#[tokio::test]
+async fn log_after_walks_a_range_page_by_page_and_steps_over_corrupt_chunks() {
+    for_each_backend(async |db| {
+        let s: &dyn BookLogStore = db.store.as_ref();
+        let key = book("KX-AFTER");
+        let id = s.register_log_books(std::slice::from_ref(&key)).await.unwrap()[0].id;
+        let events = history(400);
+        append_in_flushes(s, id, &events, 25).await;
+
+        let walk = async |after_seq: u64, to: Timestamp, max_chunks: u32| {
+            let (mut got, mut corrupt, mut reads) = (Vec::new(), 0, 0);
+            let (mut seq, mut ts) = (after_seq, at(0));
+            loop {
+                let page = s.log_after(&key, seq, ts, to, max_chunks).await.unwrap();
+                reads += 1;
+                assert!(reads < 1_000, "the walk does not end");
+                corrupt += page.corrupt.len();
+                got.extend(page.events);
+                match page.next {
+                    Some((s2, t2)) => (seq, ts) = (s2, t2),
+                    None => return (got, corrupt, reads),
+                }
+            }
+        };
+        // The whole log, two chunks a read: every event once, in order.
+        let (all, corrupt, reads) = walk(0, at(1_000_000), 2).await;
+        assert_eq!(corrupt, 0);
+        assert_eq!(all, events);
+        assert!(reads > 5, "{reads} reads for 16 chunks of 25 events, two a read");
+        // From the middle of a chunk, to an instant: only later events, none after `to`.
+        let (mid, _, _) = walk(130, at(300 * 100), 3).await;
+        assert_eq!(mid, events[130..300].to_vec());
+
+        corrupt_chunk(db, 101, vec![1, 2, 3]).await;
+        let (left, corrupt, _) = walk(0, at(1_000_000), 2).await;
+        assert_eq!(corrupt, 1, "the corrupt chunk is reported once");
+        let expected: Vec<BookEvent> = events
+            .iter()
+            .filter(|e| !(101..=125).contains(&e.seq))
+            .cloned()
+            .collect();
+        assert_eq!(left, expected);
+    })
+    .await;
+}

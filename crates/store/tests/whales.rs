@@ -259,3 +259,41 @@ async fn pool_is_written_once_per_day() {
     })
     .await;
 }
+
+/// One market's trades in a time range, oldest first with ties by row id, read in pages from a cursor;
+/// other markets and venues, and trades outside the range, are not read.
+#[tokio::test]
+async fn market_trades_read_one_market_in_time_order_by_pages() {
+    for_each_backend(async |db| {
+        let s = &db.store;
+        let mut batch = Vec::new();
+        for i in 0..10 {
+            // Two trades a second, so pages cut through ties on the execution time.
+            batch.push(trade(A, &format!("m{i}"), "E", "M", 10 + i / 2, 100));
+        }
+        batch.push(trade(A, "other-market", "E", "M2", 12, 100));
+        batch.push(trade(B, "other-venue", "E", "M", 12, 100));
+        batch.push(trade(A, "too-early", "E", "M", 1, 100));
+        batch.push(trade(A, "too-late", "E", "M", 100, 100));
+        s.insert_trades(&batch).await.unwrap();
+
+        let mut got = Vec::new();
+        let mut after = None;
+        loop {
+            let page = s.market_trades(A, "M", at(5), at(50), after, 3).await.unwrap();
+            assert!(page.len() <= 3);
+            let Some(last) = page.last() else { break };
+            after = Some((last.trade.executed_at, last.id));
+            got.extend(page);
+        }
+        let ids: Vec<&str> = got.iter().map(|t| t.trade.source_trade_id.as_str()).collect();
+        let expected: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+        assert_eq!(ids, expected, "every trade of the market in range, once, in time order");
+        assert!(
+            got.windows(2)
+                .all(|w| (w[0].trade.executed_at, w[0].id) < (w[1].trade.executed_at, w[1].id))
+        );
+        assert_eq!(got[0].trade, batch[0], "read back as written");
+    })
+    .await;
+}

@@ -88,6 +88,18 @@ pub struct LogRead {
     pub after_gap: bool,
 }
 
+/// What [`BookLogStore::log_after`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogPage {
+    /// In `seq` order.
+    pub events: Vec<BookEvent>,
+    /// Chunks that failed to decode; their events are missing from `events`.
+    pub corrupt: Vec<CorruptChunk>,
+    /// Where the next read goes on from (its `after_seq` and `after_ts`) when the read stopped at `max_chunks`:
+    /// the last chunk read, corrupt or not, so a corrupt chunk is never read twice. `None` once `to` is reached.
+    pub next: Option<(u64, Timestamp)>,
+}
+
 /// A stored chunk that could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("book log chunk {name} skipped: {error}")]
@@ -180,6 +192,19 @@ pub trait BookLogStore: Send + Sync {
     /// book as of `from`; from the book's first event received at or after `from` when there is none) through
     /// the last event received at or before `to`.
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
+
+    /// The events of `book` after `after_seq`, received from `after_ts` (the receive time of event `after_seq`,
+    /// or where the read starts) through `to`, in `seq` order, from at most `max_chunks` chunks: a reader of a
+    /// long range calls it again from [`LogPage::next`] while there is one. No keyframe is
+    /// looked for: the caller already holds the book as of `after_seq`.
+    async fn log_after(
+        &self,
+        book: &BookKey,
+        after_seq: u64,
+        after_ts: Timestamp,
+        to: Timestamp,
+        max_chunks: u32,
+    ) -> StoreResult<LogPage>;
 
     /// The outline of `book`'s chunks around `[from, to]` (see [`LogOutline`]): their bounds and gaps, without
     /// their events, for reads of whole-minute buckets; with their ends too when `ends` is set.
@@ -590,6 +615,41 @@ async fn log_events<E: Exec>(ex: &E, book: &BookKey, from: Timestamp, to: Timest
     Ok(out)
 }
 
+async fn log_after<E: Exec>(
+    ex: &E,
+    book: &BookKey,
+    after_seq: u64,
+    after_ts: Timestamp,
+    to: Timestamp,
+    max_chunks: u32,
+) -> StoreResult<LogPage> {
+    let mut sql = Sql::new("SELECT ");
+    sql.push(CHUNK_COLUMNS).push(" FROM book_chunks WHERE ");
+    overlapping(&mut sql, book, after_ts.millis(), to.millis());
+    sql.push(" AND last_seq > ")
+        .int(after_seq as i64)
+        .push(" ORDER BY last_ts, first_seq LIMIT ")
+        .int(i64::from(max_chunks));
+    let rows = chunk_rows(ex, &sql).await?;
+    let mut page = LogPage::default();
+    for row in &rows {
+        match row.decode() {
+            Ok(events) => page
+                .events
+                .extend(events.into_iter().filter(|e| e.seq > after_seq && e.received_at <= to)),
+            Err(c) => page.corrupt.push(c),
+        }
+    }
+    page.events.sort_by_key(|e| e.seq);
+    // Only a read that stopped at `max_chunks` may have stopped short of `to`.
+    if rows.len() == max_chunks as usize
+        && let Some(last) = rows.iter().max_by_key(|r| r.last_seq)
+    {
+        page.next = Some((last.last_seq as u64, Timestamp::from_millis(last.last_ts)));
+    }
+    Ok(page)
+}
+
 /// Whether the event just before `first` (a keyframe) is a gap, so that the keyframe ended it. After a gap the
 /// writer writes nothing for the book until its next keyframe, so a gap ends exactly there.
 async fn follows_gap<E: Exec>(ex: &E, book: &BookKey, first: &BookEvent) -> StoreResult<bool> {
@@ -942,6 +1002,17 @@ impl<B: Backend> BookLogStore for B {
 
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
         log_events(self.reader(), book, from, to).await
+    }
+
+    async fn log_after(
+        &self,
+        book: &BookKey,
+        after_seq: u64,
+        after_ts: Timestamp,
+        to: Timestamp,
+        max_chunks: u32,
+    ) -> StoreResult<LogPage> {
+        log_after(self.reader(), book, after_seq, after_ts, to, max_chunks.max(1)).await
     }
 
     async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp, ends: bool) -> StoreResult<LogOutline> {

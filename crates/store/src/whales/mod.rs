@@ -384,26 +384,6 @@ const TRADE_COLS: &str = "t.id, t.exchange, t.event_id, t.market_id, t.source_tr
      t.outcome, t.price, t.size, t.notional, e.title AS event_title, m.slug AS market_slug, \
      coalesce(m.title, m.question) AS market_title";
 
-fn side(s: &str) -> StoreResult<TakerSide> {
-    match s {
-        "buy" => Ok(TakerSide::Buy),
-        "sell" => Ok(TakerSide::Sell),
-        other => Err(codec::decode_error(format!(
-            "unexpected taker side {other:?} in the database"
-        ))),
-    }
-}
-
-fn outcome(s: &str) -> StoreResult<Outcome> {
-    match s {
-        "YES" => Ok(Outcome::Yes),
-        "NO" => Ok(Outcome::No),
-        other => Err(codec::decode_error(format!(
-            "unexpected outcome {other:?} in the database"
-        ))),
-    }
-}
-
 fn trade_row(r: &impl Cols) -> StoreResult<WhaleTrade> {
     Ok(WhaleTrade {
         id: r.int("id")?,
@@ -415,8 +395,8 @@ fn trade_row(r: &impl Cols) -> StoreResult<WhaleTrade> {
         market_title: r.opt_text("market_title")?,
         source_trade_id: r.text("source_trade_id")?,
         executed_at: Timestamp::from_millis(r.int("executed_at")?),
-        taker_side: side(&r.text("taker_side")?)?,
-        outcome: outcome(&r.text("outcome")?)?,
+        taker_side: codec::taker_side(&r.text("taker_side")?)?,
+        outcome: codec::outcome(&r.text("outcome")?)?,
         price: Price::from_micros(r.int("price")?),
         size: Amount::from_micros(r.int("size")?),
         notional: Amount::from_micros(r.int("notional")?),
