@@ -40,6 +40,7 @@ pub mod json;
 pub mod metrics;
 pub mod params;
 pub mod rate_limit;
+pub mod replay;
 pub mod state;
 pub mod stream;
 pub mod webhooks;

@@ -80,24 +80,39 @@ pub trait ParamEnum: Copy + 'static {
     }
 }
 
-/// The query string as name → value, decoded, with repeats rejected.
+/// The query string as name → value, decoded, with repeats rejected (but for the names a route lets repeat).
 #[derive(Debug, Clone, Default)]
 pub struct QueryMap {
     pairs: BTreeMap<String, String>,
+    repeated: BTreeMap<String, Vec<String>>,
 }
 
 impl QueryMap {
     /// Decodes `a=1&b=x%20y` (`+` is a space). A name given twice is an error naming it.
     pub fn parse(raw: &str) -> ApiResult<Self> {
-        let mut pairs = BTreeMap::new();
+        QueryMap::parse_repeating(raw, &[])
+    }
+
+    /// [`QueryMap::parse`], except that the names in `repeating` may be given many times ([`QueryMap::all`]).
+    pub fn parse_repeating(raw: &str, repeating: &[&str]) -> ApiResult<Self> {
+        let mut q = QueryMap::default();
         for (k, v) in url::form_urlencoded::parse(raw.as_bytes()) {
             let k = k.into_owned();
-            if pairs.contains_key(&k) {
+            if repeating.contains(&k.as_str()) {
+                q.repeated.entry(k).or_default().push(v.into_owned());
+                continue;
+            }
+            if q.pairs.contains_key(&k) {
                 return Err(ApiError::invalid(&k, format!("{k} must be given at most once")));
             }
-            pairs.insert(k, v.into_owned());
+            q.pairs.insert(k, v.into_owned());
         }
-        Ok(QueryMap { pairs })
+        Ok(q)
+    }
+
+    /// Every value of a repeating parameter, in the order given.
+    pub fn all(&self, name: &str) -> &[String] {
+        self.repeated.get(name).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The raw decoded value, if the parameter was given (possibly empty).

@@ -20,6 +20,7 @@ pub mod docs;
 mod examples;
 pub mod historical;
 mod param_docs;
+pub mod replay;
 pub mod search;
 pub mod service;
 pub mod stream;
@@ -64,6 +65,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(search::router())
         .merge(historical::router())
+        .merge(replay::router())
         .merge(whales::router())
         .merge(arbitrage::router())
         .merge(webhooks::router())

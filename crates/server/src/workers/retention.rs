@@ -358,6 +358,16 @@ mod tests {
         ) -> StoreResult<LogRead> {
             unreachable!("retention never reads the log")
         }
+        async fn log_after(
+            &self,
+            _: &crossbook_core::book::BookKey,
+            _: u64,
+            _: Timestamp,
+            _: Timestamp,
+            _: u32,
+        ) -> StoreResult<crossbook_store::LogPage> {
+            unreachable!("retention never reads the log")
+        }
         async fn log_gaps(
             &self,
             _: &crossbook_core::book::BookKey,

@@ -184,6 +184,16 @@ impl BookLogStore for MemStore {
         }
         Ok(())
     }
+    async fn log_after(
+        &self,
+        _: &BookKey,
+        _: u64,
+        _: Timestamp,
+        _: Timestamp,
+        _: u32,
+    ) -> StoreResult<crossbook_store::LogPage> {
+        unreachable!("ingestion never replays the log")
+    }
     async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
         let log = self.log.lock().unwrap();
         let events = log
@@ -232,6 +242,17 @@ impl BookLogStore for MemStore {
 
 #[async_trait::async_trait]
 impl TradeStore for MemStore {
+    async fn market_trades(
+        &self,
+        _: crossbook_core::Exchange,
+        _: &str,
+        _: Timestamp,
+        _: Timestamp,
+        _: Option<crossbook_store::TradeCursor>,
+        _: u32,
+    ) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
+        unreachable!("ingestion never reads trades back")
+    }
     async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
         let mut stored = self.trades.lock().unwrap();
         let mut new = Vec::new();

@@ -1,0 +1,256 @@
+//! `GET /v1/replay`: the recorded books and trades of up to 50 markets over a range, streamed as
+//! newline-delimited JSON in time order ([`crate::replay`] writes the messages). Everything that can be wrong
+//! with a request (a parameter, the range over the plan's cap, an unknown market) is answered with a 400 or
+//! 404 before the first byte of the stream.
+
+use std::convert::Infallible;
+
+use axum::{
+    body::Body,
+    extract::{RawQuery, State},
+    http::header,
+    response::{IntoResponse, Response},
+};
+use crossbook_core::{Exchange, Plan, Timestamp};
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::{
+    AppState,
+    auth::{Gate, groups},
+    error::{ApiError, ApiResult},
+    params::{QueryMap, check_order, text_value},
+    replay::{self, ReplayMarket, ReplayPlan},
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(replay_route))
+}
+
+/// Most markets in one replay.
+pub const MAX_MARKETS: usize = 50;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// The longest range one request may cover, by plan.
+pub const fn range_cap_ms(plan: Plan) -> i64 {
+    match plan {
+        Plan::Free => 24 * HOUR_MS,
+        Plan::Builder => 7 * 24 * HOUR_MS,
+        Plan::Trader => 31 * 24 * HOUR_MS,
+    }
+}
+
+/// Query parameters of `/v1/replay` (for the document; read by [`parse`]).
+#[derive(Debug, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct ReplayParams {
+    /// The venue of every `market_id` written without one: `venue_a` or `venue_b`.
+    #[param(value_type = Option<crossbook_core::Exchange>)]
+    exchange: Option<String>,
+    /// A market to replay: a venue_a ticker or a venue_b condition id, optionally prefixed with its venue
+    /// (`venue_b:0x…`) to mix venues in one replay. Repeat the parameter for more markets, up to 50. A
+    /// venue_b market replays both of its tokens' books.
+    market_id: Vec<String>,
+    /// Range start, Unix milliseconds (inclusive): each book starts with its state at this instant.
+    start_time: i64,
+    /// Range end, Unix milliseconds (inclusive). The range may span at most 24 hours with a Free key, 7 days with
+    /// Builder and 31 days with Trader.
+    end_time: i64,
+}
+
+/// What a valid request asks for.
+struct Parsed {
+    markets: Vec<(Exchange, String)>,
+    from: Timestamp,
+    to: Timestamp,
+}
+
+fn millis(q: &QueryMap, name: &str) -> ApiResult<Timestamp> {
+    q.unix_millis(name)?.ok_or_else(|| ApiError::missing(name))
+}
+
+fn parse(q: &QueryMap, plan: Plan) -> ApiResult<Parsed> {
+    let exchange: Option<Exchange> = q.one_of("exchange")?;
+    let ids = q.all("market_id");
+    if ids.is_empty() {
+        return Err(ApiError::missing("market_id"));
+    }
+    if ids.len() > MAX_MARKETS {
+        return Err(ApiError::invalid(
+            "market_id",
+            format!("market_id may be given at most {MAX_MARKETS} times"),
+        ));
+    }
+    let mut markets = Vec::with_capacity(ids.len());
+    for raw in ids {
+        let id = text_value("market_id", raw)?;
+        let (venue, id) = match id.split_once(':') {
+            Some((v, rest)) if v == "venue_a" || v == "venue_b" => (Some(v.parse::<Exchange>()), rest.to_string()),
+            _ => (None, id),
+        };
+        let venue = match venue {
+            Some(Ok(v)) => v,
+            Some(Err(_)) | None => exchange.ok_or_else(|| {
+                ApiError::invalid(
+                    "market_id",
+                    format!("market_id {id} needs a venue: give exchange, or write venue_a:{id} or venue_b:{id}"),
+                )
+            })?,
+        };
+        if !markets.contains(&(venue, id.clone())) {
+            markets.push((venue, id));
+        }
+    }
+    let from = millis(q, "start_time")?;
+    let to = millis(q, "end_time")?;
+    check_order("start_time", Some(from), "end_time", Some(to))?;
+    let cap = range_cap_ms(plan);
+    if to.millis() - from.millis() > cap {
+        return Err(ApiError::invalid(
+            "end_time",
+            format!(
+                "the range may span at most {} hours with the {} plan; split it into several requests",
+                cap / HOUR_MS,
+                plan.display_name()
+            ),
+        ));
+    }
+    Ok(Parsed { markets, from, to })
+}
+
+/// Replay
+///
+/// The recorded order books and trades of up to 50 markets between `start_time` and `end_time`, as
+/// newline-delimited JSON (`application/x-ndjson`, one message a line) in time order across all the books.
+/// Each message has `type`, `exchange`, `market_id`, `asset_id` (the venue_b token; null on venue_a), `seq`
+/// (the book's event number; null on trades), `venue_ts` (the venue's time where known) and `received_at`;
+/// prices are four-decimal strings and sizes numbers:
+/// - `book_snapshot`: the whole book (`bids`, `asks`, `no_bids`, best first), at `start_time` and after each
+///   gap;
+/// - `book_change`: `changes`, each `{side, price, size}` with the level's new size (0 removes it);
+/// - `trade`: `trade_id`, `taker_side`, `outcome`, `price`, `size`, placed at the execution time (both
+///   `venue_ts` and `received_at`; the time a trade arrived is not recorded);
+/// - `gap`: the book lost continuity from `start` to `end` (null while it lasts past the range); `cause` as on
+///   the gaps route, or `unreadable` for stored events that could not be decoded. The book's next message is a
+///   `book_snapshot`.
+///
+/// A client that applies every `book_snapshot` and `book_change` in order holds the recorded book at each
+/// instant. The stream is sent as it is read, so its size has no limit; a client that reads slowly slows only its
+/// own stream. A database failure part-way ends the stream with `{"type": "error", "detail"}`. The whole stream
+/// counts as one request for the rate limit.
+#[utoipa::path(
+    get,
+    path = "/v1/replay",
+    tag = "historical",
+    params(ReplayParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The replay, one JSON message a line.", content_type = "application/x-ndjson", body = String,
+         example = json!("{\"type\":\"book_snapshot\",\"exchange\":\"venue_a\",\"market_id\":\"KXBTC15M-26NOV211915-15\",\"asset_id\":null,\"seq\":4120,\"venue_ts\":null,\"received_at\":\"2026-11-21T19:00:00.000Z\",\"bids\":[{\"price\":\"0.4800\",\"size\":120.0}],\"asks\":[],\"no_bids\":[{\"price\":\"0.5000\",\"size\":80.0}]}\n{\"type\":\"book_change\",\"exchange\":\"venue_a\",\"market_id\":\"KXBTC15M-26NOV211915-15\",\"asset_id\":null,\"seq\":4121,\"venue_ts\":null,\"received_at\":\"2026-11-21T19:00:00.412Z\",\"changes\":[{\"side\":\"bid\",\"price\":\"0.4800\",\"size\":95.0}]}\n")),
+        (status = 404, description = "A market_id that is not in the catalog.", body = crate::error::ErrorBody),
+    )
+)]
+async fn replay_route(
+    State(state): State<AppState>,
+    gate: Gate<groups::Historical>,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let plan = gate.owner().map_or(Plan::Free, |o| o.plan);
+    let q = QueryMap::parse_repeating(raw.as_deref().unwrap_or(""), &["market_id"])?;
+    let parsed = parse(&q, plan)?;
+    let mut markets = Vec::with_capacity(parsed.markets.len());
+    for (exchange, id) in &parsed.markets {
+        let m = state
+            .store
+            .get_market(*exchange, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("unknown market_id {id} on {exchange}")))?
+            .market;
+        markets.push(ReplayMarket {
+            exchange: *exchange,
+            market_id: m.market_id,
+            yes_token: m.yes_token_id,
+            no_token: m.no_token_id,
+        });
+    }
+    let plan = ReplayPlan {
+        markets,
+        from: parsed.from,
+        to: parsed.to,
+    };
+    // A few pieces in flight: enough to keep the socket busy, little enough that a slow reader holds the
+    // writer back instead of the server's memory.
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let store = state.store.clone();
+    tokio::spawn(async move {
+        metrics::gauge!("crossbook_replay_streams").increment(1.0);
+        let (ended, messages) = replay::run(store, plan, tx).await;
+        metrics::gauge!("crossbook_replay_streams").decrement(1.0);
+        metrics::counter!("crossbook_replays_total", "ended" => ended.as_str()).increment(1);
+        metrics::counter!("crossbook_replay_messages_total").increment(messages);
+        tracing::info!(ended = ended.as_str(), messages, "replay ended");
+    });
+    let pieces = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|piece| (Ok::<_, Infallible>(piece), rx))
+    });
+    let body = Body::from_stream(pieces);
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(raw: &str, plan: Plan) -> (String, String) {
+        let q = QueryMap::parse_repeating(raw, &["market_id"]).unwrap();
+        let e = parse(&q, plan).err().expect("an error");
+        let b = e.body();
+        (b.param.clone().unwrap_or_default(), b.detail.clone())
+    }
+
+    #[test]
+    fn requests_are_checked_before_anything_is_read() {
+        let ok = QueryMap::parse_repeating(
+            "exchange=venue_a&market_id=A&market_id=venue_b:0xB&market_id=A&start_time=1000&end_time=2000",
+            &["market_id"],
+        )
+        .unwrap();
+        let p = parse(&ok, Plan::Free).unwrap();
+        assert_eq!(
+            p.markets,
+            vec![
+                (Exchange::VenueA, "A".to_string()),
+                (Exchange::VenueB, "0xB".to_string())
+            ],
+            "prefixes name the venue, repeats count once"
+        );
+        assert_eq!(err("start_time=1&end_time=2", Plan::Free).0, "market_id");
+        assert_eq!(err("market_id=A&start_time=1&end_time=2", Plan::Free).0, "market_id");
+        assert_eq!(
+            err("exchange=venue_a&market_id=A&end_time=2", Plan::Free).0,
+            "start_time"
+        );
+        assert_eq!(
+            err("exchange=venue_a&market_id=A&start_time=5&end_time=2", Plan::Free).0,
+            "start_time"
+        );
+        let day = 24 * HOUR_MS;
+        let over = format!("exchange=venue_a&market_id=A&start_time=0&end_time={}", day + 1);
+        let (param, detail) = err(&over, Plan::Free);
+        assert_eq!(param, "end_time");
+        assert!(detail.contains("24 hours"), "{detail}");
+        let q = QueryMap::parse_repeating(&over, &["market_id"]).unwrap();
+        assert!(parse(&q, Plan::Builder).is_ok(), "a Builder key may ask for a week");
+        let many: String = (0..51).map(|i| format!("market_id=M{i}&")).collect();
+        assert_eq!(
+            err(&format!("{many}exchange=venue_a&start_time=1&end_time=2"), Plan::Trader).0,
+            "market_id"
+        );
+        assert_eq!(
+            err("exchange=venue_c&market_id=A&start_time=1&end_time=2", Plan::Free).0,
+            "exchange"
+        );
+    }
+}
