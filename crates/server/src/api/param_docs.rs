@@ -278,7 +278,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         _ => None,
     };
     if let Some(t) = text {
-        return Value::from(t);
+        let is_array = schema.get("type").and_then(Value::as_str) == Some("array");
+        return if is_array { Value::from(vec![t]) } else { Value::from(t) };
     }
     match name {
         "start_time" => return Value::from(1_763_748_000_000_i64),
@@ -335,6 +336,12 @@ pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
                 if let Some(schema) = param.get_mut("schema").and_then(Value::as_object_mut) {
                     if is_free_text(schema) {
                         text_rules(schema);
+                    }
+                    // A repeatable parameter: each value is held to the text rules.
+                    if let Some(items) = schema.get_mut("items").and_then(Value::as_object_mut)
+                        && is_free_text(items)
+                    {
+                        text_rules(items);
                     }
                     // Watchlist ids are positive ([`super::whales`] refuses 0 and below).
                     if name == "id" {

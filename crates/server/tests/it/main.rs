@@ -8,6 +8,7 @@ mod gating;
 mod historical;
 mod ingest;
 mod openapi;
+mod replay;
 mod search;
 mod service;
 mod stream;

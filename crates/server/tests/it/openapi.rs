@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::util::{Keys, Server, client, create_keys, eventually, get_json};
+use crossbook_core::Timestamp;
 use crossbook_server::config::Config;
 use crossbook_store::testing::sqlite_database;
 
@@ -70,6 +71,8 @@ fn validate(doc: &Value, schema: &Value, body: &Value) -> Result<(), String> {
 fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
     let venue_b = path.contains("venue_b");
     Some(match name {
+        // The replay mixes venues: each id names its own.
+        "market_id" if path == "/v1/replay" => format!("venue_a:{}", ids.a_market),
         "market_id" if venue_b => ids.b_market.clone(),
         "market_id" => ids.a_market.clone(),
         "exchange" => "venue_a".into(),
@@ -77,6 +80,9 @@ fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
         "series_id" => ids.series.clone(),
         "q" => "btc".into(),
         "type" => "whale".into(),
+        // The replay's range: the last minute (its only required times).
+        "start_time" => (Timestamp::now().millis() - 60_000).to_string(),
+        "end_time" => Timestamp::now().millis().to_string(),
         _ => return None,
     })
 }
@@ -229,6 +235,7 @@ fn parameter_failures(doc: &Value, ids: &Ids) -> Vec<String> {
 fn typed(schema: &Value, raw: &str) -> Value {
     let ty = schema["type"].as_str().unwrap_or("string");
     match ty {
+        "array" => Value::Array(vec![typed(&schema["items"], raw)]),
         "integer" | "number" => serde_json::from_str::<serde_json::Number>(raw)
             .map(Value::Number)
             .unwrap_or(Value::from(raw)),
