@@ -60,14 +60,14 @@ pub struct LogWriteArgs {
 }
 
 /// One generated book: its ladders, kept up to date as deltas are made.
-struct GenBook {
-    key: String,
+pub(crate) struct GenBook {
+    pub(crate) key: String,
     bids: Vec<Level>,
     asks: Vec<Level>,
 }
 
 impl GenBook {
-    fn new(rng: &mut StdRng, i: usize, levels: usize) -> Self {
+    pub(crate) fn new(rng: &mut StdRng, i: usize, levels: usize) -> Self {
         let mid: i64 = rng.random_range(20..80);
         let size = |rng: &mut StdRng| Amount::from_units(rng.random_range(1..500));
         GenBook {
@@ -87,7 +87,7 @@ impl GenBook {
         }
     }
 
-    fn snapshot(&self, ts: Timestamp) -> BookSnapshot {
+    pub(crate) fn snapshot(&self, ts: Timestamp) -> BookSnapshot {
         BookSnapshot {
             exchange: Exchange::VenueA,
             market_id: self.key.clone(),
@@ -100,7 +100,7 @@ impl GenBook {
     }
 
     /// 1–3 size changes among the top three levels of either side (a resting order added or taken).
-    fn delta(&mut self, rng: &mut StdRng) -> Vec<LevelChange> {
+    pub(crate) fn delta(&mut self, rng: &mut StdRng) -> Vec<LevelChange> {
         (0..rng.random_range(1..=3))
             .map(|_| {
                 let (side, ladder) = if rng.random_bool(0.5) {
@@ -189,7 +189,7 @@ async fn log_bytes(url: &str) -> anyhow::Result<(i64, Option<i64>)> {
 }
 
 /// Peak resident memory of this process (Linux), in MiB.
-fn peak_rss_mib() -> Option<f64> {
+pub(crate) fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

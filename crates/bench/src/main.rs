@@ -11,6 +11,7 @@ mod book_log;
 mod historical;
 mod idle;
 mod ingest;
+mod replay;
 mod stream;
 mod webhooks;
 mod whales;
@@ -45,6 +46,8 @@ enum Cmd {
     LogWrite(book_log::LogWriteArgs),
     /// A day of one book in the event log: latest rows and the day at 1m, read from the log at the store and over HTTP.
     LogRead(book_log::LogReadArgs),
+    /// `/v1/replay` of whole book-days over HTTP, parsed line by line: messages/s and memory.
+    Replay(replay::ReplayArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
     StreamLatency(stream::LatencyArgs),
@@ -281,6 +284,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::IngestWrite(args) => ingest::write(args).await?,
         Cmd::LogWrite(args) => book_log::write(args).await?,
         Cmd::LogRead(args) => book_log::read(args).await?,
+        Cmd::Replay(args) => replay::run(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::StreamLatency(args) => stream::latency(args).await?,
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
