@@ -334,6 +334,60 @@ pub struct LogReadArgs {
 /// compacted; then the historical reads from the log, at the store (`log_history`) and over HTTP (the real
 /// server on a loopback listener, a free key, `/v1/historical/venue_a/orderbook`): the latest 100 rows, and
 /// the whole day at 1m walked in pages of 200.
+/// Seeds the UTC day from `start` of `books` venue_a books (`KXBENCH-00000`, …) at `rate` changes a second
+/// each, through the ingest writer (its numbering and keyframes), then compacts it; returns the books' tickers.
+/// The books change a millisecond apart, so readers of several interleave them.
+pub(crate) async fn seed_day(
+    store: &Arc<dyn crossbook_store::Store>,
+    books: usize,
+    rate: u32,
+    start: i64,
+) -> anyhow::Result<Vec<String>> {
+    let per_book = (i64::from(rate) * crossbook_core::time::DAY_MS / 1000) as usize;
+    let step = 1000 / i64::from(rate.max(1));
+    let (tx, rx) = mpsc::channel(16_384);
+    let writer = tokio::spawn(book_writer(
+        store.clone(),
+        rx,
+        KeyframePolicy::DEFAULT,
+        crossbook_venues::VenueHealth::new(),
+        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
+    ));
+    let keys = tokio::task::spawn_blocking(move || {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut gen_books: Vec<GenBook> = (0..books).map(|i| GenBook::new(&mut rng, i, 10)).collect();
+        let keys: Vec<String> = gen_books.iter().map(|b| b.key.clone()).collect();
+        for i in 0..per_book {
+            for (j, b) in gen_books.iter_mut().enumerate() {
+                let ts = Timestamp::from_millis(start + i as i64 * step + j as i64 % step.max(1));
+                let update = if i == 0 {
+                    BookUpdate::snapshot(b.snapshot(ts), None, None)
+                } else {
+                    let changes = b.delta(&mut rng);
+                    BookUpdate::delta(b.snapshot(ts), changes, None, None)
+                };
+                if tx
+                    .blocking_send(BookInput::Update {
+                        update,
+                        received_at: ts,
+                    })
+                    .is_err()
+                {
+                    return keys;
+                }
+            }
+        }
+        keys
+    })
+    .await?;
+    writer.await?;
+    let mut after = 0;
+    while let Some(n) = store.compact_log(Timestamp::now(), after, 5_000).await?.next {
+        after = n;
+    }
+    Ok(keys)
+}
+
 pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     use crossbook_core::book::BookKey;
     use crossbook_store::{SnapshotWindow, book_log::history::log_history};
@@ -344,43 +398,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     let day = crossbook_core::time::DAY_MS;
     let start = (Timestamp::now().millis() / day - 1) * day;
     let events = (args.rate as i64 * day / 1000) as usize;
-    let (tx, rx) = mpsc::channel(16_384);
-    let writer = tokio::spawn(book_writer(
-        store.clone(),
-        rx,
-        KeyframePolicy::DEFAULT,
-        crossbook_venues::VenueHealth::new(),
-        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
-    ));
-    let step = 1000 / i64::from(args.rate.max(1));
-    tokio::task::spawn_blocking(move || {
-        let mut rng = StdRng::seed_from_u64(5);
-        let mut b = GenBook::new(&mut rng, 0, 10);
-        for i in 0..events {
-            let ts = Timestamp::from_millis(start + i as i64 * step);
-            let update = if i == 0 {
-                BookUpdate::snapshot(b.snapshot(ts), None, None)
-            } else {
-                let changes = b.delta(&mut rng);
-                BookUpdate::delta(b.snapshot(ts), changes, None, None)
-            };
-            if tx
-                .blocking_send(BookInput::Update {
-                    update,
-                    received_at: ts,
-                })
-                .is_err()
-            {
-                return;
-            }
-        }
-    })
-    .await?;
-    writer.await?;
-    let mut after = 0;
-    while let Some(n) = store.compact_log(Timestamp::now(), after, 5_000).await?.next {
-        after = n;
-    }
+    seed_day(&store, 1, args.rate, start).await?;
     let key = BookKey::venue_a(MARKET);
     let median = |mut v: Vec<Duration>| {
         v.sort();

@@ -13,16 +13,8 @@ use std::{
 };
 
 use clap::Args;
-use crossbook_core::{Exchange, Market, Plan, Timestamp, book::KeyframePolicy};
+use crossbook_core::{Exchange, Market, Plan, Timestamp};
 use crossbook_server::config::Config;
-use crossbook_venues::{
-    BookUpdate,
-    ingest::book_writer::{BookInput, book_writer},
-};
-use rand::{SeedableRng, rngs::StdRng};
-use tokio::sync::mpsc;
-
-use crate::book_log::GenBook;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
@@ -61,51 +53,9 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // Yesterday, UTC: a whole day, older than the compaction cutoff.
     let start = (Timestamp::now().millis() / day - 1) * day;
     let per_book = (i64::from(args.rate) * day / 1000) as usize;
-    let step = 1000 / i64::from(args.rate.max(1));
 
     let seeding = Instant::now();
-    let (tx, rx) = mpsc::channel(16_384);
-    let writer = tokio::spawn(book_writer(
-        store.clone(),
-        rx,
-        KeyframePolicy::DEFAULT,
-        crossbook_venues::VenueHealth::new(),
-        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
-    ));
-    let books = args.books;
-    let keys: Vec<String> = tokio::task::spawn_blocking(move || {
-        let mut rng = StdRng::seed_from_u64(5);
-        let mut gen_books: Vec<GenBook> = (0..books).map(|i| GenBook::new(&mut rng, i, 10)).collect();
-        let keys = gen_books.iter().map(|b| b.key.clone()).collect();
-        for i in 0..per_book {
-            for (j, b) in gen_books.iter_mut().enumerate() {
-                // Books change a millisecond apart, so the merge interleaves them.
-                let ts = Timestamp::from_millis(start + i as i64 * step + j as i64 % step.max(1));
-                let update = if i == 0 {
-                    BookUpdate::snapshot(b.snapshot(ts), None, None)
-                } else {
-                    let changes = b.delta(&mut rng);
-                    BookUpdate::delta(b.snapshot(ts), changes, None, None)
-                };
-                if tx
-                    .blocking_send(BookInput::Update {
-                        update,
-                        received_at: ts,
-                    })
-                    .is_err()
-                {
-                    return keys;
-                }
-            }
-        }
-        keys
-    })
-    .await?;
-    writer.await?;
-    let mut after = 0;
-    while let Some(n) = store.compact_log(Timestamp::now(), after, 5_000).await?.next {
-        after = n;
-    }
+    let keys = crate::book_log::seed_day(&store, args.books, args.rate, start).await?;
     let markets: Vec<Market> = keys
         .iter()
         .map(|k| Market::new(Exchange::VenueA, k, "KXBENCH-E", "KXBENCH", "Bench market?"))

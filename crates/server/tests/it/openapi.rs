@@ -9,7 +9,7 @@ use std::{collections::BTreeMap, time::Duration};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::util::{Keys, Server, client, create_keys, eventually, get_json};
+use crate::util::{Keys, Server, client, create_keys, eventually, eventually_rows, get_json};
 use crossbook_core::Timestamp;
 use crossbook_server::config::Config;
 use crossbook_store::testing::sqlite_database;
@@ -498,53 +498,23 @@ async fn every_answer_is_documented_with_its_status_and_schema() {
     let ids = find_ids(&server).await;
     // Let the books fill the answers, so that rows (not only empty lists) are validated: the spreads need a
     // live book on both legs of a pair.
-    eventually("price spreads of a pair", 90, async || {
-        let r = client()
-            .get(server.url("/v1/arbitrage/current/difference"))
-            .header("x-api-key", &keys.trader)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let v: Value = r.json().await.map_err(|e| e.to_string())?;
-        v.as_array().filter(|a| !a.is_empty()).map(|_| ()).ok_or(format!("{v}"))
-    })
+    let trader = &keys.trader;
+    eventually_rows(
+        "price spreads of a pair",
+        90,
+        &server.url("/v1/arbitrage/current/difference"),
+        trader,
+        "",
+    )
     .await;
-
     // An episode in the history: the opportunity rows of the current and history routes then have real
     // values to validate (the simulated books cross every minute or two).
-    eventually("an arbitrage episode", 180, async || {
-        let r = client()
-            .get(server.url("/v1/arbitrage/history?limit=1"))
-            .header("x-api-key", &keys.trader)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let v: Value = r.json().await.map_err(|e| e.to_string())?;
-        v["items"]
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .map(|_| ())
-            .ok_or(format!("{v}"))
-    })
-    .await;
-
+    let history = server.url("/v1/arbitrage/history?limit=1");
+    eventually_rows("an arbitrage episode", 180, &history, trader, "/items").await;
     // A whale in the feed, so its rows are validated too (the simulator puts whale-sized trades on the
     // events of the daily pool every 20 s).
-    eventually("a whale trade", 180, async || {
-        let r = client()
-            .get(server.url("/v1/whales/public/feed?limit=1"))
-            .header("x-api-key", &keys.trader)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let v: Value = r.json().await.map_err(|e| e.to_string())?;
-        v["trades"]
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .map(|_| ())
-            .ok_or(format!("{v}"))
-    })
-    .await;
+    let feed = server.url("/v1/whales/public/feed?limit=1");
+    eventually_rows("a whale trade", 180, &feed, trader, "/trades").await;
 
     let doc: Value = client()
         .get(server.url("/openapi.json"))

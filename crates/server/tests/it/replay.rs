@@ -12,7 +12,7 @@ use crossbook_server::config::Config;
 use crossbook_store::{LogRun, testing::sqlite_database};
 use serde_json::Value;
 
-use crate::util::{M_BTC_A, Server, client, create_keys, eventually, get_json, seed_catalog};
+use crate::util::{M_BTC_A, Server, client, create_keys, eventually, get_json, get_json_key, seed_catalog};
 
 /// A ladder as `(price, size in cents)`, comparable across the replay (6 decimals) and history (2 decimals).
 type Ladder = Vec<(String, i64)>;
@@ -134,13 +134,7 @@ async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
         let url = server.url(&format!("/v1/historical/{venue}/orderbook?market_id={id}&limit=1"));
         let key = keys.free.clone();
         async move {
-            let r = client()
-                .get(&url)
-                .header("x-api-key", &key)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
-            let v: Value = r.json().await.map_err(|e| e.to_string())?;
+            let v = get_json_key(&url, &key).await?;
             v["snapshots"][0]["timestamp"].as_i64().ok_or(format!("{v}"))
         }
     };
@@ -208,13 +202,7 @@ async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
         ))
     };
     let mut compared = 0;
-    let r = client()
-        .get(hist("venue_a", &a))
-        .header("x-api-key", &keys.free)
-        .send()
-        .await
-        .unwrap();
-    let rows: Value = r.json().await.unwrap();
+    let rows = get_json_key(&hist("venue_a", &a), &keys.free).await.unwrap();
     for row in rows["snapshots"].as_array().unwrap() {
         let ts = row["timestamp"].as_i64().unwrap().max(t0);
         let book = books[&(a.clone(), None)]
@@ -232,13 +220,7 @@ async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
         );
         compared += 1;
     }
-    let r = client()
-        .get(hist("venue_b", &b))
-        .header("x-api-key", &keys.free)
-        .send()
-        .await
-        .unwrap();
-    let rows: Value = r.json().await.unwrap();
+    let rows = get_json_key(&hist("venue_b", &b), &keys.free).await.unwrap();
     for row in rows["snapshots"].as_array().unwrap() {
         let ts = row["timestamp"].as_i64().unwrap().max(t0);
         let token = row["asset_id"].as_str().unwrap().to_string();

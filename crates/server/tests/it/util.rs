@@ -239,6 +239,31 @@ pub async fn get_json(url: &str) -> Result<(u16, Value), String> {
     Ok((status, v))
 }
 
+/// `GET url` with an API key: the JSON body.
+pub async fn get_json_key(url: &str, key: &str) -> Result<Value, String> {
+    let r = client()
+        .get(url)
+        .header("x-api-key", key)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    r.json::<Value>().await.map_err(|e| e.to_string())
+}
+
+/// Waits (at most `secs`) until the array at `pointer` (`""` for the whole body) of `GET url` with `key` has a
+/// row.
+pub async fn eventually_rows(what: &str, secs: u64, url: &str, key: &str, pointer: &str) {
+    eventually(what, secs, async || {
+        let v = get_json_key(url, key).await?;
+        v.pointer(pointer)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .map(|_| ())
+            .ok_or(format!("{v}"))
+    })
+    .await
+}
+
 pub fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
