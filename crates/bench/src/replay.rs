@@ -83,13 +83,8 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         "http://{addr}/v1/replay?exchange=venue_a{ids}&start_time={start}&end_time={}",
         start + day - 1
     );
+    // The listener is bound already: requests wait in its backlog until the server accepts them.
     let client = reqwest::Client::new();
-    // The server answers once it listens.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while client.get(format!("http://{addr}/healthz")).send().await.is_err() {
-        anyhow::ensure!(Instant::now() < deadline, "the server did not start");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 
     let before = rss_mib();
     let peak = Arc::new(AtomicU64::new(before.to_bits()));
@@ -139,7 +134,6 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
             .unwrap_or(before)
     };
     let during = f64::from_bits(peak.load(Ordering::Relaxed));
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let after = rss_mib();
     anyhow::ensure!(
         changes as usize + args.books >= args.books * per_book * 99 / 100,

@@ -231,7 +231,6 @@ pub fn also_unversioned(routes: UtoipaMethodRouter<AppState>) -> UtoipaMethodRou
             let bare = path.strip_prefix("/v1")?;
             let mut item = item.clone();
             for op in operations_mut(&mut item) {
-                op.operation_id = op.operation_id.take().map(|id| format!("{id}_unversioned"));
                 op.extensions
                     .get_or_insert_with(Default::default)
                     .merge(ExtensionsBuilder::new().add("x-alias-of", path.as_str()).build());

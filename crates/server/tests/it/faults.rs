@@ -11,24 +11,6 @@ use serde_json::{Value, json};
 
 use crate::util::*;
 
-/// The sum of a counter's series in `/metrics` whose line starts with `series` (a name, with labels if
-/// given).
-async fn metric(server: &Server, series: &str) -> Result<f64, String> {
-    let text = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?
-        .text()
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(text
-        .lines()
-        .filter(|l| l.starts_with(series))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum())
-}
-
 /// SQLite capped at its size while `serve --simulate` ingests: `/readyz` turns 503 with the store
 /// `degraded`, what had to be dropped is counted, an API write answers 503 `unavailable`; once the cap is
 /// lifted, writes resume without a restart, `/readyz` is 200 again, and the book history holds a

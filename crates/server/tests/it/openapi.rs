@@ -9,10 +9,8 @@ use std::{collections::BTreeMap, time::Duration};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::util::{Keys, Server, client, create_keys, eventually, eventually_rows, get_json};
+use crate::util::{Keys, Server, client, eventually_rows, first_btc_market, get_json, simulated_on_sqlite};
 use crossbook_core::Timestamp;
-use crossbook_server::config::Config;
-use crossbook_store::testing::sqlite_database;
 
 /// Ids from the simulator's own catalog, found through the API as a caller would.
 struct Ids {
@@ -457,24 +455,13 @@ async fn writes(c: &mut Checker<'_>, base: &str, ids: &Ids, keys: &Keys) {
 }
 
 async fn find_ids(server: &Server) -> Ids {
-    let markets = |exchange: &'static str| {
-        let url = server.url(&format!("/v1/search/markets?q=btc&exchange={exchange}&limit=20"));
-        async move {
-            let (_, v) = get_json(&url).await?;
-            let rows = v
-                .as_array()
-                .filter(|r| !r.is_empty())
-                .ok_or(format!("no {exchange} markets: {v}"))?;
-            Ok::<_, String>(rows.clone())
-        }
-    };
-    let a = eventually("venue_a markets", 60, async || markets("venue_a").await).await;
-    let b = eventually("venue_b markets", 60, async || markets("venue_b").await).await;
+    let a = first_btc_market(server, "venue_a").await;
+    let b = first_btc_market(server, "venue_b").await;
     let (_, series) = get_json(&server.url("/v1/search/series?q=btc&limit=1")).await.unwrap();
     Ids {
-        a_market: a[0]["market_id"].as_str().unwrap().to_string(),
-        a_event: a[0]["event_id"].as_str().unwrap().to_string(),
-        b_market: b[0]["market_id"].as_str().unwrap().to_string(),
+        a_market: a["market_id"].as_str().unwrap().to_string(),
+        a_event: a["event_id"].as_str().unwrap().to_string(),
+        b_market: b["market_id"].as_str().unwrap().to_string(),
         series: series[0]["series_id"]
             .as_str()
             .unwrap_or_else(|| panic!("{series}"))
@@ -484,17 +471,8 @@ async fn find_ids(server: &Server) -> Ids {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_is_documented_with_its_status_and_schema() {
-    let db = sqlite_database().await;
-    db.store.migrate().await.unwrap();
-    let keys = create_keys(&db.store).await;
-    let config = Config {
-        simulate: true,
-        sim_seed: 11,
-        // The webhook writes register a loopback callback.
-        allow_private_webhook_targets: true,
-        ..Config::for_tests(&db.url)
-    };
-    let server = Server::start_simulated_on(config, db.store.clone()).await;
+    // The webhook writes register a loopback callback.
+    let (db, keys, server) = simulated_on_sqlite(11, |c| c.allow_private_webhook_targets = true).await;
     let ids = find_ids(&server).await;
     // Let the books fill the answers, so that rows (not only empty lists) are validated: the spreads need a
     // live book on both legs of a pair.

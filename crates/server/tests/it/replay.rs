@@ -12,7 +12,10 @@ use crossbook_server::config::Config;
 use crossbook_store::{LogRun, testing::sqlite_database};
 use serde_json::Value;
 
-use crate::util::{M_BTC_A, Server, client, create_keys, eventually, get_json, get_json_key, seed_catalog};
+use crate::util::{
+    M_BTC_A, Server, client, create_keys, eventually, first_btc_market, get_json_key, metric, seed_catalog,
+    simulated_on_sqlite,
+};
 
 /// A ladder as `(price, size in cents)`, comparable across the replay (6 decimals) and history (2 decimals).
 type Ladder = Vec<(String, i64)>;
@@ -110,24 +113,10 @@ async fn replay_lines(url: &str, key: &str) -> (u16, String, Vec<Value>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
-    let db = sqlite_database().await;
-    db.store.migrate().await.unwrap();
-    let keys = create_keys(&db.store).await;
-    let config = Config {
-        simulate: true,
-        sim_seed: 11,
-        ..Config::for_tests(&db.url)
-    };
-    let server = Server::start_simulated_on(config, db.store.clone()).await;
-    let market = |venue: &'static str| {
-        let url = server.url(&format!("/v1/search/markets?q=btc&exchange={venue}&limit=1"));
-        async move {
-            let (_, v) = get_json(&url).await?;
-            v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
-        }
-    };
-    let a = eventually("a venue_a market", 60, async || market("venue_a").await).await;
-    let b = eventually("a venue_b market", 60, async || market("venue_b").await).await;
+    let (db, keys, server) = simulated_on_sqlite(11, |_| {}).await;
+    let id = |m: Value| m["market_id"].as_str().unwrap().to_string();
+    let a = id(first_btc_market(&server, "venue_a").await);
+    let b = id(first_btc_market(&server, "venue_b").await);
 
     // A window of 8 s that starts once both books are recorded, replayed once the history holds rows past it.
     let latest = |venue: &'static str, id: String| {
@@ -357,21 +346,8 @@ async fn a_client_that_goes_away_ends_its_replay() {
     assert_eq!(line["type"], "book_snapshot", "{line}");
     drop(r);
 
-    let metrics_url = server.url("/metrics");
     eventually("the replay to end as client_gone", 30, async || {
-        let text = client()
-            .get(&metrics_url)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .text()
-            .await
-            .map_err(|e| e.to_string())?;
-        let gone = text
-            .lines()
-            .find(|l| l.starts_with("crossbook_replays_total{ended=\"client_gone\"}"))
-            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .unwrap_or(0.0);
+        let gone = metric(&server, "crossbook_replays_total{ended=\"client_gone\"}").await?;
         if gone >= 1.0 {
             Ok(())
         } else {

@@ -264,6 +264,50 @@ pub async fn eventually_rows(what: &str, secs: u64, url: &str, key: &str, pointe
     .await
 }
 
+/// The sum of a counter's series in `/metrics` whose line starts with `series` (a name, with labels if
+/// given).
+pub async fn metric(server: &Server, series: &str) -> Result<f64, String> {
+    let text = client()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?
+        .text()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(text
+        .lines()
+        .filter(|l| l.starts_with(series))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+/// A migrated SQLite database with a key per plan, and `serve --simulate` on it (seed `seed`, the config then
+/// adjusted by `tune`).
+pub async fn simulated_on_sqlite(seed: u64, tune: impl FnOnce(&mut Config)) -> (TestDb, Keys, Server) {
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let keys = create_keys(&db.store).await;
+    let mut config = Config {
+        simulate: true,
+        sim_seed: seed,
+        ..Config::for_tests(&db.url)
+    };
+    tune(&mut config);
+    let server = Server::start_simulated_on(config, db.store.clone()).await;
+    (db, keys, server)
+}
+
+/// The first market of `exchange` that a search for `btc` finds (waiting, at most 60 s, for the catalog).
+pub async fn first_btc_market(server: &Server, exchange: &str) -> Value {
+    let url = server.url(&format!("/v1/search/markets?q=btc&exchange={exchange}&limit=1"));
+    eventually(&format!("a {exchange} market"), 60, async || {
+        let (_, v) = get_json(&url).await?;
+        v.get(0).cloned().ok_or(format!("no {exchange} market: {v}"))
+    })
+    .await
+}
+
 pub fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
