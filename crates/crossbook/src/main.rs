@@ -9,7 +9,10 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use crossbook_server::config::Config;
 use serde::Serialize;
 
-use cmd::{keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs, simulate::SimulateArgs, tail::TailArgs};
+use cmd::{
+    export::ExportArgs, keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs, simulate::SimulateArgs,
+    tail::TailArgs,
+};
 
 mod cmd;
 
@@ -55,6 +58,9 @@ enum Command {
     /// question, paired by the scanner whatever the automatic matchers say).
     #[command(subcommand)]
     Pairs(PairsCommand),
+    /// Write one market's UTC day of order books or trades to a CSV (gzip) or Parquet file, read from the
+    /// database: the file GET /v1/export/books or /v1/export/trades serves.
+    Export(ExportArgs),
     /// Follow the live stream of a running server (order books, trades, venue status, whales, arbitrage),
     /// one line per message.
     Tail(TailArgs),
@@ -164,6 +170,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Migrate => cmd::migrate::run(config).await,
         Command::Keys(k) => cmd::keys::run(k, config).await,
         Command::Pairs(p) => cmd::pairs::run(p, config).await,
+        Command::Export(a) => cmd::export::run(a, config).await,
         // Dispatched before the configuration is loaded (see `main`).
         Command::Tail(args) => cmd::tail::run(args).await,
     }

@@ -18,6 +18,7 @@ pub mod arbitrage;
 pub mod common;
 pub mod docs;
 mod examples;
+pub mod export;
 pub mod historical;
 mod param_docs;
 pub mod replay;
@@ -66,6 +67,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(search::router())
         .merge(historical::router())
         .merge(replay::router())
+        .merge(export::router())
         .merge(whales::router())
         .merge(arbitrage::router())
         .merge(webhooks::router())

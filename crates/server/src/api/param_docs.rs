@@ -272,6 +272,7 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         "category" => Some("crypto"),
         "pagination_key" => Some("eyJ0IjoxNzYzNzUyNTAwMDAwLCJrIjoiYSJ9"),
         "session" => Some("3f2a9c1e7b5d4e0f"),
+        "date" => Some("2026-11-21"),
         // Enums behind a `$ref`, whose values this function cannot read.
         "type" => Some("whale"),
         "exchange" | "platform" => Some("venue_a"),

@@ -1,9 +1,8 @@
 //! `GET /v1/replay`: the recorded books and trades of up to 50 markets over a range, streamed as
-//! newline-delimited JSON in time order ([`crate::replay`] writes the messages). Everything that can be wrong
+//! newline-delimited JSON in time order ([`crate::export`] reads the messages, [`crate::export::ndjson`]
+//! writes them). Everything that can be wrong
 //! with a request (a parameter, the range over the plan's cap, an unknown market) is answered with a 400 or
 //! 404 before the first byte of the stream.
-
-use std::convert::Infallible;
 
 use axum::{
     body::Body,
@@ -19,8 +18,8 @@ use crate::{
     AppState,
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
+    export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
     params::{QueryMap, check_order, text_value},
-    replay::{self, ReplayMarket, ReplayPlan},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -162,41 +161,58 @@ async fn replay_route(
     let parsed = parse(&q, plan)?;
     let mut markets = Vec::with_capacity(parsed.markets.len());
     for (exchange, id) in &parsed.markets {
-        let m = state
-            .store
-            .get_market(*exchange, id)
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("unknown market_id {id} on {exchange}")))?
-            .market;
-        markets.push(ReplayMarket {
-            exchange: *exchange,
-            market_id: m.market_id,
-            yes_token: m.yes_token_id,
-            no_token: m.no_token_id,
-        });
+        markets.push(replay_market(&state, *exchange, id).await?);
     }
     let plan = ReplayPlan {
         markets,
         from: parsed.from,
         to: parsed.to,
+        include: Include::ALL,
     };
+    Ok(stream(&state, plan, Ndjson::default(), "application/x-ndjson", &[]))
+}
+
+/// A catalog market and its books, or a 404 naming `market_id`.
+pub(super) async fn replay_market(state: &AppState, exchange: Exchange, id: &str) -> ApiResult<ReplayMarket> {
+    let m = state
+        .store
+        .get_market(exchange, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("unknown market_id {id} on {exchange}")))?;
+    Ok(ReplayMarket::of(m.market))
+}
+
+/// Streams `plan` encoded by `enc` as the response body, with `headers` beside its content type. The read
+/// runs in its own task, which counts itself in the metrics and ends when the client goes away.
+pub(super) fn stream<E: export::Encoder + 'static>(
+    state: &AppState,
+    plan: ReplayPlan,
+    enc: E,
+    content_type: &'static str,
+    headers: &[(header::HeaderName, String)],
+) -> Response {
     // A few pieces in flight: enough to keep the socket busy, little enough that a slow reader holds the
     // writer back instead of the server's memory.
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     let store = state.store.clone();
     tokio::spawn(async move {
         metrics::gauge!("crossbook_replay_streams").increment(1.0);
-        let (ended, messages) = replay::run(store, plan, tx).await;
+        let (ended, messages) = export::run(store, plan, enc, tx).await;
         metrics::gauge!("crossbook_replay_streams").decrement(1.0);
         metrics::counter!("crossbook_replays_total", "ended" => ended.as_str()).increment(1);
         metrics::counter!("crossbook_replay_messages_total").increment(messages);
-        tracing::info!(ended = ended.as_str(), messages, "replay ended");
+        tracing::info!(ended = ended.as_str(), messages, content_type, "replay ended");
     });
-    let pieces = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|piece| (Ok::<_, Infallible>(piece), rx))
-    });
-    let body = Body::from_stream(pieces);
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+    let pieces = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|piece| (piece, rx)) });
+    let mut response = Body::from_stream(pieces).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    for (name, value) in headers {
+        if let Ok(v) = header::HeaderValue::from_str(value) {
+            h.insert(name.clone(), v);
+        }
+    }
+    response
 }
 
 #[cfg(test)]

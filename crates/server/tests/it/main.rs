@@ -3,6 +3,7 @@
 
 mod arbitrage;
 mod errors;
+mod export;
 mod faults;
 mod gating;
 mod historical;

@@ -77,6 +77,8 @@ fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
         "event_id" | "event_ticker" => ids.a_event.clone(),
         "series_id" => ids.series.clone(),
         "q" => "btc".into(),
+        // The export's day: today (UTC).
+        "date" => Timestamp::now().to_iso()[..10].to_string(),
         "type" => "whale".into(),
         // The replay's range: the last minute (its only required times).
         "start_time" => (Timestamp::now().millis() - 60_000).to_string(),
