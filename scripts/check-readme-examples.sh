@@ -20,5 +20,7 @@ done
 
 python3 scripts/readme_examples.py README.md "$base" "$trader" >"$work/examples.sh"
 # `crossbook ...` lines of the README run this binary on the served database.
-EXAMPLE_BODY="$work/body" EXAMPLES_BIN="$bin" CROSSBOOK_DATABASE_URL="sqlite://$work/crossbook.db" \
-  bash "$work/examples.sh"
+# They run in the scratch directory: the export examples save files where they stand.
+examples_bin="$(realpath "$bin")"
+(cd "$work" && EXAMPLE_BODY="$work/body" EXAMPLES_BIN="$examples_bin" CROSSBOOK_DATABASE_URL="sqlite://$work/crossbook.db" \
+  bash "$work/examples.sh")

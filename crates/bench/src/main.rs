@@ -8,6 +8,7 @@
 
 mod arbitrage;
 mod book_log;
+mod export;
 mod historical;
 mod idle;
 mod ingest;
@@ -48,6 +49,8 @@ enum Cmd {
     LogRead(book_log::LogReadArgs),
     /// `/v1/replay` of whole book-days over HTTP, parsed line by line: messages/s and memory.
     Replay(replay::ReplayArgs),
+    /// `/v1/export/books` of one book-day over HTTP, Parquet and CSV: time and file size.
+    Export(export::ExportArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
     StreamLatency(stream::LatencyArgs),
@@ -285,6 +288,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::LogWrite(args) => book_log::write(args).await?,
         Cmd::LogRead(args) => book_log::read(args).await?,
         Cmd::Replay(args) => replay::run(args).await?,
+        Cmd::Export(args) => export::run(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::StreamLatency(args) => stream::latency(args).await?,
         Cmd::StreamFanout(args) => stream::fanout(args).await?,

@@ -46,16 +46,38 @@ fn status_mib(field: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    let url = args.database_url.clone();
-    let store = crate::fresh_store(&url, "book_chunks, log_books, trades").await?;
+/// A seeded day of books behind a running server.
+pub(crate) struct Seeded {
+    pub addr: SocketAddr,
+    /// The books' markets (venue_a tickers).
+    pub keys: Vec<String>,
+    /// A Trader key.
+    pub api_key: String,
+    /// The day's first millisecond.
+    pub start: i64,
+    /// Changes seeded per book.
+    pub per_book: usize,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Seeded {
+    pub async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        self.server.await?
+    }
+}
+
+/// Seeds yesterday (UTC) of `books` books at `rate` changes a second each into `url`, and serves it.
+pub(crate) async fn seed_and_serve(url: &str, books: usize, rate: u32) -> anyhow::Result<Seeded> {
+    let store = crate::fresh_store(url, "book_chunks, log_books, trades").await?;
     let day = crossbook_core::time::DAY_MS;
     // Yesterday, UTC: a whole day, older than the compaction cutoff.
     let start = (Timestamp::now().millis() / day - 1) * day;
-    let per_book = (i64::from(args.rate) * day / 1000) as usize;
+    let per_book = (i64::from(rate) * day / 1000) as usize;
 
     let seeding = Instant::now();
-    let keys = crate::book_log::seed_day(&store, args.books, args.rate, start).await?;
+    let keys = crate::book_log::seed_day(&store, books, rate, start).await?;
     let markets: Vec<Market> = keys
         .iter()
         .map(|k| Market::new(Exchange::VenueA, k, "KXBENCH-E", "KXBENCH", "Bench market?"))
@@ -64,21 +86,39 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let api_key = store.create_key("bench-replay", Plan::Trader).await?.key;
     store.close().await;
     println!(
-        "seeded {} books × {per_book} changes ({} events) in {:.1} s",
-        args.books,
-        args.books * per_book,
+        "seeded {books} books × {per_book} changes ({} events) in {:.1} s",
+        books * per_book,
         seeding.elapsed().as_secs_f64()
     );
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr: SocketAddr = listener.local_addr()?;
-    let mut cfg = Config::for_tests(&url);
+    let mut cfg = Config::for_tests(url);
     cfg.retention_days = 0;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crossbook_server::serve(cfg, listener, async {
-        let _ = stop_rx.await;
-    }));
-    let ids: String = keys.iter().map(|k| format!("&market_id={k}")).collect();
+    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        crossbook_server::serve(cfg, listener, async {
+            let _ = stop_rx.await;
+        })
+        .await
+        .map_err(anyhow::Error::from)
+    });
+    Ok(Seeded {
+        addr,
+        keys,
+        api_key,
+        start,
+        per_book,
+        stop,
+        server,
+    })
+}
+
+pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    let day = crossbook_core::time::DAY_MS;
+    let seeded = seed_and_serve(&args.database_url, args.books, args.rate).await?;
+    let (addr, start, per_book, api_key) = (seeded.addr, seeded.start, seeded.per_book, seeded.api_key.clone());
+    let ids: String = seeded.keys.iter().map(|k| format!("&market_id={k}")).collect();
     let replay_url = format!(
         "http://{addr}/v1/replay?exchange=venue_a{ids}&start_time={start}&end_time={}",
         start + day - 1
@@ -157,7 +197,5 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         "resident memory with the mapped database pages (VmRSS) after: {:.0} MiB",
         status_mib("VmRSS:")
     );
-    let _ = stop_tx.send(());
-    server.await??;
-    Ok(())
+    seeded.stop().await
 }
