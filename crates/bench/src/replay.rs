@@ -96,13 +96,9 @@ pub(crate) async fn seed_and_serve(url: &str, books: usize, rate: u32) -> anyhow
     let mut cfg = Config::for_tests(url);
     cfg.retention_days = 0;
     let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        crossbook_server::serve(cfg, listener, async {
-            let _ = stop_rx.await;
-        })
-        .await
-        .map_err(anyhow::Error::from)
-    });
+    let server = tokio::spawn(crossbook_server::serve(cfg, listener, async {
+        let _ = stop_rx.await;
+    }));
     Ok(Seeded {
         addr,
         keys,

@@ -216,7 +216,7 @@ mod tests {
 
     fn param_of(raw: &str) -> String {
         let q = QueryMap::parse(raw).unwrap();
-        let e = parse(&q).err().expect("an error");
+        let e = parse(&q).expect_err("an error");
         e.body().param.clone().unwrap_or_default()
     }
 

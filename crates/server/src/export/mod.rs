@@ -285,7 +285,8 @@ pub enum Ended {
     Complete,
     /// The client went away; reading stopped.
     ClientGone,
-    /// The store failed part-way; an `error` message was the last line.
+    /// The store failed part-way, or the output could not be encoded: NDJSON ends with an `error` line, a file
+    /// is cut short.
     Failed,
 }
 

@@ -6,7 +6,7 @@
 //! it); a gap is one row without a level, its `gap` naming the cause and `gap_end` when the book was whole again
 //! (empty while it lasts past the day). Trades: one row per trade.
 
-use crossbook_core::{Amount, Exchange, Price, Timestamp};
+use crossbook_core::{Amount, Exchange, Price, Timestamp, book::BookKey};
 
 use super::{Message, ndjson::side_name};
 
@@ -77,6 +77,24 @@ pub struct BookRow<'a> {
     pub gap_end: Option<Timestamp>,
 }
 
+impl<'a> BookRow<'a> {
+    /// A row of `key`'s event without a level, gap or snapshot mark.
+    fn head(key: &'a BookKey, seq: u64, venue_ts: Option<Timestamp>, received_at: Timestamp) -> Self {
+        BookRow {
+            exchange: key.exchange,
+            market_id: &key.market_id,
+            asset_id: key.asset_id.as_deref(),
+            seq,
+            venue_ts,
+            received_at,
+            is_snapshot: false,
+            level: None,
+            gap: None,
+            gap_end: None,
+        }
+    }
+}
+
 /// One row of a trades file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TradeRow<'a> {
@@ -102,16 +120,8 @@ pub fn book_rows<'a>(m: &'a Message<'a>, mut row: impl FnMut(BookRow<'a>)) {
             ladders,
         } => {
             let base = BookRow {
-                exchange: key.exchange,
-                market_id: &key.market_id,
-                asset_id: key.asset_id.as_deref(),
-                seq: *seq,
-                venue_ts: *venue_ts,
-                received_at: *at,
                 is_snapshot: true,
-                level: None,
-                gap: None,
-                gap_end: None,
+                ..BookRow::head(key, *seq, *venue_ts, *at)
             };
             let mut any = false;
             for (side, ladder) in [
@@ -138,18 +148,11 @@ pub fn book_rows<'a>(m: &'a Message<'a>, mut row: impl FnMut(BookRow<'a>)) {
             at,
             changes,
         } => {
+            let base = BookRow::head(key, *seq, *venue_ts, *at);
             for c in changes.iter() {
                 row(BookRow {
-                    exchange: key.exchange,
-                    market_id: &key.market_id,
-                    asset_id: key.asset_id.as_deref(),
-                    seq: *seq,
-                    venue_ts: *venue_ts,
-                    received_at: *at,
-                    is_snapshot: false,
                     level: Some((side_name(c.side), c.price, c.size)),
-                    gap: None,
-                    gap_end: None,
+                    ..base
                 });
             }
         }
@@ -161,16 +164,9 @@ pub fn book_rows<'a>(m: &'a Message<'a>, mut row: impl FnMut(BookRow<'a>)) {
             end,
             cause,
         } => row(BookRow {
-            exchange: key.exchange,
-            market_id: &key.market_id,
-            asset_id: key.asset_id.as_deref(),
-            seq: *seq,
-            venue_ts: *venue_ts,
-            received_at: *start,
-            is_snapshot: false,
-            level: None,
             gap: Some(cause),
             gap_end: *end,
+            ..BookRow::head(key, *seq, *venue_ts, *start)
         }),
         Message::Trade { .. } => {}
     }

@@ -13,7 +13,7 @@ use crossbook_server::config::Config;
 use crossbook_store::{LogRun, Store, testing::sqlite_database};
 use serde_json::Value;
 
-use crate::util::{E_BTC_B, Keys, Server, client, create_keys, seed_catalog};
+use crate::util::{E_BTC_B, Keys, Server, client, create_keys, python_with, seed_catalog};
 
 const MARKET: &str = "0xe0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
 const YES: &str = "7001";
@@ -318,25 +318,6 @@ rows = [[text(v) for v in r.values()] for r in t.to_pylist()]
 print(json.dumps({"types": {f.name: str(f.type) for f in t.schema}, "nullable": {f.name: f.nullable for f in t.schema}, "rows": rows}))
 "#;
 
-/// Whether python3 with pyarrow is here. Missing, the check is skipped with the reason printed, except under
-/// CI (`CI` set), where it fails: CI installs it.
-fn pyarrow_ready() -> bool {
-    let why = match std::process::Command::new("python3")
-        .args(["-c", "import pyarrow"])
-        .output()
-    {
-        Ok(o) if o.status.success() => return true,
-        Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        Err(e) => format!("python3: {e}"),
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI reads the Parquet files with pyarrow: install python3 and `pip install pyarrow` ({why})"
-    );
-    eprintln!("skipped: reading Parquet with pyarrow needs python3 and `pip install pyarrow`: {why}");
-    false
-}
-
 fn read_parquet(dir: &Path, name: &str, bytes: &[u8]) -> Value {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -470,7 +451,7 @@ async fn export_files_hold_the_rows_of_the_replay_of_the_day() {
     );
 
     // Parquet, read by pyarrow: typed columns, the same rows.
-    if pyarrow_ready() {
+    if python_with("pyarrow", "CI reads the Parquet files with pyarrow") {
         let dir = tempfile_dir();
         let (status, headers, body) = get(&server, &key, &format!("/v1/export/books?{q}&format=parquet")).await;
         assert_eq!(status, 200);

@@ -528,3 +528,23 @@ pub fn probe_router(state: &AppState) -> Router {
         );
     with_common_layers(with_auth(groups, state), state.clone())
 }
+
+/// Whether python3 with `module` is here, for a check that runs Python (`why`: what it is for). Missing, the
+/// check is skipped with the reason printed, except under CI (`CI` set), where it fails: `.ci/run` installs
+/// the module.
+pub fn python_with(module: &str, why: &str) -> bool {
+    let missing = match std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+    {
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        Err(e) => format!("python3: {e}"),
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{why}: install python3 and `pip install {module}` ({missing})"
+    );
+    eprintln!("skipped: {why}, which needs python3 and `pip install {module}`: {missing}");
+    false
+}

@@ -45,7 +45,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::util::{Resp, TestApp, UNKNOWN_KEY, create_keys};
+use crate::util::{Resp, TestApp, UNKNOWN_KEY, create_keys, python_with};
 
 // ------------------------------------------------------------------------------------------------ helpers
 
@@ -1322,25 +1322,6 @@ async fn openapi_documents_the_webhook_routes() {
 /// The Python receivers of `docs/examples/` (shown in the README), run as a user runs them.
 const PY_RECEIVERS: [&str; 2] = ["receiver_standardwebhooks.py", "receiver_hmac.py"];
 
-/// Whether python3 with the `standardwebhooks` module is here to run the example receivers. Missing, the
-/// test is skipped with the reason printed, except under CI (`CI` set), where it fails: CI installs the module.
-fn python_ready() -> bool {
-    let why = match std::process::Command::new("python3")
-        .args(["-c", "import standardwebhooks"])
-        .output()
-    {
-        Ok(o) if o.status.success() => return true,
-        Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-        Err(e) => format!("python3: {e}"),
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI runs the example receivers: install python3 and `pip install standardwebhooks` ({why})"
-    );
-    eprintln!("skipped: the example receivers need python3 and `pip install standardwebhooks`: {why}");
-    false
-}
-
 /// A `docs/examples/` receiver started with `secret` on a free port, as a child process (killed on drop).
 struct PyReceiver {
     child: std::process::Child,
@@ -1445,7 +1426,7 @@ except WebhookVerificationError as e:
 
 #[tokio::test]
 async fn the_example_receivers_verify_real_deliveries() {
-    if !python_ready() {
+    if !python_with("standardwebhooks", "CI runs the example receivers") {
         return;
     }
     for_each_backend(async |db| {
