@@ -81,7 +81,7 @@ pub use error::{StoreError, StoreResult};
 pub use health::{WriteHealth, WriteKind, WriteStatus};
 pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use lock::{LeaderGuard, LeaderLock};
-pub use trades::{StoredTrade, TradeCursor, TradeStore};
+pub use trades::{StoredTrade, TradeCursor, TradeQuery, TradeStore};
 pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};
 pub use whales::{
     EventActivity, PoolCandidate, TargetStats, WatchEntry, WhaleAggregate, WhalePage, WhaleQuery, WhaleStore,

@@ -297,3 +297,50 @@ async fn market_trades_read_one_market_in_time_order_by_pages() {
     })
     .await;
 }
+
+/// The trade tape: newest first without a range, paged from a cursor through ties on the execution time; one
+/// outcome only when asked; a range read oldest first.
+#[tokio::test]
+async fn the_trade_tape_reads_newest_first_and_by_outcome() {
+    use crossbook_store::TradeQuery;
+    for_each_backend(async |db| {
+        let s = &db.store;
+        let mut batch = Vec::new();
+        for i in 0..9 {
+            let mut t = trade(A, &format!("t{i}"), "E", "M", 10 + i / 3, 100);
+            t.outcome = if i % 3 == 2 { Outcome::Yes } else { Outcome::No };
+            batch.push(t);
+        }
+        batch.push(trade(A, "other-market", "E", "M2", 30, 100));
+        s.insert_trades(&batch).await.unwrap();
+        let query = |after, outcome, range, newest_first| TradeQuery {
+            exchange: A,
+            market_id: "M",
+            outcome,
+            range,
+            after,
+            newest_first,
+            limit: 2,
+        };
+        let walk = async |outcome, range, newest_first| {
+            let mut ids = Vec::new();
+            let mut after = None;
+            loop {
+                let page = s.trade_page(&query(after, outcome, range, newest_first)).await.unwrap();
+                let Some(last) = page.last() else { break };
+                after = Some((last.trade.executed_at, last.id));
+                ids.extend(page.iter().map(|t| t.trade.source_trade_id.clone()));
+            }
+            ids
+        };
+        let newest: Vec<String> = (0..9).rev().map(|i| format!("t{i}")).collect();
+        assert_eq!(walk(None, None, true).await, newest, "newest first, ties by row id");
+        assert_eq!(walk(Some(Outcome::Yes), None, true).await, ["t8", "t5", "t2"]);
+        assert_eq!(
+            walk(None, Some((at(11), at(12))), false).await,
+            ["t3", "t4", "t5", "t6", "t7", "t8"],
+            "a range, oldest first"
+        );
+    })
+    .await;
+}

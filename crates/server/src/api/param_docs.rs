@@ -138,6 +138,8 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/historical/venue_b/orderbook", HISTORY_LIMIT, false),
         ("/v1/historical/orderbook", HISTORY_LIMIT, false),
         ("/v1/historical/gaps", HISTORY_LIMIT, false),
+        ("/v1/historical/venue_a/trades", HISTORY_LIMIT, false),
+        ("/v1/historical/venue_b/trades", HISTORY_LIMIT, false),
         ("/whales/user/feed", FEED_LIMIT, true),
         ("/v1/whales/public/feed", FEED_LIMIT, true),
         ("/v1/arbitrage/current", ARB_LIMIT, false),
@@ -199,6 +201,8 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "/v1/historical/venue_b/orderbook",
         "/v1/historical/orderbook",
         "/v1/historical/gaps",
+        "/v1/historical/venue_a/trades",
+        "/v1/historical/venue_b/trades",
     ] {
         for name in ["start_time", "end_time"] {
             t.push((

@@ -1062,3 +1062,158 @@ async fn rows_come_from_the_event_log_with_continuity_after_older_sampled_snapsh
     })
     .await;
 }
+
+/// The trade tape, on both backends: newest first without a range (walked in pages through ties on the
+/// execution time), oldest first within one, one token with `asset_id`, exact prices and notionals, and the
+/// same errors as the order-book routes.
+#[tokio::test]
+async fn the_trade_tape_pages_through_one_markets_trades() {
+    use crossbook_core::{Outcome, TakerSide, Trade};
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let trade = |ex: Exchange, market: &str, i: i64, outcome: Outcome| Trade {
+            exchange: ex,
+            source_trade_id: format!("{market}-{i}"),
+            market_id: market.into(),
+            event_id: "E".into(),
+            // Two trades a second: pages cut through ties.
+            executed_at: Timestamp::from_millis(BASE + (i / 2) * 1000),
+            taker_side: if i % 2 == 0 { TakerSide::Buy } else { TakerSide::Sell },
+            outcome,
+            price: Price::from_micros(410_000 + i * 10_000),
+            size: Amount::from_micros(2_500_000),
+        };
+        let mut batch: Vec<Trade> = (0..7)
+            .map(|i| {
+                trade(
+                    Exchange::VenueB,
+                    B_COND,
+                    i,
+                    if i % 3 == 0 { Outcome::No } else { Outcome::Yes },
+                )
+            })
+            .collect();
+        batch.push(trade(Exchange::VenueA, A_PLAIN, 0, Outcome::No));
+        db.store.insert_trades(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let ids = |v: &Value| -> Vec<String> {
+            v["trades"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no trades: {v}"))
+                .iter()
+                .map(|t| t["trade_id"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let walk = async |query: &str| {
+            let (mut all, mut key) = (Vec::new(), None::<String>);
+            loop {
+                let page_key = key
+                    .as_deref()
+                    .map(|k| format!("&pagination_key={k}"))
+                    .unwrap_or_default();
+                let v = app
+                    .get_key(
+                        &format!("/v1/historical/venue_b/trades?{query}&limit=3{page_key}"),
+                        &k.free,
+                    )
+                    .await
+                    .ok();
+                all.extend(ids(&v));
+                assert_eq!(
+                    v["pagination"]["count"].as_u64().unwrap() as usize,
+                    v["trades"].as_array().unwrap().len()
+                );
+                match v["pagination"]["pagination_key"].as_str() {
+                    Some(next) => {
+                        assert_eq!(v["pagination"]["has_more"], true);
+                        key = Some(next.to_string());
+                    }
+                    None => break all,
+                }
+            }
+        };
+        let newest: Vec<String> = (0..7).rev().map(|i| format!("{B_COND}-{i}")).collect();
+        assert_eq!(walk(&format!("market_id={B_COND}")).await, newest, "newest first");
+        assert_eq!(
+            walk(&format!("market_id={B_COND}&asset_id={NO_TOKEN}")).await,
+            [6, 3, 0].map(|i| format!("{B_COND}-{i}")),
+            "one token's trades"
+        );
+        let range = format!("market_id={B_COND}&start_time={}&end_time={}", BASE + 1000, BASE + 2000);
+        assert_eq!(
+            walk(&range).await,
+            [2, 3, 4, 5].map(|i| format!("{B_COND}-{i}")),
+            "a range, oldest first"
+        );
+
+        let v = app
+            .get_key(
+                &format!("/v1/historical/venue_b/trades?market_id={B_COND}&limit=1"),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(
+            v["trades"][0],
+            json!({
+                "trade_id": format!("{B_COND}-6"), "market_id": B_COND, "asset_id": NO_TOKEN, "outcome": "NO",
+                "side": "buy", "price": "0.4700", "size": 2.5, "notional": 1.175,
+                "timestamp": BASE + 3000, "executed_at": Timestamp::from_millis(BASE + 3000).to_iso(),
+            })
+        );
+        assert_eq!(
+            (v["exchange"].as_str(), v["market_id"].as_str()),
+            (Some("venue_b"), Some(B_COND))
+        );
+        let v = app
+            .get_key(&format!("/v1/historical/venue_a/trades?market_id={A_PLAIN}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(ids(&v), [format!("{A_PLAIN}-0")]);
+        assert_eq!(v["trades"][0]["asset_id"], Value::Null);
+
+        // Errors: as the order-book routes.
+        let other_key = v["pagination"]["pagination_key"].clone();
+        assert!(other_key.is_null(), "one page only");
+        let first = app
+            .get_key(
+                &format!("/v1/historical/venue_b/trades?market_id={B_COND}&limit=1"),
+                &k.free,
+            )
+            .await
+            .ok();
+        let key = first["pagination"]["pagination_key"].as_str().unwrap();
+        app.get_key(
+            &format!("/v1/historical/venue_b/trades?market_id={B_COND}&asset_id={YES_TOKEN}&pagination_key={key}"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("pagination_key"));
+        app.get_key(
+            &format!("/v1/historical/venue_b/trades?market_id={B_COND}&start_time={BASE}"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("start_time"));
+        app.get_key(
+            &format!("/v1/historical/venue_b/trades?market_id={B_COND}&limit=0"),
+            &k.free,
+        )
+        .await
+        .error(400, "invalid_parameter", Some("limit"));
+        app.get_key(
+            &format!("/v1/historical/venue_b/trades?market_id={B_COND}&asset_id=333"),
+            &k.free,
+        )
+        .await
+        .error(404, "not_found", None);
+        app.get_key("/v1/historical/venue_a/trades?market_id=KXNOPE", &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get(&format!("/v1/historical/venue_a/trades?market_id={A_PLAIN}"))
+            .await
+            .error(401, "unauthorized", None);
+    })
+    .await;
+}

@@ -2,7 +2,7 @@
 //! one statement per row on SQLite, arrays (`UNNEST`) in one statement on PostgreSQL. Reads of one market in
 //! time order (replay) are one statement for both.
 
-use crossbook_core::{Amount, Exchange, Price, Timestamp, Trade};
+use crossbook_core::{Amount, Exchange, Outcome, Price, Timestamp, Trade};
 
 use crate::{
     StoreResult,
@@ -20,6 +20,22 @@ pub struct StoredTrade {
 
 /// Where a read of one market's trades goes on from: after this execution time and row id.
 pub type TradeCursor = (Timestamp, i64);
+
+/// A page of one market's trades (the trade tape).
+#[derive(Debug, Clone)]
+pub struct TradeQuery<'a> {
+    pub exchange: Exchange,
+    pub market_id: &'a str,
+    /// Only trades of this outcome (a venue_b token).
+    pub outcome: Option<Outcome>,
+    /// Only trades executed in this range (inclusive).
+    pub range: Option<(Timestamp, Timestamp)>,
+    /// Where the page starts: strictly past this trade in the read's order.
+    pub after: Option<TradeCursor>,
+    /// Newest first (by execution time, then row id, both descending); else oldest first.
+    pub newest_first: bool,
+    pub limit: u32,
+}
 
 mod postgres;
 mod sqlite;
@@ -42,6 +58,9 @@ pub trait TradeStore: Send + Sync {
         after: Option<TradeCursor>,
         limit: u32,
     ) -> StoreResult<Vec<StoredTrade>>;
+
+    /// A page of one market's trades in either order ([`TradeQuery`]).
+    async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>>;
 }
 
 #[async_trait::async_trait]
@@ -62,41 +81,56 @@ impl<B: Backend> TradeStore for B {
         after: Option<TradeCursor>,
         limit: u32,
     ) -> StoreResult<Vec<StoredTrade>> {
-        market_trades(self.reader(), exchange, market_id, from, to, after, limit).await
+        let q = TradeQuery {
+            exchange,
+            market_id,
+            outcome: None,
+            range: Some((from, to)),
+            after,
+            newest_first: false,
+            limit,
+        };
+        read_trades(self.reader(), &q).await
+    }
+
+    async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>> {
+        read_trades(self.reader(), q).await
     }
 }
 
-async fn market_trades<E: Exec>(
-    ex: &E,
-    exchange: Exchange,
-    market_id: &str,
-    from: Timestamp,
-    to: Timestamp,
-    after: Option<TradeCursor>,
-    limit: u32,
-) -> StoreResult<Vec<StoredTrade>> {
+async fn read_trades<E: Exec>(ex: &E, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>> {
     let mut sql = Sql::new(
         "SELECT id, exchange, source_trade_id, market_id, event_id, executed_at, taker_side, outcome, price, size \
          FROM trades WHERE exchange = ",
     );
-    sql.text(exchange.as_str())
+    sql.text(q.exchange.as_str())
         .push(" AND market_id = ")
-        .text(market_id)
-        .push(" AND executed_at >= ")
-        .int(from.millis())
-        .push(" AND executed_at <= ")
-        .int(to.millis());
-    if let Some((ts, id)) = after {
+        .text(q.market_id);
+    if let Some(o) = q.outcome {
+        sql.push(" AND outcome = ").text(codec::outcome_str(o));
+    }
+    if let Some((from, to)) = q.range {
+        sql.push(" AND executed_at >= ")
+            .int(from.millis())
+            .push(" AND executed_at <= ")
+            .int(to.millis());
+    }
+    let (past, order) = if q.newest_first {
+        ("<", " ORDER BY executed_at DESC, id DESC LIMIT ")
+    } else {
+        (">", " ORDER BY executed_at, id LIMIT ")
+    };
+    if let Some((ts, id)) = q.after {
         // Row-value comparison spelled out: both backends use the (exchange, market_id, executed_at, id) index.
-        sql.push(" AND (executed_at > ")
+        sql.push(&format!(" AND (executed_at {past} "))
             .int(ts.millis())
             .push(" OR (executed_at = ")
             .int(ts.millis())
-            .push(" AND id > ")
+            .push(&format!(" AND id {past} "))
             .int(id)
             .push("))");
     }
-    sql.push(" ORDER BY executed_at, id LIMIT ").int(i64::from(limit));
+    sql.push(order).int(i64::from(q.limit));
     ex.rows(&sql).await?.iter().map(stored_trade).collect()
 }
 

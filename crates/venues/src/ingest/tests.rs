@@ -253,6 +253,9 @@ impl TradeStore for MemStore {
     ) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
         unreachable!("ingestion never reads trades back")
     }
+    async fn trade_page(&self, _: &crossbook_store::TradeQuery<'_>) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
+        unreachable!("ingestion never reads trades back")
+    }
     async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
         let mut stored = self.trades.lock().unwrap();
         let mut new = Vec::new();

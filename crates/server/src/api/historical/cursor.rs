@@ -45,13 +45,7 @@ impl Cursor {
     /// Reads a key made by [`Cursor::encode`] for the same `binding`; anything else is a 400 naming
     /// `pagination_key`.
     pub fn decode(key: &str, binding: &str) -> ApiResult<Cursor> {
-        let bad = || {
-            ApiError::invalid(
-                "pagination_key",
-                "pagination_key is not a key of this query: pass the pagination_key of the previous page, with \
-                 the same parameters",
-            )
-        };
+        let bad = not_this_query;
         let bytes = URL_SAFE_NO_PAD.decode(key.as_bytes()).map_err(|_| bad())?;
         if bytes.len() != CURSOR_LEN || bytes[0] != CURSOR_VERSION {
             return Err(bad());
@@ -71,6 +65,58 @@ impl Cursor {
             rank,
         })
     }
+}
+
+/// Where the next page of a trade tape starts: after the trade executed at `at` (Unix ms) with row id `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TradeKey {
+    pub at: i64,
+    pub id: i64,
+}
+
+const TRADE_KEY_VERSION: u8 = 2;
+const TRADE_KEY_LEN: usize = 1 + 8 + 8 + CURSOR_TAG_LEN;
+
+impl TradeKey {
+    /// The opaque key: version, time and id, then a hash over them and the query they belong to.
+    pub fn encode(self, binding: &str) -> String {
+        let mut bytes = Vec::with_capacity(TRADE_KEY_LEN);
+        bytes.push(TRADE_KEY_VERSION);
+        bytes.extend_from_slice(&self.at.to_be_bytes());
+        bytes.extend_from_slice(&self.id.to_be_bytes());
+        let tag = cursor_tag(binding, &bytes);
+        bytes.extend_from_slice(&tag);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// Reads a key made by [`TradeKey::encode`] for the same `binding`; anything else is a 400 naming
+    /// `pagination_key`.
+    pub fn decode(key: &str, binding: &str) -> ApiResult<TradeKey> {
+        let bytes = URL_SAFE_NO_PAD.decode(key.as_bytes()).map_err(|_| not_this_query())?;
+        if bytes.len() != TRADE_KEY_LEN || bytes[0] != TRADE_KEY_VERSION {
+            return Err(not_this_query());
+        }
+        let (body, tag) = bytes.split_at(TRADE_KEY_LEN - CURSOR_TAG_LEN);
+        if !bool::from(cursor_tag(binding, body).ct_eq(tag)) {
+            return Err(not_this_query());
+        }
+        let mut at = [0u8; 8];
+        at.copy_from_slice(&body[1..9]);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&body[9..17]);
+        Ok(TradeKey {
+            at: i64::from_be_bytes(at),
+            id: i64::from_be_bytes(id),
+        })
+    }
+}
+
+fn not_this_query() -> ApiError {
+    ApiError::invalid(
+        "pagination_key",
+        "pagination_key is not a key of this query: pass the pagination_key of the previous page, with the same \
+         parameters",
+    )
 }
 
 #[cfg(test)]
@@ -96,6 +142,18 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+        let t = TradeKey {
+            at: 1_763_752_500_123,
+            id: 42,
+        };
+        let key_t = t.encode("q1");
+        assert_eq!(TradeKey::decode(&key_t, "q1").unwrap(), t);
+        assert!(TradeKey::decode(&key_t, "q2").is_err(), "bound to its query");
+        assert!(
+            TradeKey::decode(&key, "q1").is_err(),
+            "a book cursor is not a trade key"
+        );
+        assert!(Cursor::decode(&key_t, "q1").is_err(), "nor the reverse");
         // Any edited byte breaks the key.
         let mut bytes = URL_SAFE_NO_PAD.decode(&key).unwrap();
         bytes[5] ^= 1;

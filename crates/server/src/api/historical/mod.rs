@@ -58,6 +58,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(also_unversioned(routes!(venue_b_orderbook)))
         .routes(also_unversioned(routes!(unified_orderbook)))
         .routes(also_unversioned(routes!(gaps::gaps)))
+        .merge(trades::router())
 }
 
 mod cursor;
@@ -65,10 +66,12 @@ mod gaps;
 mod out;
 mod paging;
 mod params;
+mod trades;
 
-pub use self::cursor::Cursor;
+pub use self::cursor::{Cursor, TradeKey};
 pub use self::gaps::{GapEnd, GapOut, GapsOut, GapsParams};
 use self::paging::*;
+pub use self::trades::{TradeOut, TradesOut, VenueATradesParams, VenueBTradesParams};
 pub use self::{out::*, params::*};
 
 /// venue_a order-book history
