@@ -140,6 +140,8 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/historical/gaps", HISTORY_LIMIT, false),
         ("/v1/historical/venue_a/trades", HISTORY_LIMIT, false),
         ("/v1/historical/venue_b/trades", HISTORY_LIMIT, false),
+        ("/v1/historical/venue_a/top-of-book", HISTORY_LIMIT, false),
+        ("/v1/historical/venue_b/top-of-book", HISTORY_LIMIT, false),
         ("/whales/user/feed", FEED_LIMIT, true),
         ("/v1/whales/public/feed", FEED_LIMIT, true),
         ("/v1/arbitrage/current", ARB_LIMIT, false),
@@ -155,7 +157,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         if path.starts_with("/v1/search") {
             t.push((path, "status", Facts::with_default(DEFAULT_STATUS)));
         }
-        if path.starts_with("/v1/historical/") && path.ends_with("/orderbook") {
+        if path.starts_with("/v1/historical/") && (path.ends_with("/orderbook") || path.ends_with("/top-of-book")) {
             t.push((path, "granularity", Facts::with_default(DEFAULT_GRANULARITY)));
         }
     }
@@ -203,6 +205,8 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "/v1/historical/gaps",
         "/v1/historical/venue_a/trades",
         "/v1/historical/venue_b/trades",
+        "/v1/historical/venue_a/top-of-book",
+        "/v1/historical/venue_b/top-of-book",
     ] {
         for name in ["start_time", "end_time"] {
             t.push((

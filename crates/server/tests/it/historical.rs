@@ -1217,3 +1217,88 @@ async fn the_trade_tape_pages_through_one_markets_trades() {
     })
     .await;
 }
+
+/// Top of book over time, on both backends: the order-book rows cut to the best quotes, with the venue_a ask
+/// derived from the best NO bid, both venue_b tokens or one, and the same paging and errors.
+#[tokio::test]
+async fn top_of_book_rows_are_the_best_quotes_of_the_order_book_rows() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let mut batch = vec![a_snap(A_PLAIN, 0), a_snap(A_PLAIN, 10_000)];
+        for i in 0..3 {
+            batch.push(b_snap(YES_TOKEN, i * 10_000, 500_000 + i * 1000));
+            batch.push(b_snap(NO_TOKEN, i * 10_000, 450_000 - i * 1000));
+        }
+        db.store.insert_snapshots(&batch).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+
+        let v = app
+            .get_key(&format!("/v1/historical/venue_a/top-of-book?market_id={A_PLAIN}"), &k.free)
+            .await
+            .ok();
+        assert_eq!(v["pagination"]["count"], 2);
+        assert_eq!(
+            v["rows"][0],
+            json!({
+                "market_id": A_PLAIN, "asset_id": null, "outcome": "YES", "timestamp": BASE + 10_000,
+                "best_bid": "0.5300", "best_bid_size": 100.0, "best_ask": "0.5500", "best_ask_size": 70.0,
+                "mid": "0.5400", "spread": "0.0200", "continuous": true,
+            }),
+            "the YES ask is 1 − the best NO bid, with its size"
+        );
+
+        // Both tokens, YES before NO at each time; then the same rows a page at a time.
+        let all = app
+            .get_key(&format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}"), &k.free)
+            .await
+            .ok();
+        let rows = all["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 6);
+        assert_eq!(
+            (rows[0]["asset_id"].as_str(), rows[0]["outcome"].as_str(), rows[0]["best_bid"].as_str()),
+            (Some(YES_TOKEN), Some("YES"), Some("0.5020"))
+        );
+        assert_eq!(
+            (rows[1]["asset_id"].as_str(), rows[1]["best_ask"].as_str(), rows[1]["best_ask_size"].as_f64()),
+            (Some(NO_TOKEN), Some("0.4680"), Some(15.0))
+        );
+        let mut paged = Vec::new();
+        let mut key = String::new();
+        loop {
+            let v = app
+                .get_key(
+                    &format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}&limit=4{key}"),
+                    &k.free,
+                )
+                .await
+                .ok();
+            paged.extend(v["rows"].as_array().unwrap().iter().cloned());
+            match v["pagination"]["pagination_key"].as_str() {
+                Some(next) => key = format!("&pagination_key={next}"),
+                None => break,
+            }
+        }
+        assert_eq!(&paged, rows, "pages give the same rows");
+        let one = app
+            .get_key(
+                &format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}&asset_id={NO_TOKEN}&start_time={BASE}&end_time={}&granularity=1m", BASE + 60_000),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(one["rows"].as_array().unwrap().len(), 1, "one bucket: {one}");
+        assert_eq!(one["rows"][0]["best_bid"], "0.4480", "the bucket's last book");
+
+        app.get_key(&format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}&granularity=2m"), &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("granularity"));
+        app.get_key(&format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}&asset_id=333"), &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get(&format!("/v1/historical/venue_a/top-of-book?market_id={A_PLAIN}"))
+            .await
+            .error(401, "unauthorized", None);
+    })
+    .await;
+}

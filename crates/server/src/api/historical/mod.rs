@@ -59,6 +59,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(also_unversioned(routes!(unified_orderbook)))
         .routes(also_unversioned(routes!(gaps::gaps)))
         .merge(trades::router())
+        .merge(top::router())
 }
 
 mod cursor;
@@ -66,11 +67,13 @@ mod gaps;
 mod out;
 mod paging;
 mod params;
+mod top;
 mod trades;
 
 pub use self::cursor::{Cursor, TradeKey};
 pub use self::gaps::{GapEnd, GapOut, GapsOut, GapsParams};
 use self::paging::*;
+pub use self::top::{TopOfBookHistoryOut, TopOfBookOut};
 pub use self::trades::{TradeOut, TradesOut, VenueATradesParams, VenueBTradesParams};
 pub use self::{out::*, params::*};
 
