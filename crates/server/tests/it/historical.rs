@@ -1094,6 +1094,10 @@ async fn the_trade_tape_pages_through_one_markets_trades() {
             })
             .collect();
         batch.push(trade(Exchange::VenueA, A_PLAIN, 0, Outcome::No));
+        // A venue_b id as ingestion makes it from a trade with a transaction hash (before the walks' range).
+        let mut with_tx = trade(Exchange::VenueB, B_COND, -4, Outcome::Yes);
+        with_tx.source_trade_id = "0xfeed:0a1b2c3d4e5f".into();
+        batch.push(with_tx);
         db.store.insert_trades(&batch).await.unwrap();
         let app = TestApp::new(db, |_| {});
         let k = create_keys(&db.store).await;
@@ -1133,7 +1137,8 @@ async fn the_trade_tape_pages_through_one_markets_trades() {
                 }
             }
         };
-        let newest: Vec<String> = (0..7).rev().map(|i| format!("{B_COND}-{i}")).collect();
+        let mut newest: Vec<String> = (0..7).rev().map(|i| format!("{B_COND}-{i}")).collect();
+        newest.push("0xfeed:0a1b2c3d4e5f".into());
         assert_eq!(walk(&format!("market_id={B_COND}")).await, newest, "newest first");
         assert_eq!(
             walk(&format!("market_id={B_COND}&asset_id={NO_TOKEN}")).await,
@@ -1160,7 +1165,20 @@ async fn the_trade_tape_pages_through_one_markets_trades() {
                 "trade_id": format!("{B_COND}-6"), "market_id": B_COND, "asset_id": NO_TOKEN, "outcome": "NO",
                 "side": "buy", "price": "0.4700", "size": 2.5, "notional": 1.175,
                 "timestamp": BASE + 3000, "executed_at": Timestamp::from_millis(BASE + 3000).to_iso(),
+                "transaction_hash": null,
             })
+        );
+        let yes = app
+            .get_key(
+                &format!("/v1/historical/venue_b/trades?market_id={B_COND}&asset_id={YES_TOKEN}&limit=200"),
+                &k.free,
+            )
+            .await
+            .ok();
+        let last = yes["trades"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(
+            (last["trade_id"].as_str(), last["transaction_hash"].as_str()),
+            (Some("0xfeed:0a1b2c3d4e5f"), Some("0xfeed"))
         );
         assert_eq!(
             (v["exchange"].as_str(), v["market_id"].as_str()),

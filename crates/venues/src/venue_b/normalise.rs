@@ -407,6 +407,12 @@ pub fn data_trade_id(t: &model::DataTrade) -> String {
     }
 }
 
+/// The transaction hash of a trade id made by [`data_trade_id`], when the venue sent one (the part before
+/// the `:`).
+pub fn transaction_hash_of(trade_id: &str) -> Option<&str> {
+    trade_id.split_once(':').map(|(tx, _)| tx).filter(|tx| !tx.is_empty())
+}
+
 /// A Data API trade of `market`.
 pub fn trade(t: &model::DataTrade, market: &Market) -> Result<Trade, VenueError> {
     let inner = || -> Result<Trade, String> {
@@ -742,6 +748,20 @@ mod tests {
             ..raw[0].clone()
         };
         assert_ne!(data_trade_id(&sibling), t0.source_trade_id);
+        // The transaction hash reads back from the id, and an id without one has none.
+        assert!(
+            raw[0].transaction_hash.is_some(),
+            "the sample trade has a transaction hash"
+        );
+        assert_eq!(
+            transaction_hash_of(&t0.source_trade_id),
+            raw[0].transaction_hash.as_deref()
+        );
+        let no_tx = model::DataTrade {
+            transaction_hash: None,
+            ..raw[0].clone()
+        };
+        assert_eq!(transaction_hash_of(&data_trade_id(&no_tx)), None);
         let foreign = model::DataTrade {
             asset: "999".into(),
             ..raw[0].clone()

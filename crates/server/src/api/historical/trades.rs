@@ -7,6 +7,7 @@
 use axum::extract::State;
 use crossbook_core::{Exchange, Market, Outcome, Price4, Timestamp};
 use crossbook_store::{StoredTrade, TradeQuery};
+use crossbook_venues::venue_b::normalise::transaction_hash_of;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -126,6 +127,10 @@ pub struct TradeOut {
     pub timestamp: i64,
     /// Execution time, ISO 8601 UTC with milliseconds.
     pub executed_at: String,
+    /// venue_b: the hash of the on-chain transaction that settled the trade, when the venue gave one; null on
+    /// venue_a.
+    #[schema(required = true)]
+    pub transaction_hash: Option<String>,
 }
 
 /// A page of the trade tape.
@@ -255,5 +260,9 @@ fn trade_out(market: &Market, r: &StoredTrade) -> TradeOut {
         notional: t.notional().to_f64(6),
         timestamp: t.executed_at.millis(),
         executed_at: iso(t.executed_at),
+        transaction_hash: match market.exchange {
+            Exchange::VenueA => None,
+            Exchange::VenueB => transaction_hash_of(&t.source_trade_id).map(str::to_string),
+        },
     }
 }
