@@ -13,7 +13,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use crossbook_core::Exchange;
+use crossbook_core::{Exchange, Timestamp};
 use crossbook_server::{
     config::Config,
     export::{self, Ended, FileFormat, Include, ReplayMarket, ReplayPlan, file_name, rows::Table, utc_day},
@@ -56,7 +56,7 @@ pub struct ExportArgs {
     market: String,
     /// The UTC day, YYYY-MM-DD.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    date: String,
+    date: Day,
     /// The file format.
     #[arg(long, value_enum, default_value = "csv")]
     format: Format,
@@ -65,10 +65,22 @@ pub struct ExportArgs {
     out: Option<PathBuf>,
 }
 
-fn parse_date(s: &str) -> Result<String, String> {
-    utc_day(s)
-        .map(|_| s.to_string())
-        .ok_or_else(|| "must be a calendar day written YYYY-MM-DD (e.g. 2026-11-24)".to_string())
+/// A UTC day as written and its first and last millisecond.
+#[derive(Clone, Debug)]
+struct Day {
+    text: String,
+    from: Timestamp,
+    to: Timestamp,
+}
+
+fn parse_date(s: &str) -> Result<Day, String> {
+    let (from, to) =
+        utc_day(s).ok_or_else(|| "must be a calendar day written YYYY-MM-DD (e.g. 2026-11-24)".to_string())?;
+    Ok(Day {
+        text: s.to_string(),
+        from,
+        to,
+    })
 }
 
 /// `crossbook export`.
@@ -85,7 +97,7 @@ pub async fn run(args: ExportArgs, config: Config) -> anyhow::Result<()> {
         Format::Csv => FileFormat::Csv,
         Format::Parquet => FileFormat::Parquet,
     };
-    let (from, to) = utc_day(&args.date).context("--date must be a calendar day written YYYY-MM-DD")?;
+    let (from, to) = (args.date.from, args.date.to);
     let store = super::open_existing_store(&config).await?;
     store.migrate().await?;
     let market = store
@@ -95,7 +107,7 @@ pub async fn run(args: ExportArgs, config: Config) -> anyhow::Result<()> {
         .market;
     let out = args
         .out
-        .unwrap_or_else(|| PathBuf::from(file_name(exchange, &market.market_id, &args.date, table, format)));
+        .unwrap_or_else(|| PathBuf::from(file_name(exchange, &market.market_id, &args.date.text, table, format)));
     let partial = PathBuf::from(format!("{}.partial", out.display()));
     let plan = ReplayPlan {
         markets: vec![ReplayMarket::of(market)],
@@ -129,7 +141,8 @@ pub async fn run(args: ExportArgs, config: Config) -> anyhow::Result<()> {
                     Some(Err(e)) => anyhow::bail!("the export failed: {e}"),
                     None => break,
                 },
-                _ = tick.tick() => bar.draw(progress.load(Ordering::Relaxed), written),
+                // Redrawn only on a terminal; elsewhere the tick is never awaited.
+                _ = tick.tick(), if bar.show => bar.draw(progress.load(Ordering::Relaxed), written),
             }
         }
         Ok(())
@@ -170,9 +183,6 @@ struct Bar {
 
 impl Bar {
     fn draw(&self, at: i64, written: u64) {
-        if !self.show {
-            return;
-        }
         let done = ((at - self.from) as f64 / (self.to - self.from + 1) as f64).clamp(0.0, 1.0);
         let width = 30;
         let filled = (done * width as f64).round() as usize;

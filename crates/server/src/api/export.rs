@@ -7,7 +7,7 @@ use axum::{
     http::header,
     response::Response,
 };
-use crossbook_core::Exchange;
+use crossbook_core::{Exchange, Timestamp};
 use utoipa::{
     IntoParams, PartialSchema, ToSchema,
     openapi::{KnownFormat, ObjectBuilder, RefOr, Schema, SchemaFormat, Type},
@@ -90,6 +90,8 @@ struct Parsed {
     exchange: Exchange,
     market_id: String,
     date: String,
+    /// The day's first and last millisecond.
+    day: (Timestamp, Timestamp),
     format: FileFormat,
 }
 
@@ -100,17 +102,18 @@ fn parse(q: &QueryMap) -> ApiResult<Parsed> {
         q.raw("market_id").ok_or_else(|| ApiError::missing("market_id"))?,
     )?;
     let date = q.raw("date").ok_or_else(|| ApiError::missing("date"))?;
-    if utc_day(date).is_none() {
-        return Err(ApiError::invalid(
+    let day = utc_day(date).ok_or_else(|| {
+        ApiError::invalid(
             "date",
             "date must be a calendar day written YYYY-MM-DD (e.g. 2026-11-24)",
-        ));
-    }
+        )
+    })?;
     let format = q.one_of::<ExportFormat>("format")?.unwrap_or(ExportFormat::Csv).into();
     Ok(Parsed {
         exchange,
         market_id,
         date: date.to_string(),
+        day,
         format,
     })
 }
@@ -118,7 +121,7 @@ fn parse(q: &QueryMap) -> ApiResult<Parsed> {
 async fn export(state: AppState, raw: Option<String>, table: Table) -> ApiResult<Response> {
     let q = QueryMap::parse(raw.as_deref().unwrap_or(""))?;
     let p = parse(&q)?;
-    let (from, to) = utc_day(&p.date).ok_or_else(|| ApiError::invalid("date", "not a calendar day"))?;
+    let (from, to) = p.day;
     let market = replay_market(&state, p.exchange, &p.market_id).await?;
     let name = file_name(p.exchange, &market.market_id, &p.date, table, p.format);
     let plan = ReplayPlan {
@@ -229,6 +232,7 @@ mod tests {
                 exchange: Exchange::VenueB,
                 market_id: "0xAB".into(),
                 date: "2026-11-24".into(),
+                day: utc_day("2026-11-24").unwrap(),
                 format: FileFormat::Parquet,
             }
         );

@@ -47,31 +47,11 @@ pub trait TradeStore: Send + Sync {
     /// published on the bus.
     async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>>;
 
-    /// Up to `limit` trades of one market executed in `[from, to]` and after `after`, oldest first (ties by row
-    /// id), so a long range is read in pages with the last trade of each as the next `after`.
-    async fn market_trades(
-        &self,
-        exchange: Exchange,
-        market_id: &str,
-        from: Timestamp,
-        to: Timestamp,
-        after: Option<TradeCursor>,
-        limit: u32,
-    ) -> StoreResult<Vec<StoredTrade>>;
-
     /// A page of one market's trades in either order ([`TradeQuery`]).
     async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>>;
-}
 
-#[async_trait::async_trait]
-impl<B: Backend> TradeStore for B {
-    async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
-        match self.pools() {
-            Pools::Sqlite { write, .. } => sqlite::insert_trades(write, batch).await,
-            Pools::Postgres(pool) => postgres::insert_trades(pool, batch).await,
-        }
-    }
-
+    /// Up to `limit` trades of one market executed in `[from, to]` and after `after`, oldest first (ties by row
+    /// id), so a long range is read in pages with the last trade of each as the next `after`.
     async fn market_trades(
         &self,
         exchange: Exchange,
@@ -90,7 +70,17 @@ impl<B: Backend> TradeStore for B {
             newest_first: false,
             limit,
         };
-        read_trades(self.reader(), &q).await
+        self.trade_page(&q).await
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> TradeStore for B {
+    async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
+        match self.pools() {
+            Pools::Sqlite { write, .. } => sqlite::insert_trades(write, batch).await,
+            Pools::Postgres(pool) => postgres::insert_trades(pool, batch).await,
+        }
     }
 
     async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>> {

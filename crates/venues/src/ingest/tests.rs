@@ -242,17 +242,6 @@ impl BookLogStore for MemStore {
 
 #[async_trait::async_trait]
 impl TradeStore for MemStore {
-    async fn market_trades(
-        &self,
-        _: crossbook_core::Exchange,
-        _: &str,
-        _: Timestamp,
-        _: Timestamp,
-        _: Option<crossbook_store::TradeCursor>,
-        _: u32,
-    ) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
-        unreachable!("ingestion never reads trades back")
-    }
     async fn trade_page(&self, _: &crossbook_store::TradeQuery<'_>) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
         unreachable!("ingestion never reads trades back")
     }

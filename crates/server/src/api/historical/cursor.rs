@@ -33,30 +33,20 @@ pub(super) fn cursor_tag(binding: &str, body: &[u8]) -> [u8; CURSOR_TAG_LEN] {
 impl Cursor {
     /// The opaque key: version, rank and position, then a hash over them and the query they belong to.
     pub fn encode(self, binding: &str) -> String {
-        let mut bytes = Vec::with_capacity(CURSOR_LEN);
-        bytes.push(CURSOR_VERSION);
-        bytes.push(self.rank);
-        bytes.extend_from_slice(&self.pos.to_be_bytes());
-        let tag = cursor_tag(binding, &bytes);
-        bytes.extend_from_slice(&tag);
-        URL_SAFE_NO_PAD.encode(bytes)
+        let mut body = Vec::with_capacity(CURSOR_LEN);
+        body.push(CURSOR_VERSION);
+        body.push(self.rank);
+        body.extend_from_slice(&self.pos.to_be_bytes());
+        seal(body, binding)
     }
 
     /// Reads a key made by [`Cursor::encode`] for the same `binding`; anything else is a 400 naming
     /// `pagination_key`.
     pub fn decode(key: &str, binding: &str) -> ApiResult<Cursor> {
-        let bad = not_this_query;
-        let bytes = URL_SAFE_NO_PAD.decode(key.as_bytes()).map_err(|_| bad())?;
-        if bytes.len() != CURSOR_LEN || bytes[0] != CURSOR_VERSION {
-            return Err(bad());
-        }
-        let (body, tag) = bytes.split_at(CURSOR_LEN - CURSOR_TAG_LEN);
-        if !bool::from(cursor_tag(binding, body).ct_eq(tag)) {
-            return Err(bad());
-        }
+        let body = open(key, binding, CURSOR_VERSION, CURSOR_LEN)?;
         let rank = body[1];
         if rank > 1 {
-            return Err(bad());
+            return Err(not_this_query());
         }
         let mut pos = [0u8; 8];
         pos.copy_from_slice(&body[2..10]);
@@ -80,26 +70,17 @@ const TRADE_KEY_LEN: usize = 1 + 8 + 8 + CURSOR_TAG_LEN;
 impl TradeKey {
     /// The opaque key: version, time and id, then a hash over them and the query they belong to.
     pub fn encode(self, binding: &str) -> String {
-        let mut bytes = Vec::with_capacity(TRADE_KEY_LEN);
-        bytes.push(TRADE_KEY_VERSION);
-        bytes.extend_from_slice(&self.at.to_be_bytes());
-        bytes.extend_from_slice(&self.id.to_be_bytes());
-        let tag = cursor_tag(binding, &bytes);
-        bytes.extend_from_slice(&tag);
-        URL_SAFE_NO_PAD.encode(bytes)
+        let mut body = Vec::with_capacity(TRADE_KEY_LEN);
+        body.push(TRADE_KEY_VERSION);
+        body.extend_from_slice(&self.at.to_be_bytes());
+        body.extend_from_slice(&self.id.to_be_bytes());
+        seal(body, binding)
     }
 
     /// Reads a key made by [`TradeKey::encode`] for the same `binding`; anything else is a 400 naming
     /// `pagination_key`.
     pub fn decode(key: &str, binding: &str) -> ApiResult<TradeKey> {
-        let bytes = URL_SAFE_NO_PAD.decode(key.as_bytes()).map_err(|_| not_this_query())?;
-        if bytes.len() != TRADE_KEY_LEN || bytes[0] != TRADE_KEY_VERSION {
-            return Err(not_this_query());
-        }
-        let (body, tag) = bytes.split_at(TRADE_KEY_LEN - CURSOR_TAG_LEN);
-        if !bool::from(cursor_tag(binding, body).ct_eq(tag)) {
-            return Err(not_this_query());
-        }
+        let body = open(key, binding, TRADE_KEY_VERSION, TRADE_KEY_LEN)?;
         let mut at = [0u8; 8];
         at.copy_from_slice(&body[1..9]);
         let mut id = [0u8; 8];
@@ -109,6 +90,27 @@ impl TradeKey {
             id: i64::from_be_bytes(id),
         })
     }
+}
+
+/// `body` (its version first) followed by its tag for `binding`, as URL-safe base64.
+fn seal(mut body: Vec<u8>, binding: &str) -> String {
+    let tag = cursor_tag(binding, &body);
+    body.extend_from_slice(&tag);
+    URL_SAFE_NO_PAD.encode(body)
+}
+
+/// The body of a key sealed by [`seal`] for `binding` with `version` and `len` bytes in all; anything else is a
+/// 400 naming `pagination_key`.
+fn open(key: &str, binding: &str, version: u8, len: usize) -> ApiResult<Vec<u8>> {
+    let mut bytes = URL_SAFE_NO_PAD.decode(key.as_bytes()).map_err(|_| not_this_query())?;
+    if bytes.len() != len || bytes[0] != version {
+        return Err(not_this_query());
+    }
+    let tag = bytes.split_off(len - CURSOR_TAG_LEN);
+    if !bool::from(cursor_tag(binding, &bytes).ct_eq(&tag)) {
+        return Err(not_this_query());
+    }
+    Ok(bytes)
 }
 
 fn not_this_query() -> ApiError {

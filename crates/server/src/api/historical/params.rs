@@ -77,18 +77,23 @@ pub(super) struct Common {
 impl Common {
     pub(super) fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let market_id = q.required_text("market_id")?;
-        let start = q.unix_millis("start_time")?;
-        let end = q.unix_millis("end_time")?;
-        check_together("start_time", &start, "end_time", &end)?;
-        check_order("start_time", start, "end_time", end)?;
         Ok(Common {
             market_id,
-            range: start.zip(end),
+            range: range_of(q)?,
             granularity: q.one_of("granularity")?.unwrap_or(DEFAULT_GRANULARITY),
             limit: q.limit(HISTORY_LIMIT)?,
             pagination_key: q.text("pagination_key")?,
         })
     }
+}
+
+/// `start_time` and `end_time` (Unix ms, inclusive), set together and in order, or neither.
+pub(super) fn range_of(q: &QueryMap) -> ApiResult<Option<(Timestamp, Timestamp)>> {
+    let start = q.unix_millis("start_time")?;
+    let end = q.unix_millis("end_time")?;
+    check_together("start_time", &start, "end_time", &end)?;
+    check_order("start_time", start, "end_time", end)?;
+    Ok(start.zip(end))
 }
 
 /// The range and paging parameters every historical route takes, for the document: listed after each route's

@@ -12,14 +12,14 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{HISTORY_LIMIT, PaginationOut, RangeParams, cursor::TradeKey, market_of, venue_b_books};
+use super::{HISTORY_LIMIT, PaginationOut, RangeParams, cursor::TradeKey, market_of, params::range_of, venue_b_books};
 use crate::{
     AppState,
     api::common::iso,
     auth::{Gate, groups},
     error::ApiResult,
     json::Json,
-    params::{FromQuery, QueryMap, ValidQuery, check_order, check_together},
+    params::{FromQuery, QueryMap, ValidQuery},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -40,15 +40,10 @@ pub(super) struct Tape {
 
 impl Tape {
     fn from_query(q: &QueryMap, asset_id: Option<String>) -> ApiResult<Self> {
-        let market_id = q.required_text("market_id")?;
-        let start = q.unix_millis("start_time")?;
-        let end = q.unix_millis("end_time")?;
-        check_together("start_time", &start, "end_time", &end)?;
-        check_order("start_time", start, "end_time", end)?;
         Ok(Tape {
-            market_id,
+            market_id: q.required_text("market_id")?,
             asset_id,
-            range: start.zip(end),
+            range: range_of(q)?,
             limit: q.limit(HISTORY_LIMIT)?,
             pagination_key: q.text("pagination_key")?,
         })
