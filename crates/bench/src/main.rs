@@ -12,6 +12,7 @@ mod export;
 mod historical;
 mod idle;
 mod ingest;
+mod ohlcv;
 mod replay;
 mod stream;
 mod webhooks;
@@ -51,6 +52,9 @@ enum Cmd {
     Replay(replay::ReplayArgs),
     /// `/v1/export/books` of one book-day over HTTP, Parquet and CSV: time and file size.
     Export(export::ExportArgs),
+    /// `/v1/markets/ohlcv` over millions of trades: a year of one market's daily candles, and the trade
+    /// insert rate with the candle aggregates kept.
+    Ohlcv(ohlcv::OhlcvArgs),
     /// Delay from a simulator book change to the in-memory book.
     IngestLatency(ingest::LatencyArgs),
     StreamLatency(stream::LatencyArgs),
@@ -289,6 +293,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::LogRead(args) => book_log::read(args).await?,
         Cmd::Replay(args) => replay::run(args).await?,
         Cmd::Export(args) => export::run(args).await?,
+        Cmd::Ohlcv(args) => ohlcv::run(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::StreamLatency(args) => stream::latency(args).await?,
         Cmd::StreamFanout(args) => stream::fanout(args).await?,

@@ -10,6 +10,7 @@
 //! - [`book`]: order-book levels and snapshots; top of book, mid/spread rounding, derived asks, depth.
 //! - [`history`]: granularity and bucket arithmetic of book history.
 //! - [`trade`]: executed trades.
+//! - [`candle`]: OHLCV candles of the last-trade price, their intervals and stored spans.
 //! - [`plan`]: customer plans and what each one unlocks.
 //! - [`whale`]: what a whale trade is, and the draw of the daily public pool.
 //! - [`arb`]: fee model, pair pricing, depth walk, window pairing, scanner, episodes, preview masking.
@@ -17,6 +18,7 @@
 
 pub mod arb;
 pub mod book;
+pub mod candle;
 pub mod catalog;
 pub mod history;
 pub mod money;

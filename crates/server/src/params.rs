@@ -228,6 +228,22 @@ impl QueryMap {
         }
     }
 
+    /// A time written either way: Unix milliseconds (digits only), else as [`QueryMap::timestamp`] reads it.
+    pub fn instant(&self, name: &str) -> ApiResult<Option<Timestamp>> {
+        match self.raw(name) {
+            Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => self.unix_millis(name),
+            Some(v) if Timestamp::parse_iso(v).is_ok() => self.timestamp(name),
+            Some(_) => Err(ApiError::invalid(
+                name,
+                format!(
+                    "{name} must be an ISO 8601 timestamp (e.g. 2026-11-21T19:15:00Z), a date (e.g. 2026-11-21) or \
+                     Unix milliseconds (e.g. 1763752500000)"
+                ),
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// `true` or `false` (also `1` / `0`), case-insensitive.
     pub fn boolean(&self, name: &str) -> ApiResult<Option<bool>> {
         let Some(v) = self.raw(name) else { return Ok(None) };

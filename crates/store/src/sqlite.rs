@@ -79,6 +79,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "trades_market_time",
         include_str!("../migrations/sqlite/0010_trades_market_time.sql"),
     ),
+    (
+        11,
+        "trade_candles",
+        include_str!("../migrations/sqlite/0011_trade_candles.sql"),
+    ),
 ];
 
 impl Backend for SqliteStore {

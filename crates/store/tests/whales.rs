@@ -344,3 +344,108 @@ async fn the_trade_tape_reads_newest_first_and_by_outcome() {
     })
     .await;
 }
+
+/// OHLCV aggregates follow the trades inserted, batch after batch: YES prices (a NO trade at p is 1 − p), open
+/// and close by time with ties in insertion order, a late trade put in its place, a resent trade counted once,
+/// and each span read back by range.
+#[tokio::test]
+async fn candles_are_aggregated_as_trades_are_inserted() {
+    use crossbook_core::candle::Span;
+    for_each_backend(async |db| {
+        let s = &db.store;
+        let day0 = 1_763_337_600_000; // 2025-11-17T00:00:00Z
+        let t = |id: &str, ms: i64, outcome: Outcome, cents: i64, size: i64| Trade {
+            exchange: B,
+            source_trade_id: id.into(),
+            market_id: "M".into(),
+            event_id: "E".into(),
+            executed_at: Timestamp::from_millis(day0 + ms),
+            taker_side: TakerSide::Buy,
+            outcome,
+            price: Price::from_cents(cents),
+            size: Amount::from_units(size),
+        };
+        // Minute 0: 0.40, then NO at 0.55 (YES 0.45) and YES 0.42 at the same millisecond.
+        s.insert_trades(&[t("a", 1_000, Outcome::Yes, 40, 10), t("b", 30_000, Outcome::No, 55, 4)])
+            .await
+            .unwrap();
+        // A second batch: the tie (inserted later, so the close), a resend of "a", minute 1, and the next day.
+        s.insert_trades(&[
+            t("c", 30_000, Outcome::Yes, 42, 1),
+            t("a", 1_000, Outcome::Yes, 40, 10),
+            t("d", 61_000, Outcome::Yes, 38, 2),
+            t("e", 86_400_000 + 5, Outcome::Yes, 60, 1),
+        ])
+        .await
+        .unwrap();
+        // A late trade, earlier than minute 0's open: it becomes the open.
+        s.insert_trades(&[t("late", 500, Outcome::Yes, 39, 1)]).await.unwrap();
+        let read = async |span, from: i64, to: i64| {
+            s.candles(
+                B,
+                "M",
+                span,
+                Timestamp::from_millis(day0 + from),
+                Timestamp::from_millis(day0 + to),
+            )
+            .await
+            .unwrap()
+        };
+        let minutes = read(Span::Minute, 0, 86_400_000).await;
+        assert_eq!(minutes.len(), 2, "minute 0 and minute 1 of day 0");
+        let m0 = minutes[0];
+        assert_eq!(m0.start, Timestamp::from_millis(day0));
+        assert_eq!(
+            (m0.open, m0.high, m0.low, m0.close),
+            (
+                Price::from_cents(39),
+                Price::from_cents(45),
+                Price::from_cents(39),
+                Price::from_cents(42)
+            )
+        );
+        assert_eq!((m0.open_at.millis(), m0.close_at.millis()), (day0 + 500, day0 + 30_000));
+        assert_eq!(m0.trades, 4, "the resent trade counts once");
+        assert_eq!(m0.volume, Amount::from_units(16));
+        // 0.39×1 + 0.40×10 + 0.55×4 + 0.42×1 dollars.
+        assert_eq!(m0.notional, Amount::from_micros(7_010_000));
+        assert_eq!((minutes[1].open, minutes[1].trades), (Price::from_cents(38), 1));
+        let days = read(Span::Day, 0, 2 * 86_400_000).await;
+        assert_eq!(days.len(), 2);
+        assert_eq!(
+            (
+                days[0].open,
+                days[0].close,
+                days[0].trades,
+                days[1].close,
+                days[1].trades
+            ),
+            (
+                Price::from_cents(39),
+                Price::from_cents(38),
+                5,
+                Price::from_cents(60),
+                1
+            )
+        );
+        assert_eq!(read(Span::Hour, 0, 3_600_000).await.len(), 1);
+        assert!(
+            read(Span::Minute, 120_000, 86_400_000).await.is_empty(),
+            "the range bounds the read"
+        );
+        assert!(
+            s.candles(
+                A,
+                "M",
+                Span::Day,
+                Timestamp::from_millis(day0),
+                Timestamp::from_millis(day0 + 86_400_000)
+            )
+            .await
+            .unwrap()
+            .is_empty(),
+            "per venue"
+        );
+    })
+    .await;
+}

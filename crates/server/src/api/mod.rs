@@ -20,6 +20,7 @@ pub mod docs;
 mod examples;
 pub mod export;
 pub mod historical;
+pub mod ohlcv;
 mod param_docs;
 pub mod replay;
 pub mod search;
@@ -66,6 +67,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(search::router())
         .merge(historical::router())
+        .merge(ohlcv::router())
         .merge(replay::router())
         .merge(export::router())
         .merge(whales::router())

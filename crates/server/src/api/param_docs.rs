@@ -14,6 +14,7 @@ use super::{
         ARB_LIMIT, DEFAULT_MIN_NET, DEFAULT_MINUTES, DEFAULT_ORDERBOOK, MINUTES_RANGE, STALENESS_RANGE, TOLERANCE_RANGE,
     },
     historical::{DEFAULT_GRANULARITY, HISTORY_LIMIT},
+    ohlcv::{DEFAULT_INTERVAL, EVENT_MARKETS, IntervalName, MAX_MARKETS},
     search::{
         COMBINED_LIMIT, DEFAULT_SERIES_SORT, DEFAULT_STATUS, EVENT_MARKETS_LIMIT, RECENT_LIMIT, SEARCH_LIMIT,
         SERIES_LIMIT,
@@ -147,6 +148,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/arbitrage/current", ARB_LIMIT, false),
         ("/v1/arbitrage/current/difference", ARB_LIMIT, false),
         ("/v1/arbitrage/history", ARB_LIMIT, true),
+        ("/v1/events/{event_id}/ohlcv", EVENT_MARKETS, true),
     ];
     for (path, limit, has_offset) in paged {
         t.push((path, "limit", Facts::limit(limit)));
@@ -162,6 +164,35 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         }
     }
     t.push(("/v1/search/series", "sort_by", Facts::with_default(DEFAULT_SERIES_SORT)));
+    t.push((
+        "/v1/events/{event_id}/ohlcv",
+        "status",
+        Facts::with_default(DEFAULT_STATUS),
+    ));
+    t.push((
+        "/v1/markets/ohlcv",
+        "market_ids",
+        Facts::keywords(vec![
+            ("minItems", Value::from(1)),
+            ("maxItems", Value::from(MAX_MARKETS)),
+        ]),
+    ));
+    for path in ["/v1/markets/ohlcv", "/v1/events/{event_id}/ohlcv"] {
+        let spellings: Vec<&str> = <IntervalName as crate::params::ParamEnum>::VALUES
+            .iter()
+            .map(|(s, _)| *s)
+            .collect();
+        t.push((
+            path,
+            "interval",
+            Facts {
+                default: Some(Value::from(DEFAULT_INTERVAL.0.as_str())),
+                keywords: vec![("enum", Value::from(spellings))],
+                ..Facts::default()
+            },
+        ));
+        t.push((path, "from", Facts::rule(FROM_BEFORE_TO)));
+    }
     t.push(("/whales/user/stats", "period", Facts::with_default(DEFAULT_PERIOD)));
     let current = "/v1/arbitrage/current";
     t.push((
@@ -243,6 +274,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
 }
 
 const Q_OR_SERIES: &str = "Either `q` or `series_id` is required.";
+const FROM_BEFORE_TO: &str = "`from` must be earlier than `to`, and the two may span at most 1,500 intervals.";
 const END_NEEDS_START: &str = "`end_time` without `start_time` is refused.";
 
 /// The rules every free-text parameter is held to ([`crate::params::text_value`]): 1 to
@@ -281,6 +313,7 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         "pagination_key" => Some("eyJ0IjoxNzYzNzUyNTAwMDAwLCJrIjoiYSJ9"),
         "session" => Some("3f2a9c1e7b5d4e0f"),
         "date" => Some("2026-11-21"),
+        "market_ids" => Some("KXBTC15M-26NOV211915-15"),
         // Enums behind a `$ref`, whose values this function cannot read.
         "type" => Some("whale"),
         "exchange" | "platform" => Some("venue_a"),

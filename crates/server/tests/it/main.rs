@@ -8,6 +8,7 @@ mod faults;
 mod gating;
 mod historical;
 mod ingest;
+mod ohlcv;
 mod openapi;
 mod replay;
 mod search;

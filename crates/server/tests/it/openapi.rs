@@ -73,6 +73,7 @@ fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
         "market_id" if path == "/v1/replay" => format!("venue_a:{}", ids.a_market),
         "market_id" if venue_b => ids.b_market.clone(),
         "market_id" => ids.a_market.clone(),
+        "market_ids" => format!("{},{}", ids.a_market, ids.b_market),
         "exchange" => "venue_a".into(),
         "event_id" | "event_ticker" => ids.a_event.clone(),
         "series_id" => ids.series.clone(),

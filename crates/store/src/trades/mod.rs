@@ -1,8 +1,12 @@
 //! Trades, stored once per `(exchange, source_trade_id)` even when a venue resends them. Writes per dialect:
 //! one statement per row on SQLite, arrays (`UNNEST`) in one statement on PostgreSQL. Reads of one market in
-//! time order (replay) are one statement for both.
+//! time order (replay) are one statement for both. Each insert also adds the new trades to their OHLCV
+//! aggregates ([`candles`]) in the same transaction, so candles never disagree with the trades stored.
 
-use crossbook_core::{Amount, Exchange, Outcome, Price, Timestamp, Trade};
+use crossbook_core::{
+    Amount, Exchange, Outcome, Price, Timestamp, Trade,
+    candle::{Candle, Span},
+};
 
 use crate::{
     StoreResult,
@@ -37,6 +41,7 @@ pub struct TradeQuery<'a> {
     pub limit: u32,
 }
 
+mod candles;
 mod postgres;
 mod sqlite;
 
@@ -49,6 +54,16 @@ pub trait TradeStore: Send + Sync {
 
     /// A page of one market's trades in either order ([`TradeQuery`]).
     async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>>;
+
+    /// The stored OHLCV aggregates of one market and span starting in `[from, to)`, oldest first.
+    async fn candles(
+        &self,
+        exchange: Exchange,
+        market_id: &str,
+        span: Span,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> StoreResult<Vec<Candle>>;
 
     /// Up to `limit` trades of one market executed in `[from, to]` and after `after`, oldest first (ties by row
     /// id), so a long range is read in pages with the last trade of each as the next `after`.
@@ -85,6 +100,17 @@ impl<B: Backend> TradeStore for B {
 
     async fn trade_page(&self, q: &TradeQuery<'_>) -> StoreResult<Vec<StoredTrade>> {
         read_trades(self.reader(), q).await
+    }
+
+    async fn candles(
+        &self,
+        exchange: Exchange,
+        market_id: &str,
+        span: Span,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> StoreResult<Vec<Candle>> {
+        candles::read(self.reader(), exchange, market_id, span, from, to).await
     }
 }
 

@@ -245,6 +245,16 @@ impl TradeStore for MemStore {
     async fn trade_page(&self, _: &crossbook_store::TradeQuery<'_>) -> StoreResult<Vec<crossbook_store::StoredTrade>> {
         unreachable!("ingestion never reads trades back")
     }
+    async fn candles(
+        &self,
+        _: crossbook_core::Exchange,
+        _: &str,
+        _: crossbook_core::candle::Span,
+        _: Timestamp,
+        _: Timestamp,
+    ) -> StoreResult<Vec<crossbook_core::candle::Candle>> {
+        unsupported()
+    }
     async fn insert_trades(&self, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
         let mut stored = self.trades.lock().unwrap();
         let mut new = Vec::new();
