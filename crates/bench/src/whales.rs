@@ -110,6 +110,7 @@ async fn seeded(store: &dyn Store) -> anyhow::Result<bool> {
             exchange: Exchange::VenueA,
             event_id: MARKER.into(),
             min_notional: Amount::ZERO,
+            market_id: None,
         }],
         start: None,
         end: None,

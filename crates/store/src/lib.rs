@@ -84,8 +84,8 @@ pub use lock::{LeaderGuard, LeaderLock};
 pub use trades::{StoredTrade, TradeCursor, TradeQuery, TradeStore};
 pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};
 pub use whales::{
-    EventActivity, PoolCandidate, TargetStats, WatchEntry, WhaleAggregate, WhalePage, WhaleQuery, WhaleStore,
-    WhaleTarget, WhaleTrade,
+    EventActivity, MarketWhales, MarketWhalesPage, PoolCandidate, TargetStats, WatchEntry, WhaleAggregate, WhalePage,
+    WhaleQuery, WhaleStore, WhaleTarget, WhaleTrade,
 };
 
 /// The whole store: every concern, one backend. Handlers and workers hold an `Arc<dyn Store>`.

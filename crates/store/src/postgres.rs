@@ -70,8 +70,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (
         11,
-        "trade_candles",
-        include_str!("../migrations/postgres/0011_trade_candles.sql"),
+        "market_data",
+        include_str!("../migrations/postgres/0011_market_data.sql"),
     ),
 ];
 

@@ -40,6 +40,7 @@ fn target(ex: Exchange, event: &str, min: i64) -> WhaleTarget {
         exchange: ex,
         event_id: event.into(),
         min_notional: usd(min),
+        market_id: None,
     }
 }
 

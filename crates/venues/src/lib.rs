@@ -38,6 +38,7 @@ pub mod rest;
 pub mod venue;
 pub mod venue_a;
 pub mod venue_b;
+pub mod web_url;
 pub mod wire;
 
 pub use bus::{BookChanged, Bus, DomainEvent};

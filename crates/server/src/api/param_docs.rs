@@ -144,6 +144,9 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/historical/venue_a/top-of-book", HISTORY_LIMIT, false),
         ("/v1/historical/venue_b/top-of-book", HISTORY_LIMIT, false),
         ("/whales/user/feed", FEED_LIMIT, true),
+        ("/whales/user/event/{event_id}", FEED_LIMIT, true),
+        ("/whales/user/market/{market_id}/trades", FEED_LIMIT, true),
+        ("/whales/user/markets", FEED_LIMIT, true),
         ("/v1/whales/public/feed", FEED_LIMIT, true),
         ("/v1/arbitrage/current", ARB_LIMIT, false),
         ("/v1/arbitrage/current/difference", ARB_LIMIT, false),
@@ -193,7 +196,14 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ));
         t.push((path, "from", Facts::rule(FROM_BEFORE_TO)));
     }
-    t.push(("/whales/user/stats", "period", Facts::with_default(DEFAULT_PERIOD)));
+    for path in [
+        "/whales/user/stats",
+        "/whales/user/event/{event_id}/stats",
+        "/whales/user/market/{market_id}/stats",
+        "/whales/user/markets",
+    ] {
+        t.push((path, "period", Facts::with_default(DEFAULT_PERIOD)));
+    }
     let current = "/v1/arbitrage/current";
     t.push((
         current,
@@ -263,7 +273,14 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
             ..Facts::default()
         },
     ));
-    for path in ["/v1/whales/public/feed", "/whales/user/feed"] {
+    for path in [
+        "/v1/whales/public/feed",
+        "/whales/user/feed",
+        "/whales/user/event/{event_id}",
+        "/whales/user/event/{event_id}/stats",
+        "/whales/user/market/{market_id}/trades",
+        "/whales/user/market/{market_id}/stats",
+    ] {
         t.push((
             path,
             "min_trade_size",

@@ -843,3 +843,197 @@ async fn the_simulated_preview_shows_whales_soon_after_start() {
     })
     .await;
 }
+
+/// One event's and one market's whale trades and stats, at the threshold the request, the watchlist or the
+/// default gives (and saying which), the watchlist's markets ranked by whale volume, and the refusals.
+#[tokio::test]
+async fn event_and_market_views_and_the_watchlists_markets() {
+    for_each_backend(async |db| {
+        seed_events(&db.store, 3).await;
+        let keys = create_keys(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        assert_eq!(
+            track(&app, &keys.free, "venue_a", "EV0", json!(1000))
+                .await
+                .status
+                .as_u16(),
+            201
+        );
+        let mut second = Market::new(A, "M0b", "EV0", "SER", "Second?");
+        second.title = Some("Second".into());
+        db.store.upsert_markets(&[second], Timestamp::now()).await.unwrap();
+        db.store
+            .insert_trades(&[
+                trade(A, "h1", "EV0", "M0", ago(60), usd(1000)),
+                trade(A, "h1b", "EV0", "M0b", ago(61), usd(3000)),
+                trade(A, "small", "EV0", "M0", ago(62), usd(10)),
+                trade(A, "d3", "EV0", "M0", ago(3 * 24 * 60), usd(2500)),
+                trade(B, "b1", "EV1", "M1", ago(30), usd(1500)),
+            ])
+            .await
+            .unwrap();
+        let get = async |uri: &str| app.get_key(uri, &keys.free).await.ok();
+
+        let v = get("/whales/user/event/EV0").await;
+        assert_eq!(
+            trade_ids(&v),
+            ["h1", "h1b", "d3"],
+            "newest first, at the watchlist threshold"
+        );
+        assert_eq!(
+            (&v["exchange"], &v["event_id"], &v["event_title"]),
+            (&json!("venue_a"), &json!("EV0"), &json!("Event 0"))
+        );
+        assert_eq!(
+            (&v["threshold_usd"], &v["threshold_source"], &v["on_watchlist"]),
+            (&json!(1000.0), &json!("watchlist"), &json!(true))
+        );
+        assert_eq!(v["pagination"], json!({"limit": 50, "offset": 0, "total": 3}));
+        assert_eq!(v["stats"]["total_trades_24h"], 2);
+        assert!(v.get("market_id").is_none(), "an event view names no market");
+        let v = get("/whales/user/event/EV0?min_trade_size=2500&limit=1").await;
+        assert_eq!(trade_ids(&v), ["h1b"]);
+        assert_eq!(
+            (&v["threshold_source"], &v["pagination"]["total"]),
+            (&json!("request"), &json!(2))
+        );
+        let v = get("/whales/user/event/EV1").await;
+        assert_eq!(
+            trade_ids(&v),
+            ["b1"],
+            "an event off the watchlist, at the default threshold"
+        );
+        assert_eq!(
+            (&v["threshold_usd"], &v["threshold_source"], &v["on_watchlist"]),
+            (&json!(1000.0), &json!("default"), &json!(false))
+        );
+
+        let v = get("/whales/user/event/EV0/stats?period=7d").await;
+        assert_eq!(v["period"], "7d");
+        assert_eq!(
+            v["stats"],
+            json!({"trade_count": 3, "total_volume": 6500.0, "avg_trade_size": 2166.67})
+        );
+        let markets: Vec<(&Value, &Value)> = v["markets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (&m["market_id"], &m["stats"]["total_volume"]))
+            .collect();
+        assert_eq!(
+            markets,
+            [(&json!("M0"), &json!(3500.0)), (&json!("M0b"), &json!(3000.0))]
+        );
+        assert_eq!(v["markets"][1]["market_title"], "Second");
+
+        // The watchlist's markets: EV1 is not on it.
+        let v = get("/whales/user/markets").await;
+        let market_ids = |v: &Value| ids(&v["markets"], "market_id");
+        assert_eq!(
+            market_ids(&v),
+            ["M0b", "M0"],
+            "the last 24 hours, highest whale volume first"
+        );
+        assert_eq!(v["pagination"]["total"], 2);
+        assert_eq!(v["markets"][0]["stats"]["trade_count"], 1);
+        assert_eq!(market_ids(&get("/whales/user/markets?period=7d").await), ["M0", "M0b"]);
+        assert_eq!(
+            market_ids(&get("/whales/user/markets?period=7d&limit=1&offset=1").await),
+            ["M0b"]
+        );
+        let none = get("/whales/user/markets?platform=venue_b").await;
+        assert_eq!((market_ids(&none).len(), &none["pagination"]["total"]), (0, &json!(0)));
+
+        let v = get("/whales/user/market/M0/trades").await;
+        assert_eq!(trade_ids(&v), ["h1", "d3"]);
+        assert_eq!(
+            (
+                &v["market_id"],
+                &v["market_title"],
+                &v["event_id"],
+                &v["threshold_source"]
+            ),
+            (&json!("M0"), &json!("Market 0"), &json!("EV0"), &json!("watchlist"))
+        );
+        let v = get("/whales/user/market/M0/stats?period=all").await;
+        assert_eq!(v["stats"]["trade_count"], 2);
+        assert!(v.get("markets").is_none(), "a market view ranks no markets");
+
+        for uri in [
+            "/whales/user/event/NOPE",
+            "/whales/user/event/NOPE/stats",
+            "/whales/user/market/NOPE/trades",
+            "/whales/user/market/M1/stats?exchange=venue_a",
+        ] {
+            app.get_key(uri, &keys.free).await.error(404, "not_found", None);
+        }
+        app.get_key("/whales/user/event/EV0?min_trade_size=-1", &keys.free)
+            .await
+            .error(400, "invalid_parameter", Some("min_trade_size"));
+        app.get_key("/whales/user/markets?period=1y", &keys.free)
+            .await
+            .error(400, "invalid_parameter", Some("period"));
+        app.get("/whales/user/event/EV0").await.error(401, "unauthorized", None);
+    })
+    .await;
+}
+
+/// `POST /whales/user/events/by-url`: an event page of either venue adds its event; other addresses are a 400
+/// naming `url`, an event no one knows a 404.
+#[tokio::test]
+async fn an_event_is_added_by_its_web_address() {
+    for_each_backend(async |db| {
+        let now = Timestamp::now();
+        let mut b = Event::new(B, "90001", "rain-series", "Will it rain?");
+        b.slug = Some("will-it-rain".into());
+        let mut closed = Event::new(A, "KXW-CLOSED", "KXW", "Closed");
+        closed.status = Status::Closed;
+        db.store
+            .upsert_events(&[Event::new(A, "KXW-26NOV25", "KXW", "Weather"), b, closed], now)
+            .await
+            .unwrap();
+        let keys = create_keys(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        let add =
+            async |body: Value| send_json(&app, Method::POST, "/whales/user/events/by-url", &keys.free, body).await;
+
+        let v = add(json!({"url": "https://kalshi.com/markets/kxw/weather-in-nyc/kxw-26nov25"})).await;
+        assert_eq!(v.status.as_u16(), 201, "{}", v.text);
+        let v = v.json();
+        assert_eq!(
+            (&v["exchange"], &v["event_id"]),
+            (&json!("venue_a"), &json!("KXW-26NOV25"))
+        );
+        assert_eq!(v["whale_threshold_usd"], 1000.0);
+        let v = add(json!({"url": "https://polymarket.com/event/will-it-rain", "whale_threshold_usd": 5000})).await;
+        assert_eq!(v.status.as_u16(), 201, "{}", v.text);
+        let v = v.json();
+        assert_eq!(
+            (&v["exchange"], &v["event_id"]),
+            (&json!("venue_b"), &json!("90001")),
+            "found by its slug"
+        );
+        assert_eq!(v["whale_threshold_usd"], 5000.0);
+        add(json!({"url": "https://polymarket.com/event/will-it-rain"}))
+            .await
+            .error(409, "conflict", None);
+
+        for bad in [
+            "https://kalshi.com/markets/kxw",
+            "https://example.com/event/will-it-rain",
+            "not an address",
+            "https://kalshi.com/markets/kxw/kxw-closed",
+        ] {
+            add(json!({ "url": bad }))
+                .await
+                .error(400, "invalid_parameter", Some("url"));
+        }
+        add(json!({})).await.error(400, "missing_parameter", Some("url"));
+        add(json!({"url": "https://polymarket.com/event/no-such-event"}))
+            .await
+            .error(404, "not_found", None);
+        let listed = app.get_key("/whales/user/events", &keys.free).await.ok();
+        assert_eq!(listed["tracked_events"].as_array().unwrap().len(), 2);
+    })
+    .await;
+}

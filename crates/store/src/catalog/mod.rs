@@ -148,6 +148,7 @@ pub trait CatalogStore: Send + Sync {
     async fn upsert_events(&self, items: &[Event], seen_at: Timestamp) -> StoreResult<()>;
     async fn upsert_markets(&self, items: &[Market], seen_at: Timestamp) -> StoreResult<()>;
 
+    /// An event by its id, or (venue_b) by its slug.
     async fn get_event(&self, exchange: Exchange, event_id: &str) -> StoreResult<Option<EventSummary>>;
     /// Looks an event up by id on any venue (the `/search/events/{event_id}/markets` route has no exchange).
     async fn find_event(&self, event_id: &str) -> StoreResult<Option<EventSummary>>;
@@ -252,12 +253,18 @@ pub(super) fn markets_of(rows: &[impl Cols]) -> StoreResult<Vec<StoredMarket>> {
 }
 
 async fn get_event<E: Exec>(ex: &E, exchange: Exchange, event_id: &str) -> StoreResult<Option<EventSummary>> {
+    // venue_b events are also known by their slug (the end of their web address); the id itself wins a tie.
     let mut q = Sql::new("SELECT ");
     q.push(codec::EVENT_COLS)
         .push(" FROM events e WHERE e.exchange = ")
         .text(exchange.as_str())
-        .push(" AND e.event_id = ")
-        .text(event_id);
+        .push(" AND (e.event_id = ")
+        .text(event_id)
+        .push(" OR e.slug = ")
+        .text(event_id)
+        .push(") ORDER BY CASE WHEN e.event_id = ")
+        .text(event_id)
+        .push(" THEN 0 ELSE 1 END LIMIT 1");
     let events = events_of(&ex.rows(&q).await?)?;
     Ok(summarize_events(ex, events).await?.pop())
 }

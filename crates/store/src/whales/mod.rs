@@ -37,12 +37,48 @@ pub struct WatchEntry {
     pub whale_count: i64,
 }
 
-/// An event and the notional at or above which its trades count as whales.
+/// An event (or one market of it) and the notional at or above which its trades count as whales.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WhaleTarget {
     pub exchange: Exchange,
     pub event_id: String,
     pub min_notional: Amount,
+    /// Only this market of the event.
+    pub market_id: Option<String>,
+}
+
+impl WhaleTarget {
+    /// Every market of an event.
+    pub fn event(exchange: Exchange, event_id: &str, min_notional: Amount) -> Self {
+        WhaleTarget {
+            exchange,
+            event_id: event_id.to_string(),
+            min_notional,
+            market_id: None,
+        }
+    }
+}
+
+/// The whale trades of one market over a period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarketWhales {
+    pub exchange: Exchange,
+    pub market_id: String,
+    pub event_id: String,
+    /// The market's slug (venue_b) when known.
+    pub market_slug: Option<String>,
+    /// `coalesce(title, question)`, when the catalog has the market.
+    pub market_title: Option<String>,
+    pub whales: WhaleAggregate,
+    /// The newest whale trade's execution time.
+    pub last_trade_at: Timestamp,
+}
+
+/// A page of [`MarketWhales`], highest whale volume first, and how many markets there are in all.
+#[derive(Debug, Clone, Default)]
+pub struct MarketWhalesPage {
+    pub markets: Vec<MarketWhales>,
+    pub total: i64,
 }
 
 /// A page of whale trades over a set of targets.
@@ -179,6 +215,15 @@ pub trait WhaleStore: Send + Sync {
     async fn whale_trades(&self, q: &WhaleQuery) -> StoreResult<WhalePage>;
     /// Whale stats of each target since `since` (all time when `None`), in the order of `targets`.
     async fn whale_stats(&self, targets: &[WhaleTarget], since: Option<Timestamp>) -> StoreResult<Vec<TargetStats>>;
+    /// The markets with whale trades of `targets` executed at or after `since`, highest whale volume first
+    /// (ties by venue and market id), a page at a time.
+    async fn whale_markets(
+        &self,
+        targets: &[WhaleTarget],
+        since: Option<Timestamp>,
+        limit: u32,
+        offset: u32,
+    ) -> StoreResult<MarketWhalesPage>;
     /// Every trade of each target since `since`, and how many were whales, in the order of `targets`.
     async fn event_activity(&self, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>>;
 
@@ -341,9 +386,10 @@ async fn watched_events<E: Exec>(ex: &E) -> StoreResult<Vec<(Exchange, String)>>
         .collect()
 }
 
-/// `WITH w (k, exchange, event_id, min_notional) AS (VALUES …)`: the targets as a table, `k` their position.
+/// `WITH w (k, exchange, event_id, min_notional, market_id) AS (VALUES …)`: the targets as a table, `k` their
+/// position, `market_id` NULL for a whole event.
 fn targets_cte(s: &mut Sql, targets: &[WhaleTarget]) {
-    s.push("WITH w (k, exchange, event_id, min_notional) AS (VALUES ");
+    s.push("WITH w (k, exchange, event_id, min_notional, market_id) AS (VALUES ");
     for (i, t) in targets.iter().enumerate() {
         if i > 0 {
             s.push(", ");
@@ -356,7 +402,13 @@ fn targets_cte(s: &mut Sql, targets: &[WhaleTarget]) {
             .text(&t.event_id)
             .push(", ")
             .int(t.min_notional.micros())
-            .push(")");
+            .push(", ");
+        match &t.market_id {
+            Some(m) => s.text(m),
+            // Typed, so PostgreSQL reads an all-NULL column as text.
+            None => s.push("CAST(NULL AS TEXT)"),
+        };
+        s.push(")");
     }
     s.push(") ");
 }
@@ -364,7 +416,7 @@ fn targets_cte(s: &mut Sql, targets: &[WhaleTarget]) {
 /// ` FROM w CROSS JOIN trades t WHERE <t is a whale of w>`. `CROSS JOIN` makes SQLite keep the few targets as
 /// the outer loop (PostgreSQL plans the same nested loop by itself), so each target is one index range.
 const WHALES_OF_TARGETS: &str = " FROM w CROSS JOIN trades t WHERE t.exchange = w.exchange AND t.event_id = w.event_id \
-     AND t.notional >= w.min_notional";
+     AND t.notional >= w.min_notional AND (w.market_id IS NULL OR t.market_id = w.market_id)";
 
 /// `CAST(coalesce(sum(expr), 0) AS BIGINT)`: PostgreSQL sums BIGINT as NUMERIC.
 fn sum(expr: &str) -> String {
@@ -483,6 +535,65 @@ async fn whale_stats<E: Exec>(
         }
     }
     Ok(out)
+}
+
+async fn whale_markets<E: Exec>(
+    ex: &E,
+    targets: &[WhaleTarget],
+    since: Option<Timestamp>,
+    limit: u32,
+    offset: u32,
+) -> StoreResult<MarketWhalesPage> {
+    if targets.is_empty() {
+        return Ok(MarketWhalesPage::default());
+    }
+    // A trade matching two targets (an event and one of its markets) counts once: grouped by trade first.
+    let mut s = Sql::default();
+    targets_cte(&mut s, targets);
+    s.push("SELECT g.exchange, g.market_id, g.event_id, g.n, g.volume, g.last_at, m.slug AS market_slug, \
+         coalesce(m.title, m.question) AS market_title FROM (SELECT t.exchange, t.market_id, min(t.event_id) AS event_id, \
+         count(*) AS n, ")
+        .push(&sum("t.notional"))
+        .push(" AS volume, max(t.executed_at) AS last_at FROM (SELECT DISTINCT t.id")
+        .push(WHALES_OF_TARGETS);
+    dates(&mut s, since, None);
+    s.push(
+        ") x JOIN trades t ON t.id = x.id GROUP BY t.exchange, t.market_id ORDER BY volume DESC, t.exchange, \
+         t.market_id",
+    );
+    sql::page(&mut s, limit, offset);
+    s.push(
+        ") g LEFT JOIN markets m ON m.exchange = g.exchange AND m.market_id = g.market_id \
+         ORDER BY g.volume DESC, g.exchange, g.market_id",
+    );
+    let markets = ex
+        .rows(&s)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(MarketWhales {
+                exchange: codec::exchange(&r.text("exchange")?)?,
+                market_id: r.text("market_id")?,
+                event_id: r.text("event_id")?,
+                market_slug: r.opt_text("market_slug")?,
+                market_title: r.opt_text("market_title")?,
+                whales: WhaleAggregate {
+                    trade_count: r.int("n")?,
+                    total_volume: Amount::from_micros(r.int("volume")?),
+                },
+                last_trade_at: Timestamp::from_millis(r.int("last_at")?),
+            })
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    let mut s = Sql::default();
+    targets_cte(&mut s, targets);
+    s.push("SELECT count(*) AS n FROM (SELECT t.exchange, t.market_id")
+        .push(WHALES_OF_TARGETS);
+    dates(&mut s, since, None);
+    s.push(" GROUP BY t.exchange, t.market_id) x");
+    let rows = ex.rows(&s).await?;
+    let total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
+    Ok(MarketWhalesPage { markets, total })
 }
 
 async fn event_activity<E: Exec>(ex: &E, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>> {
@@ -620,6 +731,15 @@ impl<B: Backend> WhaleStore for B {
     }
     async fn whale_stats(&self, targets: &[WhaleTarget], since: Option<Timestamp>) -> StoreResult<Vec<TargetStats>> {
         whale_stats(self.reader(), targets, since).await
+    }
+    async fn whale_markets(
+        &self,
+        targets: &[WhaleTarget],
+        since: Option<Timestamp>,
+        limit: u32,
+        offset: u32,
+    ) -> StoreResult<MarketWhalesPage> {
+        whale_markets(self.reader(), targets, since, limit, offset).await
     }
     async fn event_activity(&self, targets: &[WhaleTarget], since: Timestamp) -> StoreResult<Vec<EventActivity>> {
         event_activity(self.reader(), targets, since).await

@@ -336,6 +336,15 @@ impl WhaleStore for MemStore {
     async fn whale_stats(&self, _: &[WhaleTarget], _: Option<Timestamp>) -> StoreResult<Vec<TargetStats>> {
         unsupported()
     }
+    async fn whale_markets(
+        &self,
+        _: &[WhaleTarget],
+        _: Option<Timestamp>,
+        _: u32,
+        _: u32,
+    ) -> StoreResult<crossbook_store::MarketWhalesPage> {
+        unsupported()
+    }
     async fn event_activity(&self, _: &[WhaleTarget], _: Timestamp) -> StoreResult<Vec<EventActivity>> {
         unsupported()
     }

@@ -49,12 +49,14 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(user_stats))
         .routes(routes!(public_feed))
         .routes(routes!(public_events))
+        .merge(views::router())
 }
 
 mod out;
 mod params;
+mod views;
 
-pub use self::{out::*, params::*};
+pub use self::{out::*, params::*, views::*};
 
 // ------------------------------------------------------------------------------------------------ pool
 
@@ -111,6 +113,7 @@ async fn user_feed(
             exchange: e.exchange,
             event_id: e.event_id,
             min_notional: p.min_trade_size.unwrap_or(e.threshold),
+            market_id: None,
         })
         .collect();
     let q = WhaleQuery {
@@ -351,6 +354,7 @@ async fn user_stats(
             exchange: e.exchange,
             event_id: e.event_id.clone(),
             min_notional: e.threshold,
+            market_id: None,
         })
         .collect();
     let stats = state
@@ -420,6 +424,7 @@ async fn public_feed(
             exchange,
             event_id,
             min_notional: min,
+            market_id: None,
         };
         if i < unlocked { &mut targets } else { &mut locked }.push(target);
     }
@@ -486,6 +491,7 @@ async fn public_events(
             exchange: *exchange,
             event_id: event_id.clone(),
             min_notional: min,
+            market_id: None,
         })
         .collect();
     let activity = state.store.event_activity(&targets, day_ago(now)).await?;

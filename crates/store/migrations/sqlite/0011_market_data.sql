@@ -5,19 +5,19 @@
 CREATE TABLE IF NOT EXISTS trade_candles (
     exchange     TEXT    NOT NULL,
     market_id    TEXT    NOT NULL,
-    bucket_ms    BIGINT NOT NULL,
-    bucket_start BIGINT NOT NULL,
-    open_price   BIGINT NOT NULL,
-    open_at      BIGINT NOT NULL,
-    high_price   BIGINT NOT NULL,
-    low_price    BIGINT NOT NULL,
-    close_price  BIGINT NOT NULL,
-    close_at     BIGINT NOT NULL,
-    volume       BIGINT NOT NULL,
-    notional     BIGINT NOT NULL,
-    trade_count  BIGINT NOT NULL,
+    bucket_ms    INTEGER NOT NULL,
+    bucket_start INTEGER NOT NULL,
+    open_price   INTEGER NOT NULL,
+    open_at      INTEGER NOT NULL,
+    high_price   INTEGER NOT NULL,
+    low_price    INTEGER NOT NULL,
+    close_price  INTEGER NOT NULL,
+    close_at     INTEGER NOT NULL,
+    volume       INTEGER NOT NULL,
+    notional     INTEGER NOT NULL,
+    trade_count  INTEGER NOT NULL,
     PRIMARY KEY (exchange, market_id, bucket_ms, bucket_start)
-);
+) STRICT, WITHOUT ROWID;
 
 -- The trades stored before this table existed, aggregated once. Open and close are the first and last trade of
 -- each span by (executed_at, id), the order later inserts keep.
@@ -40,3 +40,6 @@ FROM (
                  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ) ordered
 GROUP BY exchange, market_id, bucket_ms, bucket_start;
+
+-- A venue_b event is also found by its slug, the last part of its web address (the watchlist's add-by-URL).
+CREATE INDEX IF NOT EXISTS events_slug ON events (exchange, slug);

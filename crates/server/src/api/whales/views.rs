@@ -1,0 +1,630 @@
+//! Whale views of one event or one market (any event the catalog knows, watched or not), the markets of the
+//! watchlist ranked by whale volume, and adding an event by its web address.
+//!
+//! The threshold of a view: `min_trade_size` when given, else the caller's watchlist threshold for the event,
+//! else the default threshold of a new watchlist entry (`whale_default_threshold_usd`, 1000 by default). Every
+//! answer says which threshold applied and where it came from.
+
+use axum::{extract::State, http::StatusCode};
+use crossbook_core::{Amount, Exchange, Market, Timestamp};
+use crossbook_store::{MarketWhales, WhaleAggregate, WhaleQuery, WhaleTarget};
+use crossbook_venues::web_url::{UrlError, event_of_url};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{
+    FEED_LIMIT, FeedStatsOut, OffsetPaginationOut, StatsPeriod, WatchAddedOut, WhaleTradeOut, body_object, body_text,
+    body_threshold, customer, params::threshold_param, watch_error,
+};
+use crate::{
+    AppState,
+    api::common::{dollars, iso},
+    auth::{Gate, groups},
+    error::{ApiError, ApiResult, ErrorBody},
+    json::Json,
+    params::{FromQuery, Path, QueryMap, ValidQuery, check_order, text_value},
+    whales::{WatchError, add_watch, day_ago, market_ticker},
+};
+
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(event_trades))
+        .routes(routes!(event_stats))
+        .routes(routes!(user_markets))
+        .routes(routes!(market_stats))
+        .routes(routes!(market_trades))
+        .routes(routes!(add_event_by_url))
+}
+
+// ------------------------------------------------------------------------------------------------ parameters
+
+/// Parameters of the trade lists of one event or market.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ViewTradesParams {
+    /// Page size.
+    #[param(required = false)]
+    pub limit: u32,
+    /// Trades to skip.
+    #[param(required = false)]
+    pub offset: u32,
+    /// Only trades executed at or after this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub start_date: Option<Timestamp>,
+    /// Only trades executed at or before this time (ISO 8601, or a date).
+    #[param(value_type = Option<String>, format = DateTime)]
+    pub end_date: Option<Timestamp>,
+    /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_trade_size: Option<Amount>,
+    /// Market routes: only look the market up on this venue (else venue_a, then venue_b).
+    #[param(inline)]
+    pub exchange: Option<Exchange>,
+}
+
+impl FromQuery for ViewTradesParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        let p = ViewTradesParams {
+            limit: q.limit(FEED_LIMIT)?,
+            offset: q.offset()?,
+            start_date: q.timestamp("start_date")?,
+            end_date: q.timestamp("end_date")?,
+            min_trade_size: threshold_param(q, "min_trade_size")?,
+            exchange: q.one_of("exchange")?,
+        };
+        check_order("start_date", p.start_date, "end_date", p.end_date)?;
+        Ok(p)
+    }
+}
+
+/// Parameters of the stats of one event or market.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ViewStatsParams {
+    /// The period the stats cover.
+    #[param(inline, required = false)]
+    pub period: StatsPeriod,
+    /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
+    #[param(value_type = Option<f64>, minimum = 0)]
+    pub min_trade_size: Option<Amount>,
+    /// Market routes: only look the market up on this venue (else venue_a, then venue_b).
+    #[param(inline)]
+    pub exchange: Option<Exchange>,
+}
+
+impl FromQuery for ViewStatsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(ViewStatsParams {
+            period: q.one_of("period")?.unwrap_or(super::DEFAULT_PERIOD),
+            min_trade_size: threshold_param(q, "min_trade_size")?,
+            exchange: q.one_of("exchange")?,
+        })
+    }
+}
+
+/// Parameters of `/whales/user/markets`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UserMarketsParams {
+    /// The period whale trades are counted over.
+    #[param(inline, required = false)]
+    pub period: StatsPeriod,
+    /// Page size.
+    #[param(required = false)]
+    pub limit: u32,
+    /// Markets to skip.
+    #[param(required = false)]
+    pub offset: u32,
+    /// Only this venue.
+    #[param(inline)]
+    pub platform: Option<Exchange>,
+}
+
+impl FromQuery for UserMarketsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(UserMarketsParams {
+            period: q.one_of("period")?.unwrap_or(super::DEFAULT_PERIOD),
+            limit: q.limit(FEED_LIMIT)?,
+            offset: q.offset()?,
+            platform: q.one_of("platform")?,
+        })
+    }
+}
+
+/// Body of `POST /whales/user/events/by-url`.
+#[derive(Debug, Clone, ToSchema)]
+#[allow(dead_code)]
+pub struct AddByUrlIn {
+    /// The event's web page on its venue: `https://kalshi.com/markets/{series}/…/{event-ticker}` (venue_a) or
+    /// `https://polymarket.com/event/{slug}` (venue_b).
+    #[schema(examples("https://polymarket.com/event/bitcoin-up-or-down-on-november-21"))]
+    url: String,
+    /// Notional in dollars at or above which a trade is a whale; default 1000.
+    #[schema(minimum = 0)]
+    whale_threshold_usd: Option<f64>,
+}
+
+// ------------------------------------------------------------------------------------------------ outputs
+
+/// Where a view's threshold came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdSource {
+    /// The request's `min_trade_size`.
+    Request,
+    /// The caller's watchlist entry for the event.
+    Watchlist,
+    /// The default threshold of a new watchlist entry.
+    Default,
+}
+
+/// The threshold a view applied.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ThresholdOut {
+    /// Notional in dollars at or above which a trade is counted.
+    pub threshold_usd: f64,
+    pub threshold_source: ThresholdSource,
+    /// Whether the event is on the caller's watchlist.
+    pub on_watchlist: bool,
+}
+
+/// Whale stats over a period.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WhaleStatsOut {
+    /// Whale trades.
+    pub trade_count: i64,
+    /// Their summed notional, in dollars.
+    pub total_volume: f64,
+    /// `total_volume / trade_count`; 0 without trades.
+    pub avg_trade_size: f64,
+}
+
+impl From<WhaleAggregate> for WhaleStatsOut {
+    fn from(a: WhaleAggregate) -> Self {
+        WhaleStatsOut {
+            trade_count: a.trade_count,
+            total_volume: dollars(a.total_volume),
+            avg_trade_size: dollars(a.average()),
+        }
+    }
+}
+
+/// One market's whale trades over a period.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MarketWhalesOut {
+    pub exchange: Exchange,
+    pub market_id: String,
+    /// venue_a: the market ticker; venue_b: the market slug (the condition id when it has none).
+    pub market_ticker: String,
+    /// The market's headline (its id when the catalog does not have the market).
+    pub market_title: String,
+    pub event_id: String,
+    pub stats: WhaleStatsOut,
+    /// The newest whale trade's execution time.
+    #[schema(format = DateTime)]
+    pub last_trade_at: String,
+}
+
+impl From<MarketWhales> for MarketWhalesOut {
+    fn from(m: MarketWhales) -> Self {
+        MarketWhalesOut {
+            exchange: m.exchange,
+            market_ticker: market_ticker(m.exchange, &m.market_id, m.market_slug.as_deref()),
+            market_title: m.market_title.unwrap_or_else(|| m.market_id.clone()),
+            market_id: m.market_id,
+            event_id: m.event_id,
+            stats: m.whales.into(),
+            last_trade_at: iso(m.last_trade_at),
+        }
+    }
+}
+
+/// What a view covers: an event, or one market of it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubjectOut {
+    pub exchange: Exchange,
+    pub event_id: String,
+    /// The event's title; null when the catalog does not have the event.
+    #[schema(required = true)]
+    pub event_title: Option<String>,
+    /// Market views only: the market.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub market_id: Option<String>,
+    /// Market views only: the market's headline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub market_title: Option<String>,
+}
+
+/// Whale trades of one event or market, newest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ViewTradesOut {
+    #[serde(flatten)]
+    pub subject: SubjectOut,
+    #[serde(flatten)]
+    pub threshold: ThresholdOut,
+    pub trades: Vec<WhaleTradeOut>,
+    /// The last 24 hours at the same threshold.
+    pub stats: FeedStatsOut,
+    pub pagination: OffsetPaginationOut,
+}
+
+/// Whale stats of one event or market over a period; an event's also ranks its markets.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ViewStatsOut {
+    #[serde(flatten)]
+    pub subject: SubjectOut,
+    #[serde(flatten)]
+    pub threshold: ThresholdOut,
+    pub period: StatsPeriod,
+    pub stats: WhaleStatsOut,
+    /// Event views: its markets with whale trades in the period, highest whale volume first (at most 50).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markets: Option<Vec<MarketWhalesOut>>,
+}
+
+/// Markets of the watchlist's events ranked by whale volume.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UserMarketsOut {
+    pub period: StatsPeriod,
+    /// Highest whale volume first, each event at its watchlist threshold.
+    pub markets: Vec<MarketWhalesOut>,
+    pub pagination: OffsetPaginationOut,
+}
+
+// ------------------------------------------------------------------------------------------------ helpers
+
+/// The event a view covers, and its title.
+struct Subject {
+    exchange: Exchange,
+    event_id: String,
+    event_title: Option<String>,
+    market: Option<Market>,
+}
+
+impl Subject {
+    async fn event(state: &AppState, raw: &str) -> ApiResult<Self> {
+        let event_id = text_value("event_id", raw)?;
+        let Some(e) = state.store.find_event(&event_id).await? else {
+            return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
+        };
+        Ok(Subject {
+            exchange: e.event.exchange,
+            event_id: e.event.event_id,
+            event_title: Some(e.event.title),
+            market: None,
+        })
+    }
+
+    async fn market(state: &AppState, raw: &str, exchange: Option<Exchange>) -> ApiResult<Self> {
+        let market_id = text_value("market_id", raw)?;
+        let venues: &[Exchange] = match exchange {
+            Some(ref e) => std::slice::from_ref(e),
+            None => &Exchange::ALL,
+        };
+        for &ex in venues {
+            if let Some(m) = state.store.get_market(ex, &market_id).await? {
+                let title = state
+                    .store
+                    .get_event(ex, &m.market.event_id)
+                    .await?
+                    .map(|e| e.event.title);
+                return Ok(Subject {
+                    exchange: ex,
+                    event_id: m.market.event_id.clone(),
+                    event_title: title,
+                    market: Some(m.market),
+                });
+            }
+        }
+        Err(ApiError::not_found(format!("no market with id {market_id:?}")))
+    }
+
+    fn target(&self, min: Amount) -> WhaleTarget {
+        WhaleTarget {
+            market_id: self.market.as_ref().map(|m| m.market_id.clone()),
+            ..WhaleTarget::event(self.exchange, &self.event_id, min)
+        }
+    }
+
+    fn out(&self) -> SubjectOut {
+        SubjectOut {
+            exchange: self.exchange,
+            event_id: self.event_id.clone(),
+            event_title: self.event_title.clone(),
+            market_id: self.market.as_ref().map(|m| m.market_id.clone()),
+            market_title: self
+                .market
+                .as_ref()
+                .map(|m| m.title.clone().unwrap_or_else(|| m.question.clone())),
+        }
+    }
+
+    /// The threshold of the view ([`self`](crate::api::whales::views) module docs).
+    async fn threshold(
+        &self,
+        state: &AppState,
+        customer: i64,
+        asked: Option<Amount>,
+    ) -> ApiResult<(Amount, ThresholdOut)> {
+        let watch = state
+            .store
+            .find_watch(customer, self.exchange, &self.event_id, Timestamp::now())
+            .await?;
+        let (min, source) = match (asked, &watch) {
+            (Some(a), _) => (a, ThresholdSource::Request),
+            (None, Some(w)) => (w.threshold, ThresholdSource::Watchlist),
+            (None, None) => (
+                Amount::from_units(state.config.whale_default_threshold_usd as i64),
+                ThresholdSource::Default,
+            ),
+        };
+        Ok((
+            min,
+            ThresholdOut {
+                threshold_usd: dollars(min),
+                threshold_source: source,
+                on_watchlist: watch.is_some(),
+            },
+        ))
+    }
+}
+
+async fn trades_view(state: &AppState, customer: i64, s: Subject, p: ViewTradesParams) -> ApiResult<ViewTradesOut> {
+    let (min, threshold) = s.threshold(state, customer, p.min_trade_size).await?;
+    let q = WhaleQuery {
+        targets: vec![s.target(min)],
+        start: p.start_date,
+        end: p.end_date,
+        limit: p.limit,
+        offset: p.offset,
+        stats_since: day_ago(Timestamp::now()),
+    };
+    let page = state.store.whale_trades(&q).await?;
+    Ok(ViewTradesOut {
+        subject: s.out(),
+        threshold,
+        trades: page.trades.into_iter().map(Into::into).collect(),
+        stats: page.recent.into(),
+        pagination: OffsetPaginationOut {
+            limit: p.limit,
+            offset: p.offset,
+            total: page.total,
+        },
+    })
+}
+
+/// Markets an event's stats rank.
+const EVENT_MARKETS: u32 = 50;
+
+async fn stats_view(state: &AppState, customer: i64, s: Subject, p: ViewStatsParams) -> ApiResult<ViewStatsOut> {
+    let (min, threshold) = s.threshold(state, customer, p.min_trade_size).await?;
+    let since = p.period.since(Timestamp::now());
+    let targets = [s.target(min)];
+    let stats = state.store.whale_stats(&targets, since).await?;
+    let markets = match s.market {
+        Some(_) => None,
+        None => Some(
+            state
+                .store
+                .whale_markets(&targets, since, EVENT_MARKETS, 0)
+                .await?
+                .markets
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        ),
+    };
+    Ok(ViewStatsOut {
+        subject: s.out(),
+        threshold,
+        period: p.period,
+        stats: stats.first().map(|t| t.whales).unwrap_or_default().into(),
+        markets,
+    })
+}
+
+// ------------------------------------------------------------------------------------------------ handlers
+
+/// Whale trades of one event
+///
+/// Any event the service knows, on the caller's watchlist or not, newest first. The threshold is
+/// `min_trade_size` when given, else the caller's watchlist threshold for the event, else 1000 dollars (the
+/// default of a new watchlist entry); `threshold_source` says which.
+#[utoipa::path(
+    get,
+    path = "/whales/user/event/{event_id}",
+    tag = "whales",
+    params(("event_id" = String, Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewTradesParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "A page of the event's whale trades.", body = ViewTradesOut),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+        (status = 404, description = "No event with this id.", body = ErrorBody),
+    )
+)]
+async fn event_trades(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    Path(event_id): Path<String>,
+    ValidQuery(p): ValidQuery<ViewTradesParams>,
+) -> ApiResult<Json<ViewTradesOut>> {
+    let customer = customer(&gate)?;
+    let s = Subject::event(&state, &event_id).await?;
+    trades_view(&state, customer, s, p).await.map(Json)
+}
+
+/// Whale stats of one event
+///
+/// Whale trades of the event over `period` (count, volume, average size) and its markets ranked by whale
+/// volume, at the threshold of the event's trade list.
+#[utoipa::path(
+    get,
+    path = "/whales/user/event/{event_id}/stats",
+    tag = "whales",
+    params(("event_id" = String, Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewStatsParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The event's whale stats.", body = ViewStatsOut),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+        (status = 404, description = "No event with this id.", body = ErrorBody),
+    )
+)]
+async fn event_stats(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    Path(event_id): Path<String>,
+    ValidQuery(p): ValidQuery<ViewStatsParams>,
+) -> ApiResult<Json<ViewStatsOut>> {
+    let customer = customer(&gate)?;
+    let s = Subject::event(&state, &event_id).await?;
+    stats_view(&state, customer, s, p).await.map(Json)
+}
+
+/// Markets of the watchlist by whale volume
+///
+/// The markets of the caller's watchlist events that had whale trades in `period` (each event at its own
+/// threshold), highest whale volume first.
+#[utoipa::path(
+    get,
+    path = "/whales/user/markets",
+    tag = "whales",
+    params(UserMarketsParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "A page of markets.", body = UserMarketsOut),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+    )
+)]
+async fn user_markets(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    ValidQuery(p): ValidQuery<UserMarketsParams>,
+) -> ApiResult<Json<UserMarketsOut>> {
+    let customer = customer(&gate)?;
+    let targets: Vec<WhaleTarget> = state
+        .store
+        .list_watch(customer, None)
+        .await?
+        .into_iter()
+        .filter(|e| p.platform.is_none_or(|x| x == e.exchange))
+        .map(|e| WhaleTarget::event(e.exchange, &e.event_id, e.threshold))
+        .collect();
+    let page = state
+        .store
+        .whale_markets(&targets, p.period.since(Timestamp::now()), p.limit, p.offset)
+        .await?;
+    Ok(Json(UserMarketsOut {
+        period: p.period,
+        markets: page.markets.into_iter().map(Into::into).collect(),
+        pagination: OffsetPaginationOut {
+            limit: p.limit,
+            offset: p.offset,
+            total: page.total,
+        },
+    }))
+}
+
+/// Whale stats of one market
+///
+/// Whale trades of one market over `period`, at its event's threshold (as on the event routes).
+#[utoipa::path(
+    get,
+    path = "/whales/user/market/{market_id}/stats",
+    tag = "whales",
+    params(("market_id" = String, Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewStatsParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The market's whale stats.", body = ViewStatsOut),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+        (status = 404, description = "No market with this id.", body = ErrorBody),
+    )
+)]
+async fn market_stats(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    Path(market_id): Path<String>,
+    ValidQuery(p): ValidQuery<ViewStatsParams>,
+) -> ApiResult<Json<ViewStatsOut>> {
+    let customer = customer(&gate)?;
+    let s = Subject::market(&state, &market_id, p.exchange).await?;
+    stats_view(&state, customer, s, p).await.map(Json)
+}
+
+/// Whale trades of one market
+///
+/// One market's whale trades, newest first, at its event's threshold (as on the event routes).
+#[utoipa::path(
+    get,
+    path = "/whales/user/market/{market_id}/trades",
+    tag = "whales",
+    params(("market_id" = String, Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewTradesParams),
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "A page of the market's whale trades.", body = ViewTradesOut),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+        (status = 404, description = "No market with this id.", body = ErrorBody),
+    )
+)]
+async fn market_trades(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    Path(market_id): Path<String>,
+    ValidQuery(p): ValidQuery<ViewTradesParams>,
+) -> ApiResult<Json<ViewTradesOut>> {
+    let customer = customer(&gate)?;
+    let s = Subject::market(&state, &market_id, p.exchange).await?;
+    trades_view(&state, customer, s, p).await.map(Json)
+}
+
+/// Adds an event to the watchlist by its web address.
+///
+/// The address of the event's page on its venue: `https://kalshi.com/markets/{series}/…/{event-ticker}` or
+/// `https://polymarket.com/event/{slug}`. An address that is not an event page is a 400 naming `url`; an event
+/// the venue does not know is a 404. Otherwise as `POST /whales/user/events/by-ticker`.
+#[utoipa::path(
+    post,
+    path = "/whales/user/events/by-url",
+    tag = "whales",
+    request_body = AddByUrlIn,
+    security(("api_key" = [])),
+    responses(
+        (status = 201, description = "Added.", body = WatchAddedOut),
+        (status = 400, description = "Invalid body, an address that is not an event page, or a closed event.", body = ErrorBody),
+        (status = 401, description = "No valid key.", body = ErrorBody),
+        (status = 404, description = "The venue does not know the event.", body = ErrorBody),
+        (status = 409, description = "Already on the watchlist.", body = ErrorBody),
+        (status = 503, description = "The venue could not be asked about an event the service had not seen.", body = ErrorBody),
+    )
+)]
+async fn add_event_by_url(
+    State(state): State<AppState>,
+    gate: Gate<groups::PersonalWhales>,
+    Json(body): Json<Value>,
+) -> ApiResult<(StatusCode, Json<WatchAddedOut>)> {
+    let customer = customer(&gate)?;
+    let obj = body_object(&body)?;
+    let url = body_text(obj, "url")?;
+    let (exchange, ticker) = event_of_url(&url).map_err(|e: UrlError| ApiError::invalid("url", e.to_string()))?;
+    let threshold = body_threshold(obj, "whale_threshold_usd")?
+        .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
+    let entry = add_watch(&state, customer, exchange, &ticker, threshold, Timestamp::now())
+        .await
+        .map_err(|e| match e {
+            WatchError::UnknownEvent { .. } => ApiError::not_found(format!(
+                "url names {exchange} event {ticker:?}, which the venue does not know"
+            )),
+            WatchError::Closed { .. } => ApiError::invalid("url", e.to_string()),
+            e => watch_error(e),
+        })?;
+    let message = format!("now tracking {exchange} event {}", entry.event_id);
+    Ok((
+        StatusCode::CREATED,
+        Json(WatchAddedOut {
+            success: true,
+            message,
+            record: entry.into(),
+        }),
+    ))
+}
