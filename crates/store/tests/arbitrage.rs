@@ -77,6 +77,7 @@ fn opp(event_id: &str, interval: Option<IntervalCode>, net: i64, at: Timestamp) 
             book_side: BookSide::Bid,
         },
         orderbook: None,
+        fee_model: format!("venue_a:0.07;venue_b:{}=0.07", category.as_str()),
     }
 }
 
@@ -112,9 +113,14 @@ async fn episodes_extend_in_place_and_a_gap_opens_a_new_one() {
         ))
         .await
         .unwrap();
+        // The operator lowered the crypto rate in between: the extension records the new label.
+        let relabelled = |mut o: Opportunity| {
+            o.fee_model = "venue_a:0.07;venue_b:crypto=0.02".into();
+            o
+        };
         s.record_episodes(&episodes_of(
             &mut book,
-            &[opp(id, Some(IntervalCode::M15), 5_000, ts(2))],
+            &[relabelled(opp(id, Some(IntervalCode::M15), 5_000, ts(2)))],
             ts(2),
         ))
         .await
@@ -127,8 +133,9 @@ async fn episodes_extend_in_place_and_a_gap_opens_a_new_one() {
         assert_eq!(e.opportunity.peak_net, MicroUsd(30_000), "the peak");
         assert_eq!(e.opportunity.timestamp, ts(2));
         assert_eq!(e.key.event_id, id);
+        assert_eq!(e.opportunity.fee_model, "venue_a:0.07;venue_b:crypto=0.02");
         assert_eq!(e.opportunity, {
-            let mut o = opp(id, Some(IntervalCode::M15), 5_000, ts(2));
+            let mut o = relabelled(opp(id, Some(IntervalCode::M15), 5_000, ts(2)));
             o.peak_net = MicroUsd(30_000);
             o
         });
