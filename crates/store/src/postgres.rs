@@ -68,6 +68,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "trades_market_time",
         include_str!("../migrations/postgres/0010_trades_market_time.sql"),
     ),
+    (
+        12,
+        "arbitrage_fee_model",
+        include_str!("../migrations/postgres/0012_arbitrage_fee_model.sql"),
+    ),
 ];
 
 impl Backend for PgStore {
