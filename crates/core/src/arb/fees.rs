@@ -51,9 +51,9 @@ use crate::{Category, Exchange, Price, money::SCALE};
 use super::units::MicroUsd;
 
 /// A taker fee rate, exact: a whole number of basis points (1/10,000) from 0 to 10,000, i.e. a decimal rate
-/// from 0 to 1 with at most 4 decimals (`0.07` is 700). Never a float.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+/// from 0 to 1 with at most 4 decimals (`0.07` is 700). Never a float. Built only through
+/// [`FeeRate::from_bps`] and [`FromStr`], which keep it within 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FeeRate(u16);
 
 impl FeeRate {
@@ -164,7 +164,7 @@ pub fn taker_fee(exchange: Exchange, price: Price) -> MicroUsd {
 
 /// The rates one pair is priced at: venue_b's rate for the pair's fee category (venue_a always charges the
 /// spec's formula). Built by [`FeeModel::for_category`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PairFees {
     /// The category whose venue_b rate this is (named in the label).
     pub category: Category,
