@@ -79,7 +79,7 @@ pub trait ArbitrageStore: Send + Sync {
 
 // ------------------------------------------------------------------------------------------------ shared SQL
 
-use crossbook_core::arb::{EpisodeKey, Opportunity};
+use crossbook_core::arb::{EpisodeKey, FeeModel, Opportunity};
 
 use crate::{
     backend::{Backend, Exec, Pools},
@@ -143,9 +143,16 @@ fn episode_row(r: &impl Cols) -> StoreResult<Episode> {
     let mut opportunity: Opportunity = serde_json::from_str(&json)
         .map_err(|e| codec::decode_error(format!("unreadable opportunity in arb_episodes: {e}")))?;
     // The columns are authoritative for what the upsert maintains. `fee_model` also labels the episodes
-    // recorded before the opportunity JSON carried it (migration 0012).
+    // recorded before the opportunity JSON carried it (migration 0012). An empty one is a row an older
+    // version wrote after the migration (a process not yet upgraded, beside the migrated database): that
+    // version priced at the spec rates, so it reads as their label, like the migration's backfill.
     opportunity.peak_net = MicroUsd(r.int("peak_micros")?);
-    opportunity.fee_model = r.text("fee_model")?;
+    let fee_model = r.text("fee_model")?;
+    opportunity.fee_model = if fee_model.is_empty() {
+        FeeModel::SPEC.for_category(opportunity.category).label()
+    } else {
+        fee_model
+    };
     Ok(Episode {
         key: EpisodeKey {
             event_id: r.text("event_id")?,
