@@ -6,6 +6,7 @@
 
 use std::{net::SocketAddr, path::Path, str::FromStr};
 
+use crossbook_core::arb::FeeModel;
 use figment::{
     Figment,
     providers::{Env, Format, Serialized, Toml},
@@ -97,6 +98,9 @@ pub struct Config {
     pub scan_interval_ms: u64,
     pub webhook_min_net_cents: f64,
     pub opportunity_cooldown_seconds: u64,
+    /// venue_b's taker fee rate per market category (`category=rate` entries); checked when the
+    /// configuration is read, so a bad entry stops the start with an error naming this key.
+    pub venue_b_fee_rate: FeeModel,
     pub venue_a_display_name: String,
     pub venue_b_display_name: String,
 
@@ -328,6 +332,65 @@ mod tests {
             assert_eq!(c.sim_seed, 7);
             Ok(())
         });
+    }
+
+    #[test]
+    fn venue_b_fee_rates_per_category() {
+        use crossbook_core::{
+            Category,
+            arb::{FeeModel, FeeRate},
+        };
+        #[derive(Serialize, Default)]
+        struct FeeFlag {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            venue_b_fee_rate: Option<String>,
+        }
+        let rate = |s: &str| s.parse::<FeeRate>().unwrap();
+        assert_eq!(
+            Config::default().venue_b_fee_rate,
+            FeeModel::SPEC,
+            "0.07 everywhere by default"
+        );
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.toml", "venue_b_fee_rate = \"Sports=0.03, other=0\"")?;
+            let c = Config::load(Some(Path::new("c.toml")), &FeeFlag::default()).unwrap();
+            let m = c.venue_b_fee_rate;
+            assert_eq!(m.venue_b_rate(Category::Sports), rate("0.03"));
+            assert_eq!(m.venue_b_rate(Category::Other), FeeRate::ZERO);
+            assert_eq!(m.venue_b_rate(Category::Crypto), FeeRate::SPEC);
+            // A higher level replaces the whole list.
+            jail.set_env("CROSSBOOK_VENUE_B_FEE_RATE", "crypto=0.05");
+            let c = Config::load(Some(Path::new("c.toml")), &FeeFlag::default()).unwrap();
+            assert_eq!(
+                c.venue_b_fee_rate,
+                FeeModel::SPEC.with_venue_b_rate(Category::Crypto, rate("0.05"))
+            );
+            let flag = FeeFlag {
+                venue_b_fee_rate: Some("sports=0.02,crypto=0.04".into()),
+            };
+            let c = Config::load(Some(Path::new("c.toml")), &flag).unwrap();
+            assert_eq!(c.venue_b_fee_rate.to_string(), "crypto=0.04,sports=0.02,other=0.07");
+            // The configuration round-trips through its serialised form (the simulator's merge does this).
+            let again = c.merged_with_toml("").unwrap();
+            assert_eq!(again.venue_b_fee_rate, c.venue_b_fee_rate);
+            Ok(())
+        });
+        for (bad, says) in [
+            ("sports=1.5", "from 0 to 1 with at most 4 decimals"),
+            ("sports=0.00001", "at most 4 decimals"),
+            ("politics=0.04", "unknown category"),
+            ("sports", "category=rate"),
+        ] {
+            figment::Jail::expect_with(|jail| {
+                jail.set_env("CROSSBOOK_VENUE_B_FEE_RATE", bad);
+                let e = Config::load(None, &FeeFlag::default()).unwrap_err();
+                assert!(
+                    e.to_lowercase().contains("venue_b_fee_rate") && e.contains(says),
+                    "{bad}: {e}"
+                );
+                Ok(())
+            });
+        }
     }
 
     #[test]

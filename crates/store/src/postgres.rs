@@ -73,6 +73,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "market_data",
         include_str!("../migrations/postgres/0011_market_data.sql"),
     ),
+    (
+        12,
+        "arbitrage_fee_model",
+        include_str!("../migrations/postgres/0012_arbitrage_fee_model.sql"),
+    ),
 ];
 
 impl Backend for PgStore {

@@ -84,6 +84,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "market_data",
         include_str!("../migrations/sqlite/0011_market_data.sql"),
     ),
+    (
+        12,
+        "arbitrage_fee_model",
+        include_str!("../migrations/sqlite/0012_arbitrage_fee_model.sql"),
+    ),
 ];
 
 impl Backend for SqliteStore {

@@ -77,6 +77,7 @@ fn opp(event_id: &str, interval: Option<IntervalCode>, net: i64, at: Timestamp) 
             book_side: BookSide::Bid,
         },
         orderbook: None,
+        fee_model: format!("venue_a:0.07;venue_b:{}=0.07", category.as_str()),
     }
 }
 
@@ -112,9 +113,14 @@ async fn episodes_extend_in_place_and_a_gap_opens_a_new_one() {
         ))
         .await
         .unwrap();
+        // The operator lowered the crypto rate in between: the extension records the new label.
+        let relabelled = |mut o: Opportunity| {
+            o.fee_model = "venue_a:0.07;venue_b:crypto=0.02".into();
+            o
+        };
         s.record_episodes(&episodes_of(
             &mut book,
-            &[opp(id, Some(IntervalCode::M15), 5_000, ts(2))],
+            &[relabelled(opp(id, Some(IntervalCode::M15), 5_000, ts(2)))],
             ts(2),
         ))
         .await
@@ -127,8 +133,9 @@ async fn episodes_extend_in_place_and_a_gap_opens_a_new_one() {
         assert_eq!(e.opportunity.peak_net, MicroUsd(30_000), "the peak");
         assert_eq!(e.opportunity.timestamp, ts(2));
         assert_eq!(e.key.event_id, id);
+        assert_eq!(e.opportunity.fee_model, "venue_a:0.07;venue_b:crypto=0.02");
         assert_eq!(e.opportunity, {
-            let mut o = opp(id, Some(IntervalCode::M15), 5_000, ts(2));
+            let mut o = relabelled(opp(id, Some(IntervalCode::M15), 5_000, ts(2)));
             o.peak_net = MicroUsd(30_000);
             o
         });
@@ -293,6 +300,44 @@ async fn history_filters_and_paging() {
         let ids: Vec<_> = h.items.iter().map(|e| e.key.event_id.as_str()).collect();
         assert_eq!(ids, ["BTC-1h-03", "BTC-1h-01"]);
         assert_eq!(h.total, 2);
+    })
+    .await;
+}
+
+/// A row an older version wrote (no `fee_model` column value, no label in its JSON) reads with the spec
+/// rates' label for its category: that version priced at them.
+#[tokio::test]
+async fn episodes_without_a_fee_model_read_as_the_spec_rates() {
+    use sqlx::Connection;
+    for_each_backend(async |db| {
+        let o = opp("OLD", None, 12_500, ts(0));
+        let mut json = serde_json::to_value(&o).unwrap();
+        json.as_object_mut().unwrap().remove("fee_model");
+        // The columns an older version wrote, in its statement (without fee_model).
+        const SQL: &str = "INSERT INTO arb_episodes (event_id, outcome_key, buy_yes_market, buy_no_market, \
+             first_seen_at, last_seen_at, interval_code, category, net_micros, peak_micros, opportunity) \
+             VALUES ('OLD', 'yes', 'venue_a', 'venue_b', $1, $2, NULL, 'sports', 12500, 12500, $3)";
+        macro_rules! insert {
+            ($conn:ty) => {{
+                let mut c = <$conn>::connect(&db.url).await.unwrap();
+                sqlx::query(SQL)
+                    .bind(ts(0).millis())
+                    .bind(ts(1).millis())
+                    .bind(json.to_string())
+                    .execute(&mut c)
+                    .await
+                    .unwrap();
+            }};
+        }
+        match db.backend() {
+            "sqlite" => insert!(sqlx::SqliteConnection),
+            _ => insert!(sqlx::PgConnection),
+        }
+        let h = db.store.episode_history(&page(50, 0)).await.unwrap();
+        assert_eq!(h.items.len(), 1);
+        let read = &h.items[0].opportunity;
+        assert_eq!(read.fee_model, "venue_a:0.07;venue_b:sports=0.07");
+        assert_eq!(read, &o, "everything else as written");
     })
     .await;
 }

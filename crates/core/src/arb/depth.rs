@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Amount, Exchange, Level, Price};
 
 use super::{
+    fees::PairFees,
     pricing::price_pair,
     units::{MicroUsd, SCALE_I128, div_round_half_up},
 };
@@ -50,13 +51,14 @@ pub struct Depth {
 
 /// Walks a YES ask ladder on `yes_venue` against a NO ask ladder on `no_venue` (both best first, as
 /// [`super::AskLadders`] keeps them) and takes contracts while the marginal contract nets at least
-/// `max(min_net, 0)`.
+/// `max(min_net, 0)` after the fees at `fees`.
 pub fn walk(
     yes_venue: Exchange,
     yes_asks: &[Level],
     no_venue: Exchange,
     no_asks: &[Level],
     min_net: MicroUsd,
+    fees: PairFees,
 ) -> Depth {
     let threshold = min_net.max(MicroUsd::ZERO);
     let mut depth = Depth::default();
@@ -76,7 +78,7 @@ pub fn walk(
             no_left = no_asks.get(j).map_or(0, |l| l.size.micros());
             continue;
         }
-        let edge = price_pair(yes_venue, yes_asks[i].price, no_venue, no_asks[j].price);
+        let edge = price_pair(yes_venue, yes_asks[i].price, no_venue, no_asks[j].price, fees);
         if edge.net < threshold {
             break;
         }
@@ -113,7 +115,14 @@ mod tests {
         // chunk 3: 0.46 + 0.51, 3 contracts: gross 3 c, fee 2 + 0.07×.51×.49=0.017493→1.749 c → net −0.749 c: stop.
         let yes = [lvl(4500, 10), lvl(4600, 5), lvl(4800, 100)];
         let no = [lvl(5000, 12), lvl(5100, 100)];
-        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd::ZERO);
+        let d = walk(
+            Exchange::VenueA,
+            &yes,
+            Exchange::VenueB,
+            &no,
+            MicroUsd::ZERO,
+            PairFees::SPEC,
+        );
         assert_eq!(d.executable_size, Amount::from_units(12));
         // 10 × 1.25 c + 2 × 0.25 c = 13 c = 0.13 $.
         assert_eq!(d.max_profit, MicroUsd::from_cents(13));
@@ -121,16 +130,67 @@ mod tests {
         assert_eq!(d.fills[1].net, MicroUsd(2_500));
 
         // With min_net 1 cent only the first chunk qualifies.
-        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd::from_cents(1));
+        let d = walk(
+            Exchange::VenueA,
+            &yes,
+            Exchange::VenueB,
+            &no,
+            MicroUsd::from_cents(1),
+            PairFees::SPEC,
+        );
         assert_eq!(
             (d.executable_size, d.max_profit),
             (Amount::from_units(10), MicroUsd(125_000))
         );
         // min_net exactly the first chunk's net is inclusive.
-        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd(12_500));
+        let d = walk(
+            Exchange::VenueA,
+            &yes,
+            Exchange::VenueB,
+            &no,
+            MicroUsd(12_500),
+            PairFees::SPEC,
+        );
         assert_eq!(d.executable_size, Amount::from_units(10));
-        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd(12_501));
+        let d = walk(
+            Exchange::VenueA,
+            &yes,
+            Exchange::VenueB,
+            &no,
+            MicroUsd(12_501),
+            PairFees::SPEC,
+        );
         assert_eq!(d, Depth::default());
+    }
+
+    #[test]
+    fn a_lower_venue_b_rate_walks_deeper() {
+        // The ladders of `hand_worked_walk` with venue_b at 0.02 (0.5 c at 0.50 and at 0.51):
+        // chunk 1: 0.45 + 0.50 × 10: gross 5 c − (2 + 0.5) = 2.5 c
+        // chunk 2: 0.46 + 0.50 × 2:  gross 4 c − (2 + 0.5) = 1.5 c
+        // chunk 3: 0.46 + 0.51 × 3:  gross 3 c − (2 + 0.02 × .51 × .49 = 0.004998 → 0.5) = 0.5 c (lost money at 0.07)
+        // chunk 4: 0.48 + 0.51:      gross 1 c − (ceil(1.7472) = 2 + 0.5) < 0: stop.
+        let yes = [lvl(4500, 10), lvl(4600, 5), lvl(4800, 100)];
+        let no = [lvl(5000, 12), lvl(5100, 100)];
+        let fees = PairFees {
+            category: crate::Category::Sports,
+            venue_b: "0.02".parse().unwrap(),
+        };
+        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd::ZERO, fees);
+        let nets: Vec<_> = d.fills.iter().map(|f| (f.size, f.net)).collect();
+        assert_eq!(
+            nets,
+            [
+                (Amount::from_units(10), MicroUsd(25_000)),
+                (Amount::from_units(2), MicroUsd(15_000)),
+                (Amount::from_units(3), MicroUsd(5_000)),
+            ]
+        );
+        // 10 × 2.5 + 2 × 1.5 + 3 × 0.5 = 29.5 c.
+        assert_eq!(
+            (d.executable_size, d.max_profit),
+            (Amount::from_units(15), MicroUsd(295_000))
+        );
     }
 
     #[test]
@@ -144,12 +204,26 @@ mod tests {
             price: Price(500_000),
             size: Amount(1_234_567),
         }];
-        let d = walk(Exchange::VenueA, &yes, Exchange::VenueB, &no, MicroUsd::ZERO);
+        let d = walk(
+            Exchange::VenueA,
+            &yes,
+            Exchange::VenueB,
+            &no,
+            MicroUsd::ZERO,
+            PairFees::SPEC,
+        );
         assert_eq!(d.executable_size, Amount(1_234_567));
         // 1.234567 × 0.0125 $ = 0.0154320875 $ → 0.015432 $ (half-up at the micro-dollar).
         assert_eq!(d.max_profit, MicroUsd(15_432));
         assert_eq!(
-            walk(Exchange::VenueA, &[], Exchange::VenueB, &no, MicroUsd::ZERO),
+            walk(
+                Exchange::VenueA,
+                &[],
+                Exchange::VenueB,
+                &no,
+                MicroUsd::ZERO,
+                PairFees::SPEC
+            ),
             Depth::default()
         );
         // A negative threshold never admits a losing contract.
@@ -163,6 +237,7 @@ mod tests {
             Exchange::VenueB,
             &no,
             MicroUsd::from_cents(-50),
+            PairFees::SPEC,
         );
         assert_eq!(d, Depth::default());
     }
@@ -208,11 +283,11 @@ mod tests {
         ) {
             let (yv, nv) = if ya { (Exchange::VenueA, Exchange::VenueB) } else { (Exchange::VenueB, Exchange::VenueA) };
             let min_net = MicroUsd(min_cents_x100 * 100);
-            let d = walk(yv, &yes, nv, &no, min_net);
+            let d = walk(yv, &yes, nv, &no, min_net, PairFees::SPEC);
             let mut size = 0i64;
             let mut pico = 0i128;
             for f in &d.fills {
-                let e = price_pair(yv, f.yes_price, nv, f.no_price);
+                let e = price_pair(yv, f.yes_price, nv, f.no_price, PairFees::SPEC);
                 prop_assert_eq!(e.net, f.net);
                 prop_assert!(f.net >= MicroUsd::ZERO, "losing contract taken: {:?}", f);
                 prop_assert!(f.net >= min_net);
@@ -229,7 +304,7 @@ mod tests {
             if size < total(&yes) && size < total(&no) {
                 let next_yes = next_price(&yes, size);
                 let next_no = next_price(&no, size);
-                let e = price_pair(yv, next_yes, nv, next_no);
+                let e = price_pair(yv, next_yes, nv, next_no, PairFees::SPEC);
                 prop_assert!(e.net < min_net.max(MicroUsd::ZERO));
             }
         }

@@ -7,7 +7,8 @@
 //! # Layout
 //! - [`units`]: [`MicroUsd`] (exact signed micro-dollars) and [`Roi`] (basis points), with the number
 //!   helpers the server renders with; no `f64` arithmetic anywhere else.
-//! - [`fees`]: the two venues' taker fee per contract, in integers.
+//! - [`fees`]: the two venues' taker fee per contract, in integers; [`FeeModel`] (venue_b's rate per
+//!   category) and the `fee_model` label ([`PairFees::label`]).
 //! - [`pricing`]: ask ladders per venue ([`AskLadders`]), the per-contract [`Edge`] of a pair, the choice
 //!   of [`Direction`], and the top-of-book summary of a book ([`BookTop`]).
 //! - [`depth`]: the depth walk (`executable_size`, `max_profit_dollars`).
@@ -57,7 +58,7 @@ pub use depth::{Depth, Fill, walk};
 pub use episode::{
     Cooldown, DEFAULT_COOLDOWN_SECONDS, EPISODE_GAP_SECONDS, Episode, EpisodeBook, EpisodeChange, EpisodeKey,
 };
-pub use fees::{taker_fee, venue_a_fee, venue_b_fee};
+pub use fees::{FeeModel, FeeRate, PairFees, taker_fee, venue_a_fee, venue_b_fee, venue_b_fee_at};
 pub use mask::{Masked, is_locked, is_preview, mask_page};
 pub use opportunity::{
     BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg, VenueBLeg,

@@ -179,6 +179,11 @@ pub struct Opportunity {
     pub no_leg: ExecutionLeg,
     /// Top ask levels per leg, when the scan captured them.
     pub orderbook: Option<OrderbookDepth>,
+    /// The fee rates the figures were computed at ([`super::PairFees::label`], e.g.
+    /// `venue_a:0.07;venue_b:crypto=0.07`), so a figure can be checked after the operator changes a rate.
+    /// Empty only in an opportunity recorded before the label existed (the store fills those in).
+    #[serde(default)]
+    pub fee_model: String,
 }
 
 impl Opportunity {

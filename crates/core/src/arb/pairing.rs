@@ -338,6 +338,22 @@ impl MarketPair<'_> {
         }
     }
 
+    /// The category whose venue_b fee rate prices this pair ([`super::FeeModel`]): the venue_b market's own
+    /// category as stored (case-insensitive), since the fee is venue_b's; when it has none the venue knows,
+    /// the pair's [`MarketPair::category`] (`crypto` for windows). Compared in place: the scanner asks this
+    /// of every pair on every pass.
+    pub fn fee_category(&self) -> Category {
+        self.venue_b
+            .market
+            .category
+            .as_deref()
+            .and_then(|c| {
+                let c = c.trim();
+                Category::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(c))
+            })
+            .unwrap_or_else(|| self.category())
+    }
+
     /// Settlement time: the later of the two markets' window ends (the pair has paid out once both have).
     pub fn resolution_time(&self) -> Option<Timestamp> {
         self.venue_a.market.window_end.max(self.venue_b.market.window_end)
@@ -760,6 +776,9 @@ pub(crate) mod tests {
         assert_eq!(p[0].outcome_key(), "up");
         assert_eq!(p[0].interval_code(), Some(IntervalCode::M15));
         assert_eq!(p[0].category(), Category::Crypto);
+        // The venue_b market has no category: the fee category is the pair's.
+        assert_eq!(p[0].venue_b.market.category, None);
+        assert_eq!(p[0].fee_category(), Category::Crypto);
         assert_eq!(
             p[0].event_title(),
             "Bitcoin Up or Down 15m - 2026-11-21 19:00-19:15 UTC"
@@ -859,6 +878,25 @@ pub(crate) mod tests {
         assert_eq!(p[0].outcome_key(), "yes");
         assert_eq!(*p[0].kind, PairKind::Matched { by: MatchSource::Auto });
         assert_eq!(p[0].category(), Category::Sports);
+        // The fee category is venue_b's own, whatever venue_a says, matched without regard to case.
+        assert_eq!(p[0].fee_category(), Category::Sports);
+        let mut vb = p[0].venue_b.clone();
+        vb.market.category = Some(" CRYPTO ".into());
+        let crossed = MarketPair {
+            venue_b: &vb,
+            ..p[0].clone()
+        };
+        assert_eq!(
+            (crossed.category(), crossed.fee_category()),
+            (Category::Sports, Category::Crypto)
+        );
+        // A label the model does not know falls back to the pair's category.
+        vb.market.category = Some("Basketball".into());
+        let unknown = MarketPair {
+            venue_b: &vb,
+            ..p[0].clone()
+        };
+        assert_eq!(unknown.fee_category(), Category::Sports);
         assert_eq!(p[0].interval_code(), None);
         assert_eq!(p[0].label(), "Lakers at Celtics Winner?");
         assert!(!p[0].is_expired(Timestamp(i64::MAX)));

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! gross = 1 − yes_ask − no_ask                      (rendered ×100 as gross_cents)
-//! fee   = fee(yes_ask at its venue) + fee(no_ask at its venue)
+//! fee   = fee(yes_ask at its venue) + fee(no_ask at its venue)   at the pair's rates (PairFees)
 //! net   = gross − fee
 //! roi   = 100 × net / (yes_ask + no_ask + fee)      percent
 //! ```
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::{BookSnapshot, Exchange, Level, Outcome, Price, book::ask_from_opposite_bid, money::SCALE};
 
 use super::{
-    fees::taker_fee,
+    fees::PairFees,
     units::{MicroUsd, Roi},
 };
 
@@ -150,12 +150,12 @@ pub struct Edge {
 }
 
 /// Prices one YES contract bought at `yes_ask` on `yes_venue` with one NO contract bought at `no_ask` on
-/// `no_venue`.
-pub fn price_pair(yes_venue: Exchange, yes_ask: Price, no_venue: Exchange, no_ask: Price) -> Edge {
+/// `no_venue`, each leg's fee at `fees`.
+pub fn price_pair(yes_venue: Exchange, yes_ask: Price, no_venue: Exchange, no_ask: Price, fees: PairFees) -> Edge {
     let cost = MicroUsd::from_price(yes_ask) + MicroUsd::from_price(no_ask);
     let gross = MicroUsd::from_micros(SCALE) - cost;
-    let yes_fee = taker_fee(yes_venue, yes_ask);
-    let no_fee = taker_fee(no_venue, no_ask);
+    let yes_fee = fees.taker_fee(yes_venue, yes_ask);
+    let no_fee = fees.taker_fee(no_venue, no_ask);
     let fee = yes_fee + no_fee;
     let net = gross - fee;
     let capital = cost + fee;
@@ -172,8 +172,8 @@ pub fn price_pair(yes_venue: Exchange, yes_ask: Price, no_venue: Exchange, no_as
     }
 }
 
-/// The top-of-book edge of one direction, `None` when either leg has no ask.
-pub fn evaluate(venue_a: &AskLadders, venue_b: &AskLadders, direction: Direction) -> Option<Edge> {
+/// The top-of-book edge of one direction at `fees`, `None` when either leg has no ask.
+pub fn evaluate(venue_a: &AskLadders, venue_b: &AskLadders, direction: Direction, fees: PairFees) -> Option<Edge> {
     let ladders = |ex: Exchange| {
         if ex == Exchange::VenueA { venue_a } else { venue_b }
     };
@@ -181,21 +181,24 @@ pub fn evaluate(venue_a: &AskLadders, venue_b: &AskLadders, direction: Direction
     let no_venue = direction.buy_no_market();
     let yes = ladders(yes_venue).best(Outcome::Yes)?;
     let no = ladders(no_venue).best(Outcome::No)?;
-    Some(price_pair(yes_venue, yes, no_venue, no))
+    Some(price_pair(yes_venue, yes, no_venue, no, fees))
 }
 
-/// Evaluates both directions at the top of book and returns the better one: the higher net edge, and on a
-/// tie YES on venue_a. `None` when neither direction has both asks.
+/// Evaluates both directions at the top of book (at `fees`) and returns the better one: the higher net
+/// edge, and on a tie YES on venue_a. `None` when neither direction has both asks.
 ///
 /// Net edge alone decides because ROI is a function of it: the capital `yes + no + fee` equals
 /// `1 − gross + fee = 1 − net`, so `roi = net / (1 − net)` grows with `net`.
-pub fn best_direction(venue_a: &AskLadders, venue_b: &AskLadders) -> Option<(Direction, Edge)> {
-    best_direction_top(TopAsks {
-        venue_a_yes: venue_a.best(Outcome::Yes),
-        venue_a_no: venue_a.best(Outcome::No),
-        venue_b_yes: venue_b.best(Outcome::Yes),
-        venue_b_no: venue_b.best(Outcome::No),
-    })
+pub fn best_direction(venue_a: &AskLadders, venue_b: &AskLadders, fees: PairFees) -> Option<(Direction, Edge)> {
+    best_direction_top(
+        TopAsks {
+            venue_a_yes: venue_a.best(Outcome::Yes),
+            venue_a_no: venue_a.best(Outcome::No),
+            venue_b_yes: venue_b.best(Outcome::Yes),
+            venue_b_no: venue_b.best(Outcome::No),
+        },
+        fees,
+    )
 }
 
 /// The best ask of each outcome on each venue: all [`best_direction`] needs.
@@ -278,14 +281,14 @@ fn best_clean(levels: impl Iterator<Item = Level>) -> Option<Price> {
 }
 
 /// [`best_direction`] from the best asks alone.
-pub fn best_direction_top(top: TopAsks) -> Option<(Direction, Edge)> {
+pub fn best_direction_top(top: TopAsks, fees: PairFees) -> Option<(Direction, Edge)> {
     let mut best: Option<(Direction, Edge)> = None;
     for d in Direction::ALL {
         let (yes_venue, no_venue) = (d.buy_yes_market(), d.buy_no_market());
         let (Some(yes), Some(no)) = (top.best(yes_venue, Outcome::Yes), top.best(no_venue, Outcome::No)) else {
             continue;
         };
-        let e = price_pair(yes_venue, yes, no_venue, no);
+        let e = price_pair(yes_venue, yes, no_venue, no, fees);
         let better = match &best {
             None => true,
             Some((_, b)) => e.net > b.net,
@@ -317,7 +320,7 @@ pub(crate) mod tests {
         //    fee   = ceil(7 × 0.45 × 0.55 = 1.7325) = 2 c  +  0.07 × 0.5 × 0.5 = 0.0175 $ = 1.75 c  → 3.75 c
         //    net   = 5.00 − 3.75 = 1.25 c
         //    roi   = 100 × 1.25 / (95 + 3.75) = 1.2658…% → 1.27 %
-        let e = price_pair(Exchange::VenueA, c("0.45"), Exchange::VenueB, c("0.50"));
+        let e = price_pair(Exchange::VenueA, c("0.45"), Exchange::VenueB, c("0.50"), PairFees::SPEC);
         assert_eq!(e.gross, MicroUsd::from_cents(5));
         assert_eq!(e.fee, MicroUsd(37_500));
         assert_eq!(e.net, MicroUsd(12_500));
@@ -330,7 +333,7 @@ pub(crate) mod tests {
         // 2) YES on venue_b at 0.40, NO on venue_a at 0.55.
         //    gross = 5.00 c; fee = 0.0168 $ (1.68 c, exact at 5 decimals) + ceil(1.7325) = 2 c → 3.68 c
         //    net = 1.32 c; roi = 1.32 / 98.68 = 1.3376…% → 1.34 %
-        let e = price_pair(Exchange::VenueB, c("0.40"), Exchange::VenueA, c("0.55"));
+        let e = price_pair(Exchange::VenueB, c("0.40"), Exchange::VenueA, c("0.55"), PairFees::SPEC);
         assert_eq!(
             (e.gross.cents_f64(), e.fee.cents_f64(), e.net.cents_f64()),
             (5.0, 3.68, 1.32)
@@ -339,7 +342,7 @@ pub(crate) mod tests {
 
         // 3) A losing pair: 0.49 on venue_a + 0.50 on venue_b. gross 1 c; fee ceil(1.7493) = 2 c + 1.75 c;
         //    net = −2.75 c; roi = −2.75 / 102.75 = −2.676…% → −2.68 %.
-        let e = price_pair(Exchange::VenueA, c("0.49"), Exchange::VenueB, c("0.50"));
+        let e = price_pair(Exchange::VenueA, c("0.49"), Exchange::VenueB, c("0.50"), PairFees::SPEC);
         assert_eq!(e.net, MicroUsd(-27_500));
         assert_eq!(e.roi, Roi(-268));
 
@@ -348,7 +351,13 @@ pub(crate) mod tests {
         //    fee_b = 0.07 × 0.0125 × 0.9875 = 0.000864062… → 0.00086 $ = 0.086 c
         //    fee_a = ceil(7 × 0.95 × 0.05 = 0.3325) = 1 c; fee = 1.086 c → rendered 1.09
         //    net = 3.75 − 1.086 = 2.664 c → rendered 2.66; roi = 2.664 / 97.336 = 2.7369…% → 2.74 %
-        let e = price_pair(Exchange::VenueB, c("0.0125"), Exchange::VenueA, c("0.95"));
+        let e = price_pair(
+            Exchange::VenueB,
+            c("0.0125"),
+            Exchange::VenueA,
+            c("0.95"),
+            PairFees::SPEC,
+        );
         assert_eq!(e.fee, MicroUsd(10_860));
         assert_eq!(e.net, MicroUsd(26_640));
         assert_eq!(
@@ -358,8 +367,18 @@ pub(crate) mod tests {
 
         // 5) Same venue both legs (never produced by the scanner, but the formula is venue-agnostic):
         //    0.50 + 0.48 on venue_a: gross 2 c, fees 2 + 2 c, net −2 c.
-        let e = price_pair(Exchange::VenueA, c("0.50"), Exchange::VenueA, c("0.48"));
+        let e = price_pair(Exchange::VenueA, c("0.50"), Exchange::VenueA, c("0.48"), PairFees::SPEC);
         assert_eq!(e.net, MicroUsd::from_cents(-2));
+
+        // 6) Example 1 at a venue_b rate of 0.02: fee = 2 c + 0.02 × 0.5 × 0.5 = 0.005 $ = 0.5 c → 2.5 c;
+        //    net = 5 − 2.5 = 2.5 c; roi = 2.5 / 97.5 = 2.564…% → 2.56 %. venue_a's leg is unchanged.
+        let low = PairFees {
+            category: crate::Category::Sports,
+            venue_b: "0.02".parse().unwrap(),
+        };
+        let e = price_pair(Exchange::VenueA, c("0.45"), Exchange::VenueB, c("0.50"), low);
+        assert_eq!((e.yes_fee, e.no_fee), (MicroUsd::from_cents(2), MicroUsd(5_000)));
+        assert_eq!((e.fee, e.net, e.roi), (MicroUsd(25_000), MicroUsd(25_000), Roi(256)));
     }
 
     #[test]
@@ -389,8 +408,11 @@ pub(crate) mod tests {
         // YES on B + NO on A: 0.40 + 0.56 → gross 4 c, fee 1.68 + ceil(1.7248) = 2 → net 0.32 c.
         let a = AskLadders::new([lvl(4500, 5)], [lvl(5600, 5)]);
         let b = AskLadders::new([lvl(4000, 5)], [lvl(5000, 5)]);
-        assert_eq!(evaluate(&a, &b, Direction::YesOnB).unwrap().net, MicroUsd(3_200));
-        let (d, e) = best_direction(&a, &b).unwrap();
+        assert_eq!(
+            evaluate(&a, &b, Direction::YesOnB, PairFees::SPEC).unwrap().net,
+            MicroUsd(3_200)
+        );
+        let (d, e) = best_direction(&a, &b, PairFees::SPEC).unwrap();
         assert_eq!(d, Direction::YesOnA);
         assert_eq!(e.net, MicroUsd(12_500));
         assert_eq!(
@@ -400,10 +422,10 @@ pub(crate) mod tests {
 
         // One direction missing a leg: the other one is chosen even if it loses.
         let b_no_yes = AskLadders::new([], [lvl(5000, 5)]);
-        let (d, e) = best_direction(&a, &b_no_yes).unwrap();
+        let (d, e) = best_direction(&a, &b_no_yes, PairFees::SPEC).unwrap();
         assert_eq!(d, Direction::YesOnA);
         assert_eq!(e.net, MicroUsd(12_500));
-        assert!(best_direction(&AskLadders::default(), &b).is_none());
+        assert!(best_direction(&AskLadders::default(), &b, PairFees::SPEC).is_none());
     }
 
     fn ladders() -> impl Strategy<Value = AskLadders> {
@@ -449,16 +471,16 @@ pub(crate) mod tests {
         ) {
             let va = book(a_bids, vec![], a_no_bids);
             let (by, bn) = (book(vec![], b_yes, vec![]), book(vec![], b_no, vec![]));
-            let ladders = best_direction(&AskLadders::from_venue_a(&va), &AskLadders::from_venue_b(&by, &bn));
-            prop_assert_eq!(best_direction_top(TopAsks::of_books(&va, &by, &bn)), ladders);
+            let ladders = best_direction(&AskLadders::from_venue_a(&va), &AskLadders::from_venue_b(&by, &bn), PairFees::SPEC);
+            prop_assert_eq!(best_direction_top(TopAsks::of_books(&va, &by, &bn), PairFees::SPEC), ladders);
         }
 
         #[test]
         fn net_is_gross_minus_fee(y in 1i64..1_000_000, n in 1i64..1_000_000, ya in any::<bool>(), na in any::<bool>()) {
             let ex = |a: bool| if a { Exchange::VenueA } else { Exchange::VenueB };
-            let e = price_pair(ex(ya), Price(y), ex(na), Price(n));
+            let e = price_pair(ex(ya), Price(y), ex(na), Price(n), PairFees::SPEC);
             prop_assert_eq!(e.gross.micros(), 1_000_000 - y - n);
-            prop_assert_eq!(e.fee, taker_fee(ex(ya), Price(y)) + taker_fee(ex(na), Price(n)));
+            prop_assert_eq!(e.fee, crate::arb::fees::taker_fee(ex(ya), Price(y)) + crate::arb::fees::taker_fee(ex(na), Price(n)));
             prop_assert_eq!(e.net, e.gross - e.fee);
             prop_assert_eq!(e.capital.micros(), y + n + e.fee.micros());
             // The capital is 1 − net, which is why ROI never reorders what net orders.
@@ -470,11 +492,11 @@ pub(crate) mod tests {
         #[test]
         fn chosen_direction_is_never_worse(a in ladders(), b in ladders()) {
             let both: Vec<(Direction, Edge)> =
-                Direction::ALL.iter().filter_map(|&d| evaluate(&a, &b, d).map(|e| (d, e))).collect();
-            match best_direction(&a, &b) {
+                Direction::ALL.iter().filter_map(|&d| evaluate(&a, &b, d, PairFees::SPEC).map(|e| (d, e))).collect();
+            match best_direction(&a, &b, PairFees::SPEC) {
                 None => prop_assert!(both.is_empty()),
                 Some((d, e)) => {
-                    prop_assert_eq!(Some(e), evaluate(&a, &b, d));
+                    prop_assert_eq!(Some(e), evaluate(&a, &b, d, PairFees::SPEC));
                     for (_, other) in &both {
                         prop_assert!(e.net >= other.net);
                     }

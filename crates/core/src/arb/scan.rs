@@ -12,10 +12,12 @@
 //! 3. Books: the venue_a book (by ticker) and both venue_b token books (by token id) must exist and be fresh:
 //!    `now − timestamp ≤ max_staleness_seconds` (a book exactly that old is kept). Otherwise the pair is
 //!    dropped.
-//! 4. Both directions are priced at the top of book, from the books' [`BookTop`] summaries (a live source
+//! 4. Fees: venue_a's spec formula, venue_b's rate for the pair's [`MarketPair::fee_category`] in
+//!    `params.fees` ([`FeeModel`], 0.07 everywhere by default); the opportunity names them in `fee_model`.
+//! 5. Both directions are priced at the top of book, from the books' [`BookTop`] summaries (a live source
 //!    computes them when a book is written); the better one ([`super::best_direction`]) is kept
 //!    when its net edge is at least `max(min_net, 0)`, i.e. the pair costs less than 1 dollar after fees.
-//! 5. The depth walk at the same threshold gives `executable_size` and `max_profit`.
+//! 6. The depth walk at the same threshold gives `executable_size` and `max_profit`.
 //!
 //! The result is sorted by net edge descending, then `event_id` (ROI orders like net, see
 //! [`super::best_direction`]).
@@ -28,6 +30,7 @@ use crate::{BookSnapshot, Exchange, IntervalCode, Level, Outcome, Timestamp};
 
 use super::{
     depth::walk,
+    fees::FeeModel,
     opportunity::{
         BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg,
         VenueBLeg,
@@ -109,11 +112,13 @@ pub struct ScanParams {
     pub window_tolerance_seconds: i64,
     /// Attach the top ask levels per leg (`orderbook=true`).
     pub include_orderbook: bool,
+    /// venue_b's taker rate per category (the operator's `venue_b_fee_rate`; default 0.07 everywhere).
+    pub fees: FeeModel,
 }
 
 impl ScanParams {
     /// The spec defaults at `now`: `min_net_cents` 0, all intervals, staleness 30 s, tolerance 60 s, no
-    /// orderbook.
+    /// orderbook, the spec's fee rates.
     pub fn new(now: Timestamp) -> Self {
         ScanParams {
             now,
@@ -122,6 +127,7 @@ impl ScanParams {
             max_staleness_seconds: DEFAULT_MAX_STALENESS_SECONDS,
             window_tolerance_seconds: DEFAULT_WINDOW_TOLERANCE_SECONDS,
             include_orderbook: false,
+            fees: FeeModel::SPEC,
         }
     }
 }
@@ -248,17 +254,18 @@ impl<'b> PairBooks<'b> {
 /// Prices one pair with its books; `None` when no direction reaches the threshold.
 fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams) -> Option<Opportunity> {
     let threshold = params.min_net.max(MicroUsd::ZERO);
+    let fees = params.fees.for_category(pair.fee_category());
     // Top of book first, without building ladders: most pairs cost more than 1 dollar after fees and stop
     // here. The same prices and tie rule as `best_direction` over the ladders, so the outcome is identical.
     if let (Some(va), Some(by), Some(bn)) = (books.venue_a, books.venue_b_yes, books.venue_b_no) {
-        let (_, edge) = best_direction_top(TopAsks::of_tops(&va.top, &by.top, &bn.top))?;
+        let (_, edge) = best_direction_top(TopAsks::of_tops(&va.top, &by.top, &bn.top), fees)?;
         if edge.net < threshold || edge.gross <= MicroUsd::ZERO {
             return None;
         }
     }
     let a = books.venue_a_ladders();
     let b = books.venue_b_ladders();
-    let (direction, edge) = best_direction(&a, &b)?;
+    let (direction, edge) = best_direction(&a, &b, fees)?;
     if edge.net < threshold || edge.gross <= MicroUsd::ZERO {
         return None;
     }
@@ -267,7 +274,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
     let no_venue = direction.buy_no_market();
     let yes_asks = ladders(yes_venue).side(Outcome::Yes);
     let no_asks = ladders(no_venue).side(Outcome::No);
-    let depth = walk(yes_venue, yes_asks, no_venue, no_asks, threshold);
+    let depth = walk(yes_venue, yes_asks, no_venue, no_asks, threshold, fees);
 
     let am = &pair.venue_a.market;
     let bm = &pair.venue_b.market;
@@ -348,6 +355,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
         yes_leg: leg(Outcome::Yes),
         no_leg: leg(Outcome::No),
         orderbook,
+        fee_model: fees.label(),
     })
 }
 
@@ -423,6 +431,60 @@ pub(crate) mod tests {
         // Without the flag there is no orderbook.
         let opps = scan(&listings, &[], &books, &ScanParams::new(now));
         assert!(opps[0].orderbook.is_none());
+    }
+
+    #[test]
+    fn venue_b_fees_follow_the_category_of_the_venue_b_market() {
+        let now = Timestamp(T0 + 60_000);
+        let (mut listings, mut books) = fixture(now.millis());
+        // The matched game of `sorted_by_net_and_no_losing_pairs`: YES on venue_b 0.40 + NO on venue_a 0.42.
+        listings.push(game(
+            Exchange::VenueA,
+            "KXG-LAL",
+            "Lakers at Celtics",
+            Some("Lakers"),
+            0,
+        ));
+        listings.push(game(Exchange::VenueB, "0xg", "Lakers vs. Celtics", None, 0));
+        insert(
+            &mut books,
+            a_book("KXG-LAL", now.millis(), vec![lvl(5800, 10)], vec![lvl(3000, 10)]),
+        );
+        insert(&mut books, b_book("0xg", "0xg-yes", now.millis(), vec![lvl(4000, 3)]));
+        insert(&mut books, b_book("0xg", "0xg-no", now.millis(), vec![lvl(9000, 3)]));
+        let by_id = |opps: &[Opportunity], id: &str| opps.iter().find(|o| o.event_id == id).cloned().unwrap();
+
+        // Spec rates: the window nets 1.25 c, the game 14.32 c (fee 1.68 + 2 c).
+        let opps = scan(&listings, &[], &books, &ScanParams::new(now));
+        let (w, g) = (by_id(&opps, "BTC-15M-2026-11-21T19:00Z"), by_id(&opps, "PAIR-KXG-LAL"));
+        assert_eq!((w.fee, w.net), (MicroUsd(37_500), MicroUsd(12_500)));
+        assert_eq!(w.fee_model, "venue_a:0.07;venue_b:crypto=0.07");
+        assert_eq!((g.fee, g.net), (MicroUsd(36_800), MicroUsd(143_200)));
+        // The venue_b market stores "Sports"; the rate is looked up without regard to case.
+        assert_eq!(g.fee_model, "venue_a:0.07;venue_b:sports=0.07");
+
+        // Sports at 0.02: the game's venue_b leg costs 0.02 × 0.4 × 0.6 = 0.0048 $ = 0.48 c; the window
+        // (crypto) is unchanged.
+        let mut params = ScanParams::new(now);
+        params.fees = "sports=0.02".parse().unwrap();
+        let opps = scan(&listings, &[], &books, &params);
+        let (w2, g2) = (by_id(&opps, "BTC-15M-2026-11-21T19:00Z"), by_id(&opps, "PAIR-KXG-LAL"));
+        assert_eq!(w2, w);
+        assert_eq!(
+            (g2.gross, g2.fee, g2.net),
+            (g.gross, MicroUsd(24_800), MicroUsd(155_200))
+        );
+        assert_eq!(g2.roi, Roi::from_ratio(MicroUsd(155_200), MicroUsd(844_800)));
+        assert_eq!(g2.fee_model, "venue_a:0.07;venue_b:sports=0.02");
+        assert_eq!(g2.category, crate::Category::Sports);
+
+        // Crypto at 0: the window's venue_b leg is free; net 5 − 2 = 3 c, and the depth walk goes deeper
+        // (0.46 + 0.50 then 0.46 + 0.51 now pay: 2 c and 1 c).
+        params.fees = "crypto=0".parse().unwrap();
+        let w3 = by_id(&scan(&listings, &[], &books, &params), "BTC-15M-2026-11-21T19:00Z");
+        assert_eq!((w3.fee, w3.net), (MicroUsd::from_cents(2), MicroUsd::from_cents(3)));
+        assert_eq!(w3.executable_size, Amount::from_units(15));
+        assert_eq!(w3.fee_model, "venue_a:0.07;venue_b:crypto=0");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
+use crossbook_core::arb::FeeModel;
 use crossbook_server::{
     BeforeIngest, DemoKeys, Startup,
     config::{Config, Role},
@@ -57,6 +58,25 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_limit_trader: Option<u32>,
+    /// venue_b's taker fee rate for one market category (crypto, sports or other), a decimal from 0 to 1
+    /// with at most 4 decimals, e.g. --venue-b-fee-rate sports=0.03. Repeat it for several categories (or
+    /// give comma-separated entries); a category not named keeps 0.07. The flag replaces the
+    /// variable's or file's whole list. Opportunities name the rates they used in `fee_model`.
+    #[arg(long, value_name = "CATEGORY=RATE", value_parser = fee_rate_entries)]
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "comma_joined")]
+    venue_b_fee_rate: Vec<String>,
+}
+
+/// Checks one `--venue-b-fee-rate` value as the configuration will read it, so that a bad entry is a usage
+/// error naming the flag.
+fn fee_rate_entries(s: &str) -> Result<String, String> {
+    s.parse::<FeeModel>()?;
+    Ok(s.to_string())
+}
+
+/// The repeated flag as the configuration key's one text (`sports=0.03,other=0`).
+fn comma_joined<S: serde::Serializer>(values: &[String], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&values.join(","))
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {

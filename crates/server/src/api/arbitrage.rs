@@ -193,6 +193,14 @@ pub struct OpportunityOut {
     /// Best `net_cents` of the episode (history), the current one otherwise; null on locked rows.
     #[schema(required = true)]
     pub peak_net_cents: Option<f64>,
+    /// The taker fee rates `fee_cents` was computed at, so the figures can be checked even after the
+    /// operator changes a rate. `;`-separated entries: `venue_a:<rate>` (venue_a charges
+    /// `rate × p × (1 − p)` per contract rounded up to the cent) and `venue_b:<category>=<rate>` (venue_b
+    /// charges `rate × p × (1 − p)` rounded half-up to 0.00001 dollar, at least 0.00001, at the rate the
+    /// operator set for the venue_b market's category: `crypto`, `sports` or `other`; 0.07 unless
+    /// configured otherwise). Rates are decimals without trailing zeros. New entries may be appended.
+    #[schema(examples("venue_a:0.07;venue_b:crypto=0.07"))]
+    pub fee_model: String,
     pub yes_leg: ExecutionLegOut,
     pub no_leg: ExecutionLegOut,
     /// Top ask levels per leg: with `orderbook=true` (current), or when captured (history, unlocked rows).
@@ -421,7 +429,9 @@ impl FromQuery for HistoryParams {
 /// Pairs the active windows of both venues on `interval_code` (start and end within
 /// `window_tolerance_seconds`) and the matched binary markets, prices both directions from the latest books
 /// with taker fees, and returns the pairs whose better direction nets at least `min_net_cents`,
-/// sorted by `net_cents` descending. Any valid key.
+/// sorted by `net_cents` descending. Fees: venue_a `ceil(7 × p × (1 − p))` cents; venue_b
+/// `rate × p × (1 − p)` dollars rounded half-up to 5 decimals, at the rate the operator set for the venue_b
+/// market's category (0.07 by default); each opportunity names the rates in `fee_model`. Any valid key.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/current",
@@ -449,6 +459,7 @@ async fn current(
                 max_staleness_seconds: p.max_staleness_seconds,
                 window_tolerance_seconds: p.window_tolerance_seconds,
                 include_orderbook: p.orderbook,
+                fees: state.config.venue_b_fee_rate,
             };
             let mut opps = scan_live(&catalog, &state.live, &params);
             opps.truncate(p.limit as usize);
@@ -503,7 +514,8 @@ async fn difference(
 /// Every opportunity the scanner recorded, as episodes (repeated detections within 120 s extend one
 /// episode), newest first, filtered over the full history. Without the Trader plan the feed is a preview:
 /// only the first row of the first page is unlocked; every other row has `locked: true` and no prices or
-/// edges.
+/// edges. Each opportunity keeps the `fee_model` it was priced at, so an episode recorded before the operator
+/// changed a fee rate still says which rates its figures used.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/history",

@@ -98,6 +98,8 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     put("executable_size", json!(m.executable_size().map(|a| a.to_f64(6))));
     put("max_profit_dollars", json!(m.max_profit().map(MicroUsd::dollars_f64)));
     put("peak_net_cents", json!(cents(m.peak_net())));
+    // Not masked: it names the rates, not a figure, and a locked row's figures are computed at them too.
+    put("fee_model", json!(o.fee_model));
     put("yes_leg", leg_json(&o.yes_leg, Outcome::Yes));
     put("no_leg", leg_json(&o.no_leg, Outcome::No));
     if let Some(ob) = m.orderbook() {
@@ -209,6 +211,7 @@ mod tests {
         assert_eq!(v["resolution_time"], "2026-11-21T19:15:02.000Z");
         assert_eq!(v["interval_code"], "15m");
         assert_eq!(v["market_type"], "binary");
+        assert_eq!(v["fee_model"], "venue_a:0.07;venue_b:crypto=0.07");
         assert!(v["opinion"].is_null() && v.get("opinion").is_some());
         assert!(v.get("locked").is_none());
 
@@ -245,6 +248,7 @@ mod tests {
             assert!(lo[leg]["yes_ask"].is_null() && lo[leg]["no_ask"].is_null());
         }
         assert!(lo.get("orderbook").is_none());
+        assert_eq!(lo["fee_model"], "venue_a:0.07;venue_b:crypto=0.07");
         assert_eq!(lo["event_id"], "BTC-15M-2026-11-21T19:00Z");
         // Trader: nothing locked on any page.
         let all = mask_page(&page, 50, Some(Plan::Trader));

@@ -168,9 +168,12 @@ impl Scanner {
         Ok(n)
     }
 
-    fn params(now: Timestamp) -> ScanParams {
+    /// The defaults at `now`, capturing depth, at the operator's fee rates (`venue_b_fee_rate`, the same
+    /// ones `/v1/arbitrage/current` prices with).
+    fn params(&self, now: Timestamp) -> ScanParams {
         ScanParams {
             include_orderbook: true,
+            fees: self.state.config.venue_b_fee_rate,
             ..ScanParams::new(now)
         }
     }
@@ -199,7 +202,7 @@ impl Scanner {
         let Some(catalog) = self.catalog().await else {
             return PassReport::default();
         };
-        let opps = scan_live(&catalog, &self.state.live, &Self::params(now));
+        let opps = scan_live(&catalog, &self.state.live, &self.params(now));
         let (mut report, events) = self.apply(opps, Priced::All, now);
         report.pairs = catalog.pair_count();
         // Written before it is published, so a consumer of the publication finds the episode in the
@@ -220,7 +223,7 @@ impl Scanner {
         if pairs.is_empty() {
             return PassReport::default();
         }
-        let opps = scan_live_pairs(&catalog, &self.state.live, &Self::params(now), &pairs);
+        let opps = scan_live_pairs(&catalog, &self.state.live, &self.params(now), &pairs);
         let ids: Vec<PairId> = pairs
             .iter()
             .map(|&i| {

@@ -660,6 +660,97 @@ async fn history_pages_filters_and_masks_per_plan() {
     .await;
 }
 
+/// The operator's venue_b rate for a category prices that category's opportunities: a lower sports rate
+/// raises the net edge of a sports pair and leaves the crypto windows alone, and every surface (current,
+/// history, webhook data) names the rates in `fee_model`. An episode keeps the label it was priced at after
+/// the rate changes back.
+#[tokio::test]
+async fn a_category_fee_rate_prices_its_opportunities_and_is_named() {
+    for_each_backend(async |db| {
+        let keys = create_keys(&db.store).await;
+        let start = seed(&db.store, 0).await;
+        // The override pair's venue_b market is a sports market, its category spelled as the venue spells it.
+        let mut sports = other(Exchange::VenueB, B_OVR, "Measure passes?");
+        sports.category = Some("Sports".into());
+        db.store.upsert_markets(&[sports], start).await.unwrap();
+        let pair = format!("PAIR-{A_OVR}");
+        let win = window_id("15m", start);
+        let find = |v: &Value, id: &str| -> Value {
+            v.as_array()
+                .unwrap_or_else(|| panic!("not an array: {v}"))
+                .iter()
+                .find(|o| o["event_id"] == id || o["opportunity"]["event_id"] == id)
+                .cloned()
+                .unwrap_or_else(|| panic!("{id} not in {v}"))
+        };
+        let figures = |o: &Value| {
+            [
+                "gross_cents",
+                "fee_cents",
+                "net_cents",
+                "roi_percent",
+                "max_profit_dollars",
+            ]
+            .map(|k| o[k].as_f64().unwrap_or_else(|| panic!("{k} of {o}")))
+        };
+
+        // Default rates: YES on venue_b at 0.40 pays 0.07 × 0.4 × 0.6 = 1.68 c, NO on venue_a at 0.42 pays
+        // ceil(1.7052) = 2 c: 18 − 3.68 = 14.32 c; ROI 14.32 / 85.68 = 16.71 %; 3 contracts → 0.43 $.
+        let default = TestApp::new(db, |_| {});
+        put_books(&default, Timestamp::now());
+        let v = default.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        let o = find(&v, &pair);
+        assert_eq!(figures(&o), [18.0, 3.68, 14.32, 16.71, 0.43]);
+        assert_eq!(o["fee_model"], "venue_a:0.07;venue_b:sports=0.07");
+
+        // Sports at 0.02: the venue_b leg pays 0.02 × 0.4 × 0.6 = 0.48 c: 18 − 2.48 = 15.52 c;
+        // ROI 15.52 / 84.48 = 18.37 %; 3 × 15.52 c = 0.4656 → 0.47 $.
+        let app = TestApp::new(db, |c| c.venue_b_fee_rate = "sports=0.02".parse().unwrap());
+        put_books(&app, Timestamp::now());
+        let v = app.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        let o = find(&v, &pair);
+        assert_eq!(figures(&o), [18.0, 2.48, 15.52, 18.37, 0.47]);
+        assert_eq!(o["fee_model"], "venue_a:0.07;venue_b:sports=0.02");
+        let w = find(&v, &win);
+        assert_eq!(
+            (&w["net_cents"], &w["fee_model"]),
+            (&json!(1.25), &json!("venue_a:0.07;venue_b:crypto=0.07"))
+        );
+
+        // The scanner prices at the same rates: the webhook data and the recorded episode carry them.
+        let mut rx = app.state.bus.subscribe();
+        let mut scanner = Scanner::new(app.state.clone(), Settings::from_config(&app.state.config));
+        assert_eq!(scanner.pass().await.opportunities, 3);
+        let data = find(&Value::Array(drain(&mut rx)), &pair);
+        assert_eq!(figures(&data), [18.0, 2.48, 15.52, 18.37, 0.47]);
+        assert_eq!(data["fee_model"], "venue_a:0.07;venue_b:sports=0.02");
+        let h = app.get_key("/v1/arbitrage/history", &keys.trader).await.ok();
+        let ep = find(&h["items"], &pair);
+        assert_eq!(ep["opportunity"]["net_cents"], 15.52);
+        assert_eq!(ep["opportunity"]["fee_model"], "venue_a:0.07;venue_b:sports=0.02");
+        // Preview rows are masked, but still say which rates their (hidden) figures used.
+        let preview = app.get("/v1/arbitrage/history").await.ok();
+        let locked = &preview["items"][1]["opportunity"];
+        assert_eq!(locked["locked"], true);
+        assert!(locked["net_cents"].is_null());
+        assert!(
+            locked["fee_model"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("venue_a:0.07;venue_b:"))
+        );
+
+        // Back at the default rate: current prices at 0.07 again, and the recorded episode still names the
+        // rate its figures were computed at.
+        let v = default.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        assert_eq!(find(&v, &pair)["fee_model"], "venue_a:0.07;venue_b:sports=0.07");
+        let h = default.get_key("/v1/arbitrage/history", &keys.trader).await.ok();
+        let ep = find(&h["items"], &pair);
+        assert_eq!(figures(&ep["opportunity"])[2], 15.52);
+        assert_eq!(ep["opportunity"]["fee_model"], "venue_a:0.07;venue_b:sports=0.02");
+    })
+    .await;
+}
+
 /// A clock the test moves by hand.
 fn manual_clock(start: Timestamp) -> (Arc<AtomicI64>, Arc<dyn Fn() -> Timestamp + Send + Sync>) {
     let t = Arc::new(AtomicI64::new(start.millis()));
@@ -1100,6 +1191,7 @@ fn every_rendered_field_is_documented() {
         "executable_size",
         "max_profit_dollars",
         "peak_net_cents",
+        "fee_model",
         "yes_leg",
         "no_leg",
         "orderbook",

@@ -7,7 +7,7 @@
 //! episode and when it opens a new one, and [`ArbitrageStore::record_episodes`] writes its decisions as
 //! upserts on that identity (an extension rewrites `last_seen_at`, the latest observation and the peak). The
 //! opportunity is stored whole as JSON (the core type's serde form, exact integers) next to the columns the
-//! history filters on, each served by an index that starts with the filter and continues in the page order
+//! history filters on (and `fee_model`, the fee rates the figures were computed at), each served by an index that starts with the filter and continues in the page order
 //! (`last_seen_at DESC, id DESC`).
 
 use crossbook_core::{
@@ -79,7 +79,7 @@ pub trait ArbitrageStore: Send + Sync {
 
 // ------------------------------------------------------------------------------------------------ shared SQL
 
-use crossbook_core::arb::{EpisodeKey, Opportunity};
+use crossbook_core::arb::{EpisodeKey, FeeModel, Opportunity};
 
 use crate::{
     backend::{Backend, Exec, Pools},
@@ -89,7 +89,7 @@ use crate::{
 
 /// Columns of an episode row, in the order [`episode_args`] binds them.
 const EPISODE_COLS: &str = "event_id, outcome_key, buy_yes_market, buy_no_market, first_seen_at, \
-     last_seen_at, interval_code, category, net_micros, peak_micros, opportunity";
+     last_seen_at, interval_code, category, net_micros, peak_micros, opportunity, fee_model";
 
 /// The `ON CONFLICT` clause of the episode upsert (an extension keeps the later `last_seen_at` and the larger
 /// peak); `greatest` names the dialect's two-argument maximum (`max` on SQLite, `GREATEST` on PostgreSQL).
@@ -99,7 +99,7 @@ fn on_conflict(greatest: &str) -> String {
          last_seen_at = {greatest}(arb_episodes.last_seen_at, excluded.last_seen_at), \
          interval_code = excluded.interval_code, category = excluded.category, \
          net_micros = excluded.net_micros, peak_micros = {greatest}(arb_episodes.peak_micros, excluded.peak_micros), \
-         opportunity = excluded.opportunity"
+         opportunity = excluded.opportunity, fee_model = excluded.fee_model"
     )
 }
 
@@ -116,6 +116,7 @@ struct EpisodeArgs {
     pub net_micros: i64,
     pub peak_micros: i64,
     pub opportunity: String,
+    pub fee_model: String,
 }
 
 fn episode_args(e: &Episode) -> StoreResult<EpisodeArgs> {
@@ -133,6 +134,7 @@ fn episode_args(e: &Episode) -> StoreResult<EpisodeArgs> {
         peak_micros: o.peak_net.max(o.net).micros(),
         opportunity: serde_json::to_string(o)
             .map_err(|e| codec::decode_error(format!("cannot encode an opportunity: {e}")))?,
+        fee_model: o.fee_model.clone(),
     })
 }
 
@@ -140,8 +142,17 @@ fn episode_row(r: &impl Cols) -> StoreResult<Episode> {
     let json = r.text("opportunity")?;
     let mut opportunity: Opportunity = serde_json::from_str(&json)
         .map_err(|e| codec::decode_error(format!("unreadable opportunity in arb_episodes: {e}")))?;
-    // The columns are authoritative for what the upsert maintains.
+    // The columns are authoritative for what the upsert maintains. `fee_model` also labels the episodes
+    // recorded before the opportunity JSON carried it (migration 0012). An empty one is a row an older
+    // version wrote after the migration (a process not yet upgraded, beside the migrated database): that
+    // version priced at the spec rates, so it reads as their label, like the migration's backfill.
     opportunity.peak_net = MicroUsd(r.int("peak_micros")?);
+    let fee_model = r.text("fee_model")?;
+    opportunity.fee_model = if fee_model.is_empty() {
+        FeeModel::SPEC.for_category(opportunity.category).label()
+    } else {
+        fee_model
+    };
     Ok(Episode {
         key: EpisodeKey {
             event_id: r.text("event_id")?,

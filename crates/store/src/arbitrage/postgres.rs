@@ -13,7 +13,8 @@ fn upsert_sql() -> String {
     format!(
         "INSERT INTO arb_episodes ({EPISODE_COLS}) \
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], \
-                              $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[]) {}",
+                              $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[], \
+                              $12::text[]) {}",
         on_conflict("GREATEST")
     )
 }
@@ -61,6 +62,7 @@ pub(super) async fn record_episodes(pool: &PgPool, episodes: &[Episode]) -> Stor
         .bind(int(|a| a.net_micros))
         .bind(int(|a| a.peak_micros))
         .bind(text(|a| a.opportunity.clone()))
+        .bind(text(|a| a.fee_model.clone()))
         .execute(pool)
         .await?;
     Ok(())

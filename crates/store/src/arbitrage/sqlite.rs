@@ -9,7 +9,7 @@ use crate::StoreResult;
 
 fn upsert_sql() -> String {
     format!(
-        "INSERT INTO arb_episodes ({EPISODE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) {}",
+        "INSERT INTO arb_episodes ({EPISODE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) {}",
         on_conflict("max")
     )
 }
@@ -31,6 +31,7 @@ pub(super) async fn record_episodes(write: &SqlitePool, episodes: &[Episode]) ->
             .bind(a.net_micros)
             .bind(a.peak_micros)
             .bind(a.opportunity)
+            .bind(a.fee_model)
             .execute(&mut *tx)
             .await?;
     }
