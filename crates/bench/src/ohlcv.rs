@@ -136,7 +136,7 @@ pub async fn run(args: OhlcvArgs) -> anyhow::Result<()> {
             ),
         ),
         (
-            "one market, 62 days of 1h candles (1,488)",
+            "one market, 62 days of 1h candles",
             format!(
                 "/v1/markets/ohlcv?market_ids={}&interval=1h&from={}&to={end}",
                 market_id(0),

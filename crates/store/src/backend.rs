@@ -58,7 +58,7 @@ pub(crate) fn query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Postgres, sq
 }
 
 /// A built statement ready to run on SQLite, in its SQLite form ([`Sql::sqlite_text`]).
-fn sqlite_query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+pub(crate) fn sqlite_query(sql: &Sql) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     query_text(sql.sqlite_text().into_owned(), &sql.args)
 }
 

@@ -594,6 +594,12 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_caps_are_the_enforced_ones() {
+        // The route's description, the README and the `from` rule in `param_docs` state these in words.
+        assert_eq!((MAX_CANDLES, MAX_MARKETS, DEFAULT_CANDLES), (1500, 50, 100));
+    }
+
+    #[test]
     fn market_ids_are_a_list_of_up_to_fifty() {
         let p = |q: &str| MarketsOhlcvParams::from_query(&QueryMap::parse(q).unwrap());
         assert_eq!(p("market_ids=a,b,a").unwrap().market_ids, ["a", "b"]);

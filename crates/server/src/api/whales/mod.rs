@@ -187,12 +187,24 @@ async fn add_event(
     let obj = body_object(&body)?;
     let exchange = body_exchange(obj)?;
     let ticker = body_text(obj, "event_ticker")?;
+    watch_added(&state, customer, obj, exchange, &ticker, watch_error).await
+}
+
+/// Adds an event to the caller's watchlist at the body's `whale_threshold_usd` (else the default) and answers
+/// 201 with the record; `refused` answers a refusal.
+async fn watch_added(
+    state: &AppState,
+    customer: i64,
+    obj: &serde_json::Map<String, Value>,
+    exchange: Exchange,
+    ticker: &str,
+    refused: impl FnOnce(WatchError) -> ApiError,
+) -> ApiResult<(StatusCode, Json<WatchAddedOut>)> {
     let threshold = body_threshold(obj, "whale_threshold_usd")?
         .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
-
-    let entry = add_watch(&state, customer, exchange, &ticker, threshold, Timestamp::now())
+    let entry = add_watch(state, customer, exchange, ticker, threshold, Timestamp::now())
         .await
-        .map_err(watch_error)?;
+        .map_err(refused)?;
     let message = format!("now tracking {exchange} event {}", entry.event_id);
     Ok((
         StatusCode::CREATED,

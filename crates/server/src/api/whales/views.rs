@@ -16,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     FEED_LIMIT, FeedStatsOut, OffsetPaginationOut, StatsPeriod, WatchAddedOut, WhaleTradeOut, body_object, body_text,
-    body_threshold, customer, params::threshold_param, watch_error,
+    customer, params::threshold_param, watch_added, watch_error,
 };
 use crate::{
     AppState,
@@ -25,7 +25,7 @@ use crate::{
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{FromQuery, Path, QueryMap, ValidQuery, check_order, text_value},
-    whales::{WatchError, add_watch, day_ago, market_ticker},
+    whales::{WatchError, day_ago, market_ticker},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -607,24 +607,12 @@ async fn add_event_by_url(
     let obj = body_object(&body)?;
     let url = body_text(obj, "url")?;
     let (exchange, ticker) = event_of_url(&url).map_err(|e: UrlError| ApiError::invalid("url", e.to_string()))?;
-    let threshold = body_threshold(obj, "whale_threshold_usd")?
-        .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
-    let entry = add_watch(&state, customer, exchange, &ticker, threshold, Timestamp::now())
-        .await
-        .map_err(|e| match e {
-            WatchError::UnknownEvent { .. } => ApiError::not_found(format!(
-                "url names {exchange} event {ticker:?}, which the venue does not know"
-            )),
-            WatchError::Closed { .. } => ApiError::invalid("url", e.to_string()),
-            e => watch_error(e),
-        })?;
-    let message = format!("now tracking {exchange} event {}", entry.event_id);
-    Ok((
-        StatusCode::CREATED,
-        Json(WatchAddedOut {
-            success: true,
-            message,
-            record: entry.into(),
-        }),
-    ))
+    watch_added(&state, customer, obj, exchange, &ticker, |e| match e {
+        WatchError::UnknownEvent { .. } => ApiError::not_found(format!(
+            "url names {exchange} event {ticker:?}, which the venue does not know"
+        )),
+        WatchError::Closed { .. } => ApiError::invalid("url", e.to_string()),
+        e => watch_error(e),
+    })
+    .await
 }
