@@ -964,6 +964,7 @@ async fn event_and_market_views_and_the_watchlists_markets() {
             "/whales/user/event/NOPE/stats",
             "/whales/user/market/NOPE/trades",
             "/whales/user/market/M1/stats?exchange=venue_a",
+            "/whales/user/event/EV1?exchange=venue_a",
         ] {
             app.get_key(uri, &keys.free).await.error(404, "not_found", None);
         }

@@ -59,7 +59,7 @@ pub struct ViewTradesParams {
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
     #[param(value_type = Option<f64>, minimum = 0)]
     pub min_trade_size: Option<Amount>,
-    /// Market routes: only look the market up on this venue (else venue_a, then venue_b).
+    /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
     pub exchange: Option<Exchange>,
 }
@@ -89,7 +89,7 @@ pub struct ViewStatsParams {
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
     #[param(value_type = Option<f64>, minimum = 0)]
     pub min_trade_size: Option<Amount>,
-    /// Market routes: only look the market up on this venue (else venue_a, then venue_b).
+    /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
     pub exchange: Option<Exchange>,
 }
@@ -284,9 +284,13 @@ struct Subject {
 }
 
 impl Subject {
-    async fn event(state: &AppState, raw: &str) -> ApiResult<Self> {
+    async fn event(state: &AppState, raw: &str, exchange: Option<Exchange>) -> ApiResult<Self> {
         let event_id = text_value("event_id", raw)?;
-        let Some(e) = state.store.find_event(&event_id).await? else {
+        let found = match exchange {
+            Some(ex) => state.store.get_event(ex, &event_id).await?,
+            None => state.store.find_event(&event_id).await?,
+        };
+        let Some(e) = found else {
             return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
         };
         Ok(Subject {
@@ -451,7 +455,7 @@ async fn event_trades(
     ValidQuery(p): ValidQuery<ViewTradesParams>,
 ) -> ApiResult<Json<ViewTradesOut>> {
     let customer = customer(&gate)?;
-    let s = Subject::event(&state, &event_id).await?;
+    let s = Subject::event(&state, &event_id, p.exchange).await?;
     trades_view(&state, customer, s, p).await.map(Json)
 }
 
@@ -478,7 +482,7 @@ async fn event_stats(
     ValidQuery(p): ValidQuery<ViewStatsParams>,
 ) -> ApiResult<Json<ViewStatsOut>> {
     let customer = customer(&gate)?;
-    let s = Subject::event(&state, &event_id).await?;
+    let s = Subject::event(&state, &event_id, p.exchange).await?;
     stats_view(&state, customer, s, p).await.map(Json)
 }
 
