@@ -12,7 +12,7 @@ use crossbook_core::Exchange;
 /// Why an address names no event.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error("url must be a web address starting with https://")]
+    #[error("url must be a web address, such as polymarket.com/event/{{slug}}")]
     NotAUrl,
     #[error("url must be an event page of venue_a (kalshi.com/markets/…) or venue_b (polymarket.com/event/…)")]
     OtherSite,
@@ -24,7 +24,14 @@ pub enum UrlError {
 
 /// The venue and the event id (venue_a ticker) or slug (venue_b) an address names.
 pub fn event_of_url(raw: &str) -> Result<(Exchange, String), UrlError> {
-    let url = url::Url::parse(raw.trim()).map_err(|_| UrlError::NotAUrl)?;
+    let raw = raw.trim();
+    // An address copied without its scheme (`polymarket.com/event/…`) is the https page.
+    let with_scheme = if raw.contains("://") {
+        raw.to_string()
+    } else {
+        format!("https://{raw}")
+    };
+    let url = url::Url::parse(&with_scheme).map_err(|_| UrlError::NotAUrl)?;
     if !matches!(url.scheme(), "https" | "http") {
         return Err(UrlError::NotAUrl);
     }
@@ -83,6 +90,10 @@ mod tests {
         assert_eq!(
             ok("  https://polymarket.com/event/fed-decision/will-the-fed-cut#top "),
             (Exchange::VenueB, "fed-decision".into())
+        );
+        assert_eq!(
+            ok("kalshi.com/markets/kxw/kxw-26nov25"),
+            (Exchange::VenueA, "KXW-26NOV25".into())
         );
     }
 

@@ -419,6 +419,12 @@ async fn writes(c: &mut Checker<'_>, base: &str, ids: &Ids, keys: &Keys) {
     let by = "/whales/user/events/by-ticker/{exchange}/{event_ticker}";
     let at = format!("/whales/user/events/by-ticker/venue_a/{}", encode(&ids.a_event));
     c.write(base, Method::DELETE, by, &at, k, None).await;
+    // The same event by the address of its page, then removed again.
+    let series = ids.a_event.split('-').next().unwrap_or_default().to_ascii_lowercase();
+    let page = json!({"url": format!("kalshi.com/markets/{series}/{}", ids.a_event.to_ascii_lowercase())});
+    let by_url = "/whales/user/events/by-url";
+    c.write(base, Method::POST, by_url, by_url, k, Some(page)).await;
+    c.write(base, Method::DELETE, by, &at, k, None).await;
 
     let hook = "/v1/webhooks/{type}";
     let url = json!({"url": "http://127.0.0.1:9/crossbook"});

@@ -137,9 +137,9 @@ impl FromQuery for UserMarketsParams {
 #[derive(Debug, Clone, ToSchema)]
 #[allow(dead_code)]
 pub struct AddByUrlIn {
-    /// The event's web page on its venue: `https://kalshi.com/markets/{series}/…/{event-ticker}` (venue_a) or
-    /// `https://polymarket.com/event/{slug}` (venue_b).
-    #[schema(examples("https://polymarket.com/event/bitcoin-up-or-down-on-november-21"))]
+    /// The address of the event's web page on its venue, with or without the leading `https`:
+    /// `kalshi.com/markets/{series}/…/{event-ticker}` (venue_a) or `polymarket.com/event/{slug}` (venue_b).
+    #[schema(examples("polymarket.com/event/bitcoin-up-or-down-on-november-21"))]
     url: String,
     /// Notional in dollars at or above which a trade is a whale; default 1000.
     #[schema(minimum = 0)]
@@ -584,8 +584,9 @@ async fn market_trades(
 
 /// Adds an event to the watchlist by its web address.
 ///
-/// The address of the event's page on its venue: `https://kalshi.com/markets/{series}/…/{event-ticker}` or
-/// `https://polymarket.com/event/{slug}`. An address that is not an event page is a 400 naming `url`; an event
+/// The address of the event's page on its venue, with or without the leading `https`:
+/// `kalshi.com/markets/{series}/…/{event-ticker}` or `polymarket.com/event/{slug}`. An address that is not an
+/// event page is a 400 naming `url`; an event
 /// the venue does not know is a 404. Otherwise as `POST /whales/user/events/by-ticker`.
 #[utoipa::path(
     post,
