@@ -1577,6 +1577,32 @@ async fn a_simulated_opportunity_appears_in_current_then_in_history() {
         );
         let event_id = found["event_id"].as_str().unwrap().to_string();
         assert!(event_id.starts_with("BTC-15M-"), "{event_id}");
+        assert_eq!(found["pair_id"], event_id.as_str());
+
+        // The pair is listed with the sources the simulated venues state: venue_a's series names the CF
+        // Benchmarks index, venue_b's market a Chainlink stream, so the legs do not settle on the same source.
+        let v = get("/v1/arbitrage/pairs?kind=window&interval_code=15m&limit=100")
+            .await
+            .unwrap();
+        let pair = v["items"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["pair_id"] == event_id.as_str()))
+            .unwrap_or_else(|| panic!("{event_id} not listed: {v}"));
+        assert_eq!(
+            pair["venue_a"]["resolution_source"], "https://www.cfbenchmarks.com/data/indices/BRTI",
+            "{pair}"
+        );
+        assert!(
+            pair["venue_b"]["resolution_source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://data.chain.link/")),
+            "{pair}"
+        );
+        assert_ne!(pair["settlement_basis"], "identical", "{pair}");
+        assert_eq!(
+            (&pair["scanned"], &pair["match_source"]),
+            (&json!(true), &json!("window"))
+        );
 
         // ... and then in the history the scanner records.
         let episode = testing::eventually_seen("the episode in history", Duration::from_secs(90), async || {
