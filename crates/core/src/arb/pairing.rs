@@ -18,6 +18,10 @@
 //!    `A @ B` or `A at B`; different spellings of a team ("LA Lakers" / "Lakers") do not match — that is what
 //!    overrides are for.
 //!
+//! A formed pair may still be left out of the scan ([`MarketPair::skip_reason`]): the operator rejected it, or
+//! its YES outcomes provably name different sides ([`MarketPair::yes_outcomes_differ`]). What the legs settle
+//! on is summarised by [`SettlementBasis`]. The server applies both; [`pair_markets`] itself forms every pair.
+//!
 //! Canonical identifiers (contracts §6):
 //! - up/down window: `event_id` = `{ASSET}-{INTERVAL}-{start}Z`, e.g. `BTC-15M-2026-11-21T19:00Z`, where
 //!   `start` is venue_a's window start rounded to the nearest UTC minute (so a venue_a window listed a few

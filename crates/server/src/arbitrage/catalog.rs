@@ -1,8 +1,13 @@
 //! The pair catalog and its cache: the active markets of both venues as core [`Listing`]s, the operator's
-//! pair overrides and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
+//! pair overrides and rejected pairs, and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
 //! again after [`ArbCache::invalidate`]), never per pass or per request. Once a catalog is held, reloads
 //! run in the background while the held one stays in use. A non-default
 //! `window_tolerance_seconds` pairs the cached listings again (linear in the catalog), kept per catalog.
+//!
+//! Every pair formed is kept for `/v1/arbitrage/pairs` ([`ArbCatalog::listed_pairs`]), but only the pairs
+//! without a [`SkipReason`] (not rejected by the operator, YES on the same side on both venues) are scanned:
+//! [`ArbCatalog::pairs`] and the default pairs below leave the others out, so `current`, the scanner, the
+//! spreads and the webhooks never price them.
 //!
 //! Built once per catalog, for the pairs at the default tolerance (the scanner's, and `current`'s unless
 //! the caller changes the tolerance):
