@@ -55,10 +55,13 @@ const MAX_OTHER_PAIRINGS: usize = 8;
 /// [`pair_markets`] as indexes into `listings`, every pair formed, each with its [`SkipReason`] against
 /// `rejected`. A skipped pair keeps its markets (they do not pair with anything else): rejecting a wrong pair
 /// must not let the matcher hand one of its markets to another pair the operator has not seen.
+///
+/// `scan_inverted` (`arbitrage_scan_inverted_pairs`) keeps pairs whose YES outcomes differ in the scan.
 fn pair_indexes(
     listings: &[Listing],
     overrides: &[PairOverride],
     rejected: &HashSet<PairOverride>,
+    scan_inverted: bool,
     window_tolerance_seconds: i64,
 ) -> Vec<PairIdx> {
     let index_of = |l: &Listing| {
@@ -70,7 +73,9 @@ fn pair_indexes(
         .map(|p| PairIdx {
             a: index_of(p.venue_a),
             b: index_of(p.venue_b),
-            skip: p.skip_reason(rejected),
+            skip: p
+                .skip_reason(rejected)
+                .filter(|r| !(scan_inverted && *r == SkipReason::YesOutcomesDiffer)),
             kind: p.kind.into_owned(),
             event_id: p.event_id.into_owned(),
         })
@@ -84,6 +89,8 @@ pub struct ArbCatalog {
     pub overrides: Vec<PairOverride>,
     /// The operator's rejected pairs with their reasons.
     rejected: HashMap<PairOverride, Option<String>>,
+    /// Whether pairs whose YES outcomes differ are scanned (`arbitrage_scan_inverted_pairs`).
+    scan_inverted: bool,
     /// Every pair formed at the default tolerance, scanned or not (what `/v1/arbitrage/pairs` lists).
     listed_pairs: Vec<PairIdx>,
     /// The scanned pairs at the default tolerance: `listed_pairs` without the skipped ones.
@@ -120,19 +127,26 @@ pub struct PairSlots {
 impl ArbCatalog {
     /// Builds the catalog with no rejected pairs and pairs it once at the default tolerance.
     pub fn new(listings: Vec<Listing>, overrides: Vec<PairOverride>) -> Self {
-        ArbCatalog::with_rejections(listings, overrides, Vec::new())
+        ArbCatalog::with_rejections(listings, overrides, Vec::new(), false)
     }
 
     /// Builds the catalog and pairs it once at the default tolerance; `rejections` (pair, reason) are
-    /// listed but never scanned.
+    /// listed but never scanned, and so are pairs whose YES outcomes differ unless `scan_inverted`.
     pub fn with_rejections(
         listings: Vec<Listing>,
         overrides: Vec<PairOverride>,
         rejections: Vec<(PairOverride, Option<String>)>,
+        scan_inverted: bool,
     ) -> Self {
         let rejected: HashMap<PairOverride, Option<String>> = rejections.into_iter().collect();
         let rejected_set: HashSet<PairOverride> = rejected.keys().cloned().collect();
-        let listed_pairs = pair_indexes(&listings, &overrides, &rejected_set, DEFAULT_WINDOW_TOLERANCE_SECONDS);
+        let listed_pairs = pair_indexes(
+            &listings,
+            &overrides,
+            &rejected_set,
+            scan_inverted,
+            DEFAULT_WINDOW_TOLERANCE_SECONDS,
+        );
         let default_pairs: Vec<PairIdx> = listed_pairs.iter().filter(|p| p.skip.is_none()).cloned().collect();
         let mut book_keys: [KeyMap; 2] = Default::default();
         for l in &listings {
@@ -174,6 +188,7 @@ impl ArbCatalog {
             listings,
             overrides,
             rejected,
+            scan_inverted,
             listed_pairs,
             default_pairs,
             other_pairs: Mutex::default(),
@@ -250,7 +265,13 @@ impl ArbCatalog {
         let idx = cached.unwrap_or_else(|| {
             // Paired outside the lock: concurrent first callers may both pair, which is harmless.
             let rejected: HashSet<PairOverride> = self.rejected.keys().cloned().collect();
-            let mut idx = pair_indexes(&self.listings, &self.overrides, &rejected, window_tolerance_seconds);
+            let mut idx = pair_indexes(
+                &self.listings,
+                &self.overrides,
+                &rejected,
+                self.scan_inverted,
+                window_tolerance_seconds,
+            );
             idx.retain(|p| p.skip.is_none());
             let idx = Arc::new(idx);
             let mut other = self.other_pairs.lock().unwrap_or_else(|e| e.into_inner());
@@ -329,6 +350,8 @@ pub struct ArbCache {
     /// Counts the catalogs installed, for a reader that waits for the next one ([`ArbCache::installed`]).
     generation: tokio::sync::watch::Sender<u64>,
     ttl: Duration,
+    /// `arbitrage_scan_inverted_pairs`, applied to every catalog loaded.
+    scan_inverted: bool,
 }
 
 impl Default for ArbCache {
@@ -345,7 +368,14 @@ impl ArbCache {
             refreshing: std::sync::atomic::AtomicBool::new(false),
             generation: tokio::sync::watch::Sender::new(0),
             ttl,
+            scan_inverted: false,
         }
+    }
+
+    /// The cache with pairs whose YES outcomes differ scanned (`true`) or only listed (`false`, the default).
+    pub fn scanning_inverted_pairs(mut self, scan: bool) -> Self {
+        self.scan_inverted = scan;
+        self
     }
 
     fn fresh(&self) -> Option<Arc<ArbCatalog>> {
@@ -401,6 +431,7 @@ impl ArbCache {
             listings,
             overrides.into_iter().map(|o| o.pair).collect(),
             rejections.into_iter().map(|r| (r.pair, r.reason)).collect(),
+            self.scan_inverted,
         ));
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(catalog.clone());
         self.generation.send_modify(|g| *g += 1);

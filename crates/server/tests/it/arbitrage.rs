@@ -541,6 +541,33 @@ async fn pairs_list_settlement_facts_and_skipped_pairs_are_not_scanned() {
 }
 
 #[tokio::test]
+async fn inverted_pairs_are_scanned_only_when_the_operator_asks() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |c| c.arbitrage_scan_inverted_pairs = true);
+        let keys = create_keys(&db.store).await;
+        let start = seed(&db.store, 0).await;
+        put_books(&app, Timestamp::now());
+        seed_inverted_game(&app, &db.store, start).await;
+        let game = format!("PAIR-{A_GAME}");
+        let v = app.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        assert!(event_ids(&v).contains(&game), "{v}");
+        let v = app.get_key("/v1/arbitrage/pairs?kind=matched", &keys.free).await.ok();
+        let g = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pair_id"] == game.as_str())
+            .unwrap();
+        // Still flagged, so a client can tell.
+        assert_eq!(
+            (&g["yes_outcomes_differ"], &g["scanned"], &g["skip_reason"]),
+            (&json!(true), &json!(true), &Value::Null)
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn window_tolerance_decides_the_pairing() {
     for_each_backend(async |db| {
         let app = TestApp::new(db, |_| {});
