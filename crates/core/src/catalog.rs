@@ -255,6 +255,11 @@ pub struct Market {
     /// venue_b CLOB token ids (78-digit decimal strings, kept as strings).
     pub yes_token_id: Option<String>,
     pub no_token_id: Option<String>,
+    /// What the market settles on, as the venue states it (venue_a: the settlement sources' names or URLs,
+    /// else the primary rules; venue_b: `resolutionSource`); `None` when the venue states nothing. Compared
+    /// across venues by `/v1/arbitrage/pairs` to say whether a pair's legs pay on the same facts.
+    #[serde(default)]
+    pub resolution_source: Option<String>,
 }
 
 impl Market {
@@ -287,6 +292,7 @@ impl Market {
             source_id: None,
             yes_token_id: None,
             no_token_id: None,
+            resolution_source: None,
         }
     }
 }

@@ -54,8 +54,9 @@ enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Manage the operator's arbitrage pair overrides (a venue_a market and a venue_b market that ask the same
-    /// question, paired by the scanner whatever the automatic matchers say).
+    /// Manage the operator's arbitrage pairs: overrides (a venue_a market and a venue_b market that ask the same
+    /// question, paired by the scanner whatever the automatic matchers say) and rejections (pairs the scanner
+    /// must never scan, whichever matcher formed them).
     #[command(subcommand)]
     Pairs(PairsCommand),
     /// Write one market's UTC day of order books or trades to a CSV (gzip) or Parquet file, read from the

@@ -98,6 +98,8 @@ pub struct Config {
     pub scan_interval_ms: u64,
     pub webhook_min_net_cents: f64,
     pub opportunity_cooldown_seconds: u64,
+    /// Scan pairs whose YES outcomes name different sides (off by default: they are listed, not priced).
+    pub arbitrage_scan_inverted_pairs: bool,
     /// venue_b's taker fee rate per market category (`category=rate` entries); checked when the
     /// configuration is read, so a bad entry stops the start with an error naming this key.
     pub venue_b_fee_rate: FeeModel,

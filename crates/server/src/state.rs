@@ -58,6 +58,7 @@ impl AppState {
         let webhooks = crate::webhooks::Webhooks::system(&config);
         let live = LiveBooks::new();
         let health = VenueHealth::new();
+        let arb = crate::arbitrage::ArbCache::default().scanning_inverted_pairs(config.arbitrage_scan_inverted_pairs);
         let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
         AppState {
             stream,
@@ -73,7 +74,7 @@ impl AppState {
             bus: Bus::default(),
             health,
             ingest: Arc::new(IngestSlot::default()),
-            arb: Arc::new(crate::arbitrage::ArbCache::default()),
+            arb: Arc::new(arb),
             unreachable_since: Arc::default(),
         }
     }

@@ -243,7 +243,7 @@ pub(crate) fn event_row(r: &impl Cols) -> StoreResult<(Event, Timestamp)> {
 pub(crate) const MARKET_COLS: &str = "m.exchange, m.market_id, m.event_id, m.series_id, m.title, m.subtitle, \
      m.question, m.description, m.slug, m.url, m.category, m.status, m.interval_code, m.window_start, \
      m.window_end, m.volume, m.volume_24h, m.liquidity, m.open_interest, m.last_yes_price, m.last_no_price, \
-     m.settled_at, m.source_id, m.yes_token_id, m.no_token_id, m.discovered_at";
+     m.settled_at, m.source_id, m.yes_token_id, m.no_token_id, m.resolution_source, m.discovered_at";
 
 pub(crate) fn market_row(r: &impl Cols) -> StoreResult<StoredMarket> {
     let market = Market {
@@ -272,6 +272,7 @@ pub(crate) fn market_row(r: &impl Cols) -> StoreResult<StoredMarket> {
         source_id: r.opt_text("source_id")?,
         yes_token_id: r.opt_text("yes_token_id")?,
         no_token_id: r.opt_text("no_token_id")?,
+        resolution_source: r.opt_text("resolution_source")?,
     };
     Ok(StoredMarket {
         market,

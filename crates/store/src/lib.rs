@@ -66,7 +66,7 @@ pub mod trades;
 pub mod webhooks;
 pub mod whales;
 
-pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride};
+pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride, StoredRejection};
 pub use book_log::{
     BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogPage, LogRead,
     LogRun, StoredGap,

@@ -78,6 +78,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "arbitrage_fee_model",
         include_str!("../migrations/postgres/0012_arbitrage_fee_model.sql"),
     ),
+    (13, "pairs", include_str!("../migrations/postgres/0013_pairs.sql")),
 ];
 
 impl Backend for PgStore {

@@ -89,6 +89,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "arbitrage_fee_model",
         include_str!("../migrations/sqlite/0012_arbitrage_fee_model.sql"),
     ),
+    (13, "pairs", include_str!("../migrations/sqlite/0013_pairs.sql")),
 ];
 
 impl Backend for SqliteStore {

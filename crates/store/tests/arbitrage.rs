@@ -369,6 +369,40 @@ async fn history_filters_use_indexes_on_sqlite() {
 }
 
 #[tokio::test]
+async fn pair_rejections_reject_list_unreject() {
+    for_each_backend(async |db| {
+        let s = &db.store;
+        let p = |a: &str, b: &str| PairOverride {
+            venue_a_market_id: a.into(),
+            venue_b_market_id: b.into(),
+        };
+        assert!(s.pair_rejections().await.unwrap().is_empty());
+        assert!(
+            s.reject_pair(&p("KX-1", "0x1"), Some("different sources"), ts(0))
+                .await
+                .unwrap()
+        );
+        assert!(s.reject_pair(&p("KX-2", "0x2"), None, ts(1)).await.unwrap());
+        // The same market in another pair is its own rejection (the key is the pair, not a market).
+        assert!(s.reject_pair(&p("KX-1", "0x9"), None, ts(2)).await.unwrap());
+        // Rejecting again: not new, the reason is replaced, the first time kept.
+        assert!(!s.reject_pair(&p("KX-1", "0x1"), Some("inverted"), ts(5)).await.unwrap());
+        let list = s.pair_rejections().await.unwrap();
+        assert_eq!(
+            list.iter().map(|r| r.pair.clone()).collect::<Vec<_>>(),
+            [p("KX-1", "0x1"), p("KX-2", "0x2"), p("KX-1", "0x9")]
+        );
+        assert_eq!(list[0].reason.as_deref(), Some("inverted"));
+        assert_eq!(list[0].created_at, ts(0));
+        assert_eq!(list[1].reason, None);
+        assert_eq!(s.unreject_pair(&p("KX-1", "0x1")).await.unwrap(), 1);
+        assert_eq!(s.unreject_pair(&p("KX-1", "0x1")).await.unwrap(), 0);
+        assert_eq!(s.pair_rejections().await.unwrap().len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn pair_overrides_add_list_remove() {
     for_each_backend(async |db| {
         let s = &db.store;
@@ -447,6 +481,42 @@ async fn listings_carry_the_event_title_and_slug() {
             "no event: the market's own text"
         );
         assert!(matches!(l[0].kind, ListingKind::UpDown { .. }));
+        assert_eq!(l[0].market.resolution_source, None);
+
+        // The resolution source is stored as the venue states it, replaced by a later sync, and cleared when
+        // the venue stops stating one.
+        let sourced = |src: Option<&str>| Market {
+            resolution_source: src.map(str::to_string),
+            ..window(Exchange::VenueB, "0xb1", "EV-B")
+        };
+        let source_of = async |id: &str| {
+            let l = s.arbitrage_listings().await.unwrap();
+            let from_listing = l
+                .iter()
+                .find(|l| l.market.market_id == id)
+                .unwrap()
+                .market
+                .resolution_source
+                .clone();
+            let from_catalog = s
+                .get_market(Exchange::VenueB, id)
+                .await
+                .unwrap()
+                .unwrap()
+                .market
+                .resolution_source;
+            assert_eq!(from_listing, from_catalog);
+            from_listing
+        };
+        s.upsert_markets(&[sourced(Some("https://data.chain.link/btc-usd"))], ts(1))
+            .await
+            .unwrap();
+        assert_eq!(
+            source_of("0xb1").await.as_deref(),
+            Some("https://data.chain.link/btc-usd")
+        );
+        s.upsert_markets(&[sourced(None)], ts(2)).await.unwrap();
+        assert_eq!(source_of("0xb1").await, None);
     })
     .await;
 }

@@ -64,7 +64,8 @@ pub use opportunity::{
     BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg, VenueBLeg,
 };
 pub use pairing::{
-    Listing, ListingKind, MarketPair, MatchKey, MatchSource, PairKind, PairOverride, pair_markets, window_event_id,
+    Listing, ListingKind, MarketPair, MatchKey, MatchSource, PairKind, PairOverride, SettlementBasis, SkipReason,
+    normalise_source, pair_markets, window_event_id, yes_outcome,
 };
 pub use pricing::{AskLadders, BookTop, Direction, Edge, TopAsks, best_direction, evaluate, price_pair};
 pub use scan::{BookSource, BookView, ScanParams, is_fresh, scan, scan_one, scan_pairs, sort_opportunities};

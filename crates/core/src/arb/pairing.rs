@@ -18,6 +18,10 @@
 //!    `A @ B` or `A at B`; different spellings of a team ("LA Lakers" / "Lakers") do not match — that is what
 //!    overrides are for.
 //!
+//! A formed pair may still be left out of the scan ([`MarketPair::skip_reason`]): the operator rejected it, or
+//! its YES outcomes provably name different sides ([`MarketPair::yes_outcomes_differ`]). What the legs settle
+//! on is summarised by [`SettlementBasis`]. The server applies both; [`pair_markets`] itself forms every pair.
+//!
 //! Canonical identifiers (contracts §6):
 //! - up/down window: `event_id` = `{ASSET}-{INTERVAL}-{start}Z`, e.g. `BTC-15M-2026-11-21T19:00Z`, where
 //!   `start` is venue_a's window start rounded to the nearest UTC minute (so a venue_a window listed a few
@@ -438,6 +442,151 @@ impl MarketPair<'_> {
             format!("{}-{} UTC", s.hm(), e.hm())
         } else {
             format!("{} {} UTC", s.ymd(), s.hm())
+        }
+    }
+}
+
+/// Why a formed pair is listed but not scanned (`skip_reason` of `/v1/arbitrage/pairs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The operator rejected the pair (`crossbook pairs reject`).
+    Rejected,
+    /// YES on one venue backs a different side than YES on the other, so buying YES on one and NO on the
+    /// other is two bets on the same side, not a hedge: the "edge" would be a loss on one outcome.
+    YesOutcomesDiffer,
+}
+
+impl SkipReason {
+    /// `rejected` or `yes_outcomes_differ`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Rejected => "rejected",
+            SkipReason::YesOutcomesDiffer => "yes_outcomes_differ",
+        }
+    }
+}
+
+/// Whether the two legs of a pair settle on the same facts, as far as the catalog can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettlementBasis {
+    /// Same window and the same resolution source (after [`normalise_source`]).
+    Identical,
+    /// Same window, resolution sources both stated and different: the legs may resolve differently.
+    SameWindowDifferentSource,
+    /// Anything else: a source not stated by a venue, or windows that differ.
+    Unverified,
+}
+
+impl SettlementBasis {
+    /// `identical`, `same_window_different_source` or `unverified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettlementBasis::Identical => "identical",
+            SettlementBasis::SameWindowDifferentSource => "same_window_different_source",
+            SettlementBasis::Unverified => "unverified",
+        }
+    }
+
+    /// The basis of two legs: `sources` as the venues state them (`None` when a venue states none),
+    /// `windows_match` from [`MarketPair::windows_match`].
+    pub fn of(sources: [Option<&str>; 2], windows_match: bool) -> SettlementBasis {
+        match sources {
+            [Some(a), Some(b)] if windows_match => {
+                if normalise_source(a) == normalise_source(b) {
+                    SettlementBasis::Identical
+                } else {
+                    SettlementBasis::SameWindowDifferentSource
+                }
+            }
+            _ => SettlementBasis::Unverified,
+        }
+    }
+}
+
+/// A resolution source as compared across venues: trimmed, lower-cased, inner whitespace runs as one
+/// space, and trailing `/` dropped, so `https://X.com/Index/ ` and `https://x.com/index` are one source
+/// (venues write the same URL with and without the slash). An empty source normalises to `""`.
+pub fn normalise_source(s: &str) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    joined.trim_end_matches('/').to_string()
+}
+
+/// The side YES stands for on this listing, as far as the catalog tells: `Up` for an up/down window; for
+/// a game the team YES backs (venue_a's `subtitle` as listed when it names a team, else the matcher's
+/// normalised team); otherwise venue_a's `subtitle` when it has one, else `None` (a plain yes/no question).
+pub fn yes_outcome(l: &Listing) -> Option<String> {
+    match &l.kind {
+        ListingKind::UpDown { .. } => Some("Up".to_string()),
+        ListingKind::Game(key) => Some(
+            l.market
+                .subtitle
+                .clone()
+                .filter(|s| normalise_team(s) == key.yes_team)
+                .unwrap_or_else(|| key.yes_team.clone()),
+        ),
+        ListingKind::Other => l
+            .market
+            .subtitle
+            .clone()
+            .filter(|s| l.market.exchange == Exchange::VenueA && !s.trim().is_empty()),
+    }
+}
+
+impl MarketPair<'_> {
+    /// `window` for window pairs, `matched` for matched pairs (the `kind` filter of `/v1/arbitrage/pairs`).
+    pub fn kind_name(&self) -> &'static str {
+        match *self.kind {
+            PairKind::Window { .. } => "window",
+            PairKind::Matched { .. } => "matched",
+        }
+    }
+
+    /// How the pair was matched: `window` (up/down windows), `teams_date` (the game matcher) or `operator`
+    /// (an override).
+    pub fn match_source_name(&self) -> &'static str {
+        match *self.kind {
+            PairKind::Window { .. } => "window",
+            PairKind::Matched { by: MatchSource::Auto } => "teams_date",
+            PairKind::Matched {
+                by: MatchSource::Override,
+            } => "operator",
+        }
+    }
+
+    /// Whether YES provably backs different sides on the two venues: both legs are games between the same two
+    /// teams and YES backs a different team on each (only an override can form such a pair: the game matcher's
+    /// key includes the YES team). Legs whose sides cannot be compared (plain yes/no questions, teams spelt
+    /// differently) are not taken to differ; the operator who paired them vouched for them.
+    pub fn yes_outcomes_differ(&self) -> bool {
+        match (&self.venue_a.kind, &self.venue_b.kind) {
+            (ListingKind::Game(a), ListingKind::Game(b)) => a.teams == b.teams && a.yes_team != b.yes_team,
+            _ => false,
+        }
+    }
+
+    /// Whether both legs state the same window: equal start and equal end, or neither states one (game
+    /// markets, whose date the matcher compared). A window pair within the tolerance but off by a second
+    /// does not match: its legs settle on different prices.
+    pub fn windows_match(&self) -> bool {
+        let (a, b) = (&self.venue_a.market, &self.venue_b.market);
+        a.window_start == b.window_start && a.window_end == b.window_end
+    }
+
+    /// Why the pair is not scanned, if it is not: rejected by the operator (`rejected` holds the rejected
+    /// pairs), else its YES outcomes differ.
+    pub fn skip_reason(&self, rejected: &HashSet<PairOverride>) -> Option<SkipReason> {
+        let id = PairOverride {
+            venue_a_market_id: self.venue_a.market.market_id.clone(),
+            venue_b_market_id: self.venue_b.market.market_id.clone(),
+        };
+        if rejected.contains(&id) {
+            Some(SkipReason::Rejected)
+        } else if self.yes_outcomes_differ() {
+            Some(SkipReason::YesOutcomesDiffer)
+        } else {
+            None
         }
     }
 }
@@ -980,6 +1129,72 @@ pub(crate) mod tests {
                 by: MatchSource::Override
             }
         );
+    }
+
+    #[test]
+    fn inverted_yes_overrides_and_rejections_are_skipped() {
+        // venue_a YES backs Austin (subtitle); venue_b's YES token is its first-named team, Portland.
+        let a = game(Exchange::VenueA, "A-AUS", "Austin at Portland", Some("Austin"), 0);
+        let b = game(Exchange::VenueB, "0xpor", "Portland vs Austin", None, 0);
+        let l = vec![a, b];
+        // The matcher does not pair them (its key includes the YES team); an override does.
+        assert!(pair_markets(&l, &[], 60).is_empty());
+        let o = PairOverride {
+            venue_a_market_id: "A-AUS".into(),
+            venue_b_market_id: "0xpor".into(),
+        };
+        let p = pair_markets(&l, std::slice::from_ref(&o), 60);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].match_source_name(), "operator");
+        assert_eq!(yes_outcome(p[0].venue_a).as_deref(), Some("Austin"));
+        assert_eq!(yes_outcome(p[0].venue_b).as_deref(), Some("portland"));
+        assert!(p[0].yes_outcomes_differ());
+        assert_eq!(p[0].skip_reason(&HashSet::new()), Some(SkipReason::YesOutcomesDiffer));
+        // A rejection wins over the YES check.
+        assert_eq!(p[0].skip_reason(&HashSet::from([o])), Some(SkipReason::Rejected));
+
+        // The same side on both venues: scanned.
+        let b_same = game(Exchange::VenueB, "0xaus", "Austin vs Portland", None, 0);
+        let l = vec![l[0].clone(), b_same];
+        let p = pair_markets(&l, &[], 60);
+        assert_eq!(p[0].match_source_name(), "teams_date");
+        assert!(!p[0].yes_outcomes_differ());
+        assert_eq!(p[0].skip_reason(&HashSet::new()), None);
+    }
+
+    #[test]
+    fn settlement_basis_compares_normalised_sources_and_windows() {
+        use SettlementBasis::*;
+        let url = Some("https://Example.com/BTC-index/ ");
+        assert_eq!(
+            SettlementBasis::of([url, Some("https://example.com/btc-index")], true),
+            Identical
+        );
+        assert_eq!(
+            SettlementBasis::of([Some("CF  Benchmarks\tBRTI"), Some("cf benchmarks brti")], true),
+            Identical
+        );
+        assert_eq!(
+            SettlementBasis::of([url, Some("https://other.example/btc")], true),
+            SameWindowDifferentSource
+        );
+        assert_eq!(SettlementBasis::of([url, url], false), Unverified);
+        assert_eq!(SettlementBasis::of([url, None], true), Unverified);
+        assert_eq!(SettlementBasis::of([None, None], true), Unverified);
+
+        let exact = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 0),
+        ];
+        let p = pair_markets(&exact, &[], 60);
+        assert!(p[0].windows_match());
+        assert_eq!((p[0].kind_name(), p[0].match_source_name()), ("window", "window"));
+        assert_eq!(yes_outcome(p[0].venue_b).as_deref(), Some("Up"));
+        let skewed = vec![
+            window(Exchange::VenueA, "A1", IntervalCode::M15, 0, 0),
+            window(Exchange::VenueB, "B1", IntervalCode::M15, 0, 3_000),
+        ];
+        assert!(!pair_markets(&skewed, &[], 60)[0].windows_match());
     }
 
     #[test]

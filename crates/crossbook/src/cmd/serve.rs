@@ -42,6 +42,11 @@ pub struct ServeArgs {
     #[arg(long)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     allow_private_webhook_targets: bool,
+    /// Also scan arbitrage pairs whose YES outcomes name different sides (by default they are listed by
+    /// /v1/arbitrage/pairs with skip_reason yes_outcomes_differ and never priced).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    arbitrage_scan_inverted_pairs: bool,
     /// Requests per minute for anonymous callers (0 = no limit) [default: 60].
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -49,6 +49,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(also_unversioned(routes!(current)))
         .routes(also_unversioned(routes!(difference)))
         .routes(also_unversioned(routes!(history)))
+        .routes(also_unversioned(routes!(pairs)))
 }
 
 // ------------------------------------------------------------------------------------------------ outputs
@@ -147,6 +148,9 @@ pub struct OpportunityOut {
     /// Canonical event id: `BTC-15M-2026-11-21T19:00Z` for a BTC window, `PAIR-<venue_a ticker>` for a
     /// matched pair.
     pub event_id: String,
+    /// The pair the opportunity prices, as `pair_id` in `/v1/arbitrage/pairs` (equal to `event_id`).
+    #[schema(examples("BTC-15M-2026-11-21T19:00Z"))]
+    pub pair_id: String,
     pub event_title: String,
     /// `up` for BTC up/down windows, `yes` for matched pairs.
     pub outcome_key: String,
@@ -290,7 +294,129 @@ pub struct SpreadOut {
     pub diff: f64,
 }
 
+/// One leg of a pair.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PairLegOut {
+    /// `venue_a` or `venue_b`.
+    pub exchange: String,
+    /// venue_a market ticker or venue_b condition id.
+    pub market_id: String,
+    /// The market's title as the venue lists it (else its question).
+    pub title: String,
+    /// When the venue closes the market (its window end); null when the catalog has none.
+    #[schema(required = true, format = DateTime)]
+    pub close_time: Option<String>,
+    /// Start of the window the market settles on, as this venue states it; null when none.
+    #[schema(required = true, format = DateTime)]
+    pub window_start: Option<String>,
+    /// End of that window; null when none.
+    #[schema(required = true, format = DateTime)]
+    pub window_end: Option<String>,
+    /// The side YES stands for, as far as known: `Up` for a window, the team YES backs for a game (venue_a's
+    /// subtitle, else the normalised team name); null for a plain yes/no question.
+    #[schema(required = true, examples("Up"))]
+    pub yes_outcome: Option<String>,
+    /// What the market settles on, as the venue states it (venue_a settlement sources or rules, venue_b
+    /// `resolutionSource`); null when the venue states nothing.
+    #[schema(required = true)]
+    pub resolution_source: Option<String>,
+}
+
+/// A pair the scanner forms: both legs, how they were matched, and the facts that decide whether they pay
+/// on the same outcome.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PairOut {
+    /// Stable id of the pair: the `event_id` (and `pair_id`) of its opportunities.
+    #[schema(examples("BTC-15M-2026-11-21T19:00Z"))]
+    pub pair_id: String,
+    /// `window` (up/down windows) or `matched` (matched binary markets).
+    pub kind: PairKindName,
+    /// `window` (same asset, interval and window), `teams_date` (the game matcher: same teams, same YES
+    /// team, same day) or `operator` (an override, `crossbook pairs add`).
+    #[schema(examples("window"))]
+    pub match_source: String,
+    /// Interval of a window pair; null for matched pairs.
+    #[schema(required = true, examples("15m"))]
+    pub interval_code: Option<String>,
+    /// The pair's title, as its opportunities' `event_title`.
+    pub title: String,
+    pub venue_a: PairLegOut,
+    pub venue_b: PairLegOut,
+    /// Whether YES provably backs different sides on the two venues (a game whose YES team differs).
+    pub yes_outcomes_differ: bool,
+    /// `identical` (same window, same resolution source after normalising case, whitespace and a trailing
+    /// `/`), `same_window_different_source`, or `unverified` (a source not stated, or windows that differ).
+    #[schema(examples("identical"))]
+    pub settlement_basis: String,
+    /// `active` or `rejected` (by the operator, `crossbook pairs reject`).
+    #[schema(examples("active"))]
+    pub status: String,
+    /// The operator's reason for a rejection; null otherwise.
+    #[schema(required = true)]
+    pub rejection_reason: Option<String>,
+    /// Whether the scanner prices the pair (`current`, `history`, webhooks, spreads).
+    pub scanned: bool,
+    /// Why it is not scanned: `rejected` or `yes_outcomes_differ`; null when scanned.
+    #[schema(required = true, examples("yes_outcomes_differ"))]
+    pub skip_reason: Option<String>,
+}
+
+/// The pairs page envelope.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PairsPageOut {
+    /// Pairs in `pair_id` order.
+    pub items: Vec<PairOut>,
+    /// Pairs matching the filters, before paging.
+    pub total: i64,
+    pub offset: u32,
+    pub limit: u32,
+    /// Whether another page follows.
+    pub has_more: bool,
+}
+
 // ------------------------------------------------------------------------------------------------ parameters
+
+/// `window` or `matched`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PairKindName {
+    Window,
+    Matched,
+}
+
+impl ParamEnum for PairKindName {
+    const VALUES: &'static [(&'static str, Self)] =
+        &[("window", PairKindName::Window), ("matched", PairKindName::Matched)];
+}
+
+/// Parameters of `/v1/arbitrage/pairs`.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PairsParams {
+    /// Only pairs of this kind.
+    #[param(inline)]
+    pub kind: Option<PairKindName>,
+    /// Only window pairs of this interval.
+    #[param(inline)]
+    pub interval_code: Option<IntervalCode>,
+    /// Page size.
+    #[param(required = false)]
+    pub limit: u32,
+    /// Zero-based offset.
+    #[param(required = false)]
+    pub offset: u32,
+}
+
+impl FromQuery for PairsParams {
+    fn from_query(q: &QueryMap) -> ApiResult<Self> {
+        Ok(PairsParams {
+            kind: q.one_of("kind")?,
+            interval_code: q.one_of("interval_code")?,
+            limit: q.limit(ARB_LIMIT)?,
+            offset: q.offset()?,
+        })
+    }
+}
 
 /// `crypto` or `sports`.
 // Not core's `Category`: that has a third variant, and the scan routes accept and document only these two.
@@ -549,6 +675,59 @@ async fn history(
     Ok(Json(serde_json::json!({
         "items": items,
         "total": page.total,
+        "offset": p.offset,
+        "limit": p.limit,
+        "has_more": has_more,
+    })))
+}
+
+/// Matched pairs
+///
+/// Every pair the scanner forms from the catalog (at the default window tolerance), scanned or not: both
+/// legs with their ids, titles, close times, windows, the side YES stands for and the resolution source as
+/// each venue states it; how the pair was matched; the `settlement_basis`; and whether it is scanned. A pair
+/// is not scanned when the operator rejected it (`status: rejected`) or when YES backs different sides on
+/// the two venues (`skip_reason: yes_outcomes_differ`). `pair_id` is the `event_id` (and `pair_id`) of the
+/// pair's opportunities in `current` and `history`. Any valid key.
+#[utoipa::path(
+    get,
+    path = "/v1/arbitrage/pairs",
+    tag = "arbitrage",
+    params(PairsParams),
+    security(("api_key" = [])),
+    responses((status = 200, description = "A page of pairs.", body = PairsPageOut))
+)]
+async fn pairs(
+    State(state): State<AppState>,
+    _gate: Gate<groups::ArbitrageCurrent>,
+    ValidQuery(p): ValidQuery<PairsParams>,
+) -> ApiResult<Json<Value>> {
+    let catalog = state.arb.catalog(&state.store).await?;
+    let kind = p.kind.map(|k| match k {
+        PairKindName::Window => "window",
+        PairKindName::Matched => "matched",
+    });
+    let matching: Vec<_> = catalog
+        .listed_pairs()
+        .filter(|(pair, _)| kind.is_none_or(|k| pair.kind_name() == k))
+        .filter(|(pair, _)| p.interval_code.is_none_or(|ic| pair.interval_code() == Some(ic)))
+        .collect();
+    let total = matching.len() as i64;
+    let items: Vec<Value> = matching
+        .iter()
+        .skip(p.offset as usize)
+        .take(p.limit as usize)
+        .map(|(pair, skip)| {
+            let reason = catalog
+                .rejection(&pair.venue_a.market.market_id, &pair.venue_b.market.market_id)
+                .flatten();
+            render::pair_json(pair, *skip, reason)
+        })
+        .collect();
+    let has_more = i64::from(p.offset) + (items.len() as i64) < total;
+    Ok(Json(serde_json::json!({
+        "items": items,
+        "total": total,
         "offset": p.offset,
         "limit": p.limit,
         "has_more": has_more,

@@ -151,6 +151,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         ("/v1/arbitrage/current", ARB_LIMIT, false),
         ("/v1/arbitrage/current/difference", ARB_LIMIT, false),
         ("/v1/arbitrage/history", ARB_LIMIT, true),
+        ("/v1/arbitrage/pairs", ARB_LIMIT, true),
         ("/v1/events/{event_id}/ohlcv", EVENT_MARKETS, true),
     ];
     for (path, limit, has_offset) in paged {

@@ -1,8 +1,13 @@
 //! The pair catalog and its cache: the active markets of both venues as core [`Listing`]s, the operator's
-//! pair overrides and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
+//! pair overrides and rejected pairs, and the pairs formed from them, loaded from the store at most every [`CATALOG_TTL`] (and
 //! again after [`ArbCache::invalidate`]), never per pass or per request. Once a catalog is held, reloads
 //! run in the background while the held one stays in use. A non-default
 //! `window_tolerance_seconds` pairs the cached listings again (linear in the catalog), kept per catalog.
+//!
+//! Every pair formed is kept for `/v1/arbitrage/pairs` ([`ArbCatalog::listed_pairs`]), but only the pairs
+//! without a [`SkipReason`] (not rejected by the operator, YES on the same side on both venues) are scanned:
+//! [`ArbCatalog::pairs`] and the default pairs below leave the others out, so `current`, the scanner, the
+//! spreads and the webhooks never price them.
 //!
 //! Built once per catalog, for the pairs at the default tolerance (the scanner's, and `current`'s unless
 //! the caller changes the tolerance):
@@ -15,14 +20,14 @@
 
 use std::{
     borrow::Cow,
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, RwLock},
     time::{Duration, Instant},
 };
 
 use crossbook_core::{
     Exchange,
-    arb::{Listing, MarketPair, PairKind, PairOverride, pair_markets},
+    arb::{Listing, MarketPair, PairKind, PairOverride, SkipReason, pair_markets},
 };
 use crossbook_store::{Store, StoreResult};
 use crossbook_venues::{BookKey, BookSlot, LiveBooks};
@@ -40,13 +45,25 @@ struct PairIdx {
     b: usize,
     kind: PairKind,
     event_id: String,
+    /// Why the pair is not scanned (rejected, YES outcomes differ); `None` for a scanned pair.
+    skip: Option<SkipReason>,
 }
 
 /// Pairings at non-default tolerances one catalog keeps.
 const MAX_OTHER_PAIRINGS: usize = 8;
 
-/// [`pair_markets`] as indexes into `listings`.
-fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_tolerance_seconds: i64) -> Vec<PairIdx> {
+/// [`pair_markets`] as indexes into `listings`, every pair formed, each with its [`SkipReason`] against
+/// `rejected`. A skipped pair keeps its markets (they do not pair with anything else): rejecting a wrong pair
+/// must not let the matcher hand one of its markets to another pair the operator has not seen.
+///
+/// `scan_inverted` (`arbitrage_scan_inverted_pairs`) keeps pairs whose YES outcomes differ in the scan.
+fn pair_indexes(
+    listings: &[Listing],
+    overrides: &[PairOverride],
+    rejected: &HashSet<PairOverride>,
+    scan_inverted: bool,
+    window_tolerance_seconds: i64,
+) -> Vec<PairIdx> {
     let index_of = |l: &Listing| {
         // Every pair borrows from `listings`: its position is the element offset of the reference.
         (l as *const Listing as usize - listings.as_ptr() as usize) / std::mem::size_of::<Listing>()
@@ -56,6 +73,9 @@ fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_toleran
         .map(|p| PairIdx {
             a: index_of(p.venue_a),
             b: index_of(p.venue_b),
+            skip: p
+                .skip_reason(rejected)
+                .filter(|r| !(scan_inverted && *r == SkipReason::YesOutcomesDiffer)),
             kind: p.kind.into_owned(),
             event_id: p.event_id.into_owned(),
         })
@@ -67,6 +87,13 @@ fn pair_indexes(listings: &[Listing], overrides: &[PairOverride], window_toleran
 pub struct ArbCatalog {
     pub listings: Vec<Listing>,
     pub overrides: Vec<PairOverride>,
+    /// The operator's rejected pairs with their reasons.
+    rejected: HashMap<PairOverride, Option<String>>,
+    /// Whether pairs whose YES outcomes differ are scanned (`arbitrage_scan_inverted_pairs`).
+    scan_inverted: bool,
+    /// Every pair formed at the default tolerance, scanned or not (what `/v1/arbitrage/pairs` lists).
+    listed_pairs: Vec<PairIdx>,
+    /// The scanned pairs at the default tolerance: `listed_pairs` without the skipped ones.
     default_pairs: Vec<PairIdx>,
     /// Pairings at other tolerances, kept for the catalog's life (a pairing of 10,000 windows costs ~100 ms,
     /// and a caller repeating `window_tolerance_seconds` should pay it once). At most
@@ -98,9 +125,29 @@ pub struct PairSlots {
 }
 
 impl ArbCatalog {
-    /// Builds the catalog and pairs it once at the default tolerance.
+    /// Builds the catalog with no rejected pairs and pairs it once at the default tolerance.
     pub fn new(listings: Vec<Listing>, overrides: Vec<PairOverride>) -> Self {
-        let default_pairs = pair_indexes(&listings, &overrides, DEFAULT_WINDOW_TOLERANCE_SECONDS);
+        ArbCatalog::with_rejections(listings, overrides, Vec::new(), false)
+    }
+
+    /// Builds the catalog and pairs it once at the default tolerance; `rejections` (pair, reason) are
+    /// listed but never scanned, and so are pairs whose YES outcomes differ unless `scan_inverted`.
+    pub fn with_rejections(
+        listings: Vec<Listing>,
+        overrides: Vec<PairOverride>,
+        rejections: Vec<(PairOverride, Option<String>)>,
+        scan_inverted: bool,
+    ) -> Self {
+        let rejected: HashMap<PairOverride, Option<String>> = rejections.into_iter().collect();
+        let rejected_set: HashSet<PairOverride> = rejected.keys().cloned().collect();
+        let listed_pairs = pair_indexes(
+            &listings,
+            &overrides,
+            &rejected_set,
+            scan_inverted,
+            DEFAULT_WINDOW_TOLERANCE_SECONDS,
+        );
+        let default_pairs: Vec<PairIdx> = listed_pairs.iter().filter(|p| p.skip.is_none()).cloned().collect();
         let mut book_keys: [KeyMap; 2] = Default::default();
         for l in &listings {
             let m = &l.market;
@@ -140,6 +187,9 @@ impl ArbCatalog {
         ArbCatalog {
             listings,
             overrides,
+            rejected,
+            scan_inverted,
+            listed_pairs,
             default_pairs,
             other_pairs: Mutex::default(),
             book_keys,
@@ -214,7 +264,16 @@ impl ArbCatalog {
             .cloned();
         let idx = cached.unwrap_or_else(|| {
             // Paired outside the lock: concurrent first callers may both pair, which is harmless.
-            let idx = Arc::new(pair_indexes(&self.listings, &self.overrides, window_tolerance_seconds));
+            let rejected: HashSet<PairOverride> = self.rejected.keys().cloned().collect();
+            let mut idx = pair_indexes(
+                &self.listings,
+                &self.overrides,
+                &rejected,
+                self.scan_inverted,
+                window_tolerance_seconds,
+            );
+            idx.retain(|p| p.skip.is_none());
+            let idx = Arc::new(idx);
             let mut other = self.other_pairs.lock().unwrap_or_else(|e| e.into_inner());
             if other.len() >= MAX_OTHER_PAIRINGS {
                 other.clear();
@@ -245,9 +304,35 @@ impl ArbCatalog {
             .collect()
     }
 
-    /// Number of pairs at the default tolerance.
+    /// Number of scanned pairs at the default tolerance.
     pub fn pair_count(&self) -> usize {
         self.default_pairs.len()
+    }
+
+    /// Every pair formed at the default tolerance, scanned or not, in `event_id` order, each with why it is
+    /// not scanned (`None`: scanned).
+    pub fn listed_pairs(&self) -> impl Iterator<Item = (MarketPair<'_>, Option<SkipReason>)> {
+        self.listed_pairs.iter().map(|p| {
+            (
+                MarketPair {
+                    venue_a: &self.listings[p.a],
+                    venue_b: &self.listings[p.b],
+                    kind: Cow::Borrowed(&p.kind),
+                    event_id: Cow::Borrowed(&p.event_id),
+                },
+                p.skip,
+            )
+        })
+    }
+
+    /// The operator's reason for rejecting the pair of these two markets: `None` when the pair is not
+    /// rejected, `Some(None)` when rejected without a reason.
+    pub fn rejection(&self, venue_a_market_id: &str, venue_b_market_id: &str) -> Option<Option<&str>> {
+        let key = PairOverride {
+            venue_a_market_id: venue_a_market_id.to_string(),
+            venue_b_market_id: venue_b_market_id.to_string(),
+        };
+        self.rejected.get(&key).map(Option::as_deref)
     }
 }
 
@@ -265,6 +350,8 @@ pub struct ArbCache {
     /// Counts the catalogs installed, for a reader that waits for the next one ([`ArbCache::installed`]).
     generation: tokio::sync::watch::Sender<u64>,
     ttl: Duration,
+    /// `arbitrage_scan_inverted_pairs`, applied to every catalog loaded.
+    scan_inverted: bool,
 }
 
 impl Default for ArbCache {
@@ -281,7 +368,14 @@ impl ArbCache {
             refreshing: std::sync::atomic::AtomicBool::new(false),
             generation: tokio::sync::watch::Sender::new(0),
             ttl,
+            scan_inverted: false,
         }
+    }
+
+    /// The cache with pairs whose YES outcomes differ scanned (`true`) or only listed (`false`, the default).
+    pub fn scanning_inverted_pairs(mut self, scan: bool) -> Self {
+        self.scan_inverted = scan;
+        self
     }
 
     fn fresh(&self) -> Option<Arc<ArbCatalog>> {
@@ -328,10 +422,16 @@ impl ArbCache {
 
     /// Reads the catalog from the store and installs it; callers hold `reload`.
     async fn load(&self, store: &dyn Store) -> StoreResult<Arc<ArbCatalog>> {
-        let (listings, overrides) = tokio::try_join!(store.arbitrage_listings(), store.pair_overrides())?;
-        let catalog = Arc::new(ArbCatalog::new(
+        let (listings, overrides, rejections) = tokio::try_join!(
+            store.arbitrage_listings(),
+            store.pair_overrides(),
+            store.pair_rejections()
+        )?;
+        let catalog = Arc::new(ArbCatalog::with_rejections(
             listings,
             overrides.into_iter().map(|o| o.pair).collect(),
+            rejections.into_iter().map(|r| (r.pair, r.reason)).collect(),
+            self.scan_inverted,
         ));
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(catalog.clone());
         self.generation.send_modify(|g| *g += 1);

@@ -9,7 +9,10 @@
 
 use crossbook_core::{
     Amount, Level, Outcome, Price,
-    arb::{Episode, ExecutionLeg, Masked, MicroUsd, Opportunity, OrderbookDepth, SpreadRow},
+    arb::{
+        Episode, ExecutionLeg, Listing, MarketPair, Masked, MicroUsd, Opportunity, OrderbookDepth, SettlementBasis,
+        SkipReason, SpreadRow, yes_outcome,
+    },
 };
 use serde_json::{Map, Value, json};
 
@@ -57,6 +60,8 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
         map.insert(k.to_string(), v);
     };
     put("event_id", json!(o.event_id));
+    // The pair's id in `/v1/arbitrage/pairs`: the canonical event id is already one per pair.
+    put("pair_id", json!(o.event_id));
     put("event_title", json!(o.event_title));
     put("outcome_key", json!(o.outcome_key));
     put("label", json!(o.label));
@@ -122,6 +127,52 @@ pub fn opportunity_history_json(m: Masked<&Opportunity>) -> Value {
     let mut map = body(&m);
     map.insert("locked".to_string(), Value::Bool(m.locked));
     Value::Object(map)
+}
+
+/// The resolution source a venue states for a market, if any.
+pub fn resolution_source(l: &Listing) -> Option<&str> {
+    l.market.resolution_source.as_deref().filter(|s| !s.trim().is_empty())
+}
+
+/// One leg of a pair (`/v1/arbitrage/pairs`).
+fn pair_leg_json(l: &Listing) -> Value {
+    let m = &l.market;
+    json!({
+        "exchange": m.exchange.as_str(),
+        "market_id": m.market_id,
+        "title": m.title.as_deref().unwrap_or(&m.question),
+        // The catalog's end of the market: the window end, the time the venue closes trading on it.
+        "close_time": m.window_end.map(|t| t.to_iso()),
+        "window_start": m.window_start.map(|t| t.to_iso()),
+        "window_end": m.window_end.map(|t| t.to_iso()),
+        "yes_outcome": yes_outcome(l),
+        "resolution_source": resolution_source(l),
+    })
+}
+
+/// A pair of `/v1/arbitrage/pairs`: its id (the opportunities' `event_id`), how it was matched, both legs,
+/// the settlement facts, and whether the scanner scans it. `rejection_reason` is the operator's note when
+/// the pair is rejected.
+pub fn pair_json(p: &MarketPair<'_>, skip: Option<SkipReason>, rejection_reason: Option<&str>) -> Value {
+    let basis = SettlementBasis::of(
+        [resolution_source(p.venue_a), resolution_source(p.venue_b)],
+        p.windows_match(),
+    );
+    json!({
+        "pair_id": p.event_id.as_ref(),
+        "kind": p.kind_name(),
+        "match_source": p.match_source_name(),
+        "interval_code": p.interval_code().map(|c| c.as_str()),
+        "title": p.event_title(),
+        "venue_a": pair_leg_json(p.venue_a),
+        "venue_b": pair_leg_json(p.venue_b),
+        "yes_outcomes_differ": p.yes_outcomes_differ(),
+        "settlement_basis": basis.as_str(),
+        "status": if skip == Some(SkipReason::Rejected) { "rejected" } else { "active" },
+        "rejection_reason": rejection_reason,
+        "scanned": skip.is_none(),
+        "skip_reason": skip.map(SkipReason::as_str),
+    })
 }
 
 /// A history episode: `{"first_seen_at", "last_seen_at", "opportunity"}`.

@@ -297,6 +297,276 @@ async fn current_answers_from_the_live_books_with_every_parameter() {
     .await;
 }
 
+const A_GAME: &str = "KXNBAGAME-26NOV21AUSPOR-AUS";
+const B_GAME: &str = "0xbgame";
+
+/// A game paired by an operator override whose YES outcomes are inverted: venue_a's YES backs Austin (its
+/// subtitle), venue_b's YES token is its first-named team, Portland. Its books would net 14.32 c if it were
+/// (wrongly) scanned.
+async fn seed_inverted_game(app: &TestApp, store: &Arc<dyn Store>, start: Timestamp) {
+    let game = |ex: Exchange, id: &str, title: &str, subtitle: Option<&str>| {
+        let mut m = Market::new(ex, id, &format!("EV-{id}"), "NBA", title);
+        m.title = Some(title.into());
+        m.subtitle = subtitle.map(Into::into);
+        m.category = Some("Sports".into());
+        m.window_start = Some(start);
+        m.window_end = Some(Timestamp::from_millis(start.millis() + 3 * 3_600_000));
+        if ex == Exchange::VenueB {
+            m.yes_token_id = Some(format!("{id}-yes"));
+            m.no_token_id = Some(format!("{id}-no"));
+        }
+        m
+    };
+    store
+        .upsert_markets(
+            &[
+                game(Exchange::VenueA, A_GAME, "Austin at Portland", Some("Austin")),
+                game(Exchange::VenueB, B_GAME, "Portland vs Austin", None),
+            ],
+            start,
+        )
+        .await
+        .unwrap();
+    store
+        .add_pair_override(
+            &PairOverride {
+                venue_a_market_id: A_GAME.into(),
+                venue_b_market_id: B_GAME.into(),
+            },
+            start,
+        )
+        .await
+        .unwrap();
+    let (live, ts) = (&app.state.live, Timestamp::now());
+    live.upsert(a_book(A_GAME, ts, vec![lvl(5800, 10)], vec![lvl(3000, 10)]));
+    live.upsert(b_book(B_GAME, &format!("{B_GAME}-yes"), ts, vec![lvl(4000, 3)]));
+    live.upsert(b_book(B_GAME, &format!("{B_GAME}-no"), ts, vec![lvl(9000, 3)]));
+}
+
+/// States the venues' resolution sources on the window legs of [`seed`]: the 15m legs name one index (with
+/// different case and a trailing slash), the 1h legs two different ones.
+async fn seed_sources(store: &Arc<dyn Store>, start: Timestamp) {
+    let sourced = |ex, id, ic, src: &str| Market {
+        resolution_source: Some(src.into()),
+        ..window(ex, id, ic, start, 0)
+    };
+    store
+        .upsert_markets(
+            &[
+                sourced(
+                    Exchange::VenueA,
+                    A_WIN,
+                    IntervalCode::M15,
+                    "https://www.cfbenchmarks.com/data/indices/BRTI",
+                ),
+                sourced(
+                    Exchange::VenueB,
+                    B_WIN,
+                    IntervalCode::M15,
+                    " https://www.cfbenchmarks.com/data/indices/brti/",
+                ),
+                sourced(Exchange::VenueA, A_HOUR, IntervalCode::H1, "CF Benchmarks BRTI"),
+                sourced(
+                    Exchange::VenueB,
+                    B_HOUR,
+                    IntervalCode::H1,
+                    "https://data.chain.link/streams/btc-usd",
+                ),
+            ],
+            start,
+        )
+        .await
+        .unwrap();
+}
+
+fn pair_ids(v: &Value) -> Vec<String> {
+    v["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {v}"))
+        .iter()
+        .map(|p| p["pair_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn pairs_list_settlement_facts_and_skipped_pairs_are_not_scanned() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let keys = create_keys(&db.store).await;
+        let start = seed(&db.store, 0).await;
+        seed_sources(&db.store, start).await;
+        put_books(&app, Timestamp::now());
+        seed_inverted_game(&app, &db.store, start).await;
+        let hour_pair = PairOverride {
+            venue_a_market_id: A_HOUR.into(),
+            venue_b_market_id: B_HOUR.into(),
+        };
+        assert!(
+            db.store
+                .reject_pair(&hour_pair, Some("sources differ"), start)
+                .await
+                .unwrap()
+        );
+        let (win, hour) = (window_id("15m", start), window_id("1h", start));
+        let (ovr, game) = (format!("PAIR-{A_OVR}"), format!("PAIR-{A_GAME}"));
+
+        // The rejected 1h pair and the inverted game are not scanned, though both net above zero.
+        let v = app.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        assert_eq!(event_ids(&v), [ovr.clone(), win.clone()]);
+        for o in v.as_array().unwrap() {
+            assert_eq!(o["pair_id"], o["event_id"], "a current row links to its pair");
+        }
+
+        // Every pair is listed, in pair_id order, with why it is not scanned.
+        let v = app.get_key("/v1/arbitrage/pairs", &keys.free).await.ok();
+        assert_eq!(pair_ids(&v), [win.clone(), hour.clone(), ovr.clone(), game.clone()]);
+        assert_eq!((v["total"].as_i64(), v["has_more"].as_bool()), (Some(4), Some(false)));
+        let by_id = |id: &str| {
+            v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["pair_id"] == id)
+                .unwrap()
+                .clone()
+        };
+
+        let w = by_id(&win);
+        assert_eq!(
+            (&w["kind"], &w["match_source"], &w["interval_code"]),
+            (&json!("window"), &json!("window"), &json!("15m"))
+        );
+        assert_eq!(
+            w["settlement_basis"], "identical",
+            "case, spaces and the trailing slash do not count"
+        );
+        assert_eq!(
+            (&w["status"], &w["scanned"], &w["skip_reason"]),
+            (&json!("active"), &json!(true), &Value::Null)
+        );
+        assert_eq!(
+            w["venue_a"],
+            json!({
+                "exchange": "venue_a", "market_id": A_WIN, "title": "Bitcoin up or down?",
+                "close_time": Timestamp::from_millis(start.millis() + 900_000).to_iso(),
+                "window_start": start.to_iso(),
+                "window_end": Timestamp::from_millis(start.millis() + 900_000).to_iso(),
+                "yes_outcome": "Up",
+                "resolution_source": "https://www.cfbenchmarks.com/data/indices/BRTI",
+            })
+        );
+        assert_eq!(w["venue_b"]["market_id"], B_WIN);
+        assert_eq!(
+            w["venue_b"]["resolution_source"], " https://www.cfbenchmarks.com/data/indices/brti/",
+            "as the venue states it"
+        );
+
+        let h = by_id(&hour);
+        assert_eq!(h["settlement_basis"], "same_window_different_source");
+        assert_eq!(
+            (&h["status"], &h["scanned"], &h["skip_reason"]),
+            (&json!("rejected"), &json!(false), &json!("rejected"))
+        );
+        assert_eq!(h["rejection_reason"], "sources differ");
+
+        let g = by_id(&game);
+        assert_eq!(
+            (&g["kind"], &g["match_source"]),
+            (&json!("matched"), &json!("operator"))
+        );
+        assert_eq!(
+            (&g["venue_a"]["yes_outcome"], &g["venue_b"]["yes_outcome"]),
+            (&json!("Austin"), &json!("portland"))
+        );
+        assert_eq!(g["yes_outcomes_differ"], true);
+        assert_eq!(
+            (&g["status"], &g["scanned"], &g["skip_reason"]),
+            (&json!("active"), &json!(false), &json!("yes_outcomes_differ"))
+        );
+        assert_eq!(g["settlement_basis"], "unverified", "no venue stated a source");
+
+        let o = by_id(&ovr);
+        assert_eq!(
+            (&o["match_source"], &o["interval_code"], &o["scanned"]),
+            (&json!("operator"), &Value::Null, &json!(true))
+        );
+        assert_eq!(
+            (&o["venue_a"]["close_time"], &o["venue_a"]["yes_outcome"]),
+            (&Value::Null, &Value::Null)
+        );
+
+        // Filters and paging, with and without /v1.
+        let v = app.get_key("/v1/arbitrage/pairs?kind=window", &keys.free).await.ok();
+        assert_eq!(pair_ids(&v), [win.clone(), hour.clone()]);
+        let v = app.get_key("/arbitrage/pairs?kind=matched", &keys.trader).await.ok();
+        assert_eq!(pair_ids(&v), [ovr.clone(), game.clone()]);
+        let v = app
+            .get_key("/v1/arbitrage/pairs?interval_code=1h", &keys.free)
+            .await
+            .ok();
+        assert_eq!(pair_ids(&v), std::slice::from_ref(&hour));
+        let v = app
+            .get_key("/v1/arbitrage/pairs?limit=2&offset=1", &keys.free)
+            .await
+            .ok();
+        assert_eq!(pair_ids(&v), [hour.clone(), ovr.clone()]);
+        assert_eq!(
+            (
+                v["total"].as_i64(),
+                v["has_more"].as_bool(),
+                v["limit"].as_i64(),
+                v["offset"].as_i64()
+            ),
+            (Some(4), Some(true), Some(2), Some(1))
+        );
+
+        // Lifting the rejection: the pair is scanned again once the catalog is read again.
+        assert_eq!(db.store.unreject_pair(&hour_pair).await.unwrap(), 1);
+        app.state.arb.invalidate();
+        let v = app
+            .get_key("/v1/arbitrage/current?min_net_cents=0", &keys.free)
+            .await
+            .ok();
+        assert_eq!(event_ids(&v), [ovr.clone(), win.clone(), hour.clone()]);
+        let v = app
+            .get_key("/v1/arbitrage/pairs?interval_code=1h", &keys.free)
+            .await
+            .ok();
+        assert_eq!(
+            (&v["items"][0]["status"], &v["items"][0]["scanned"]),
+            (&json!("active"), &json!(true))
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn inverted_pairs_are_scanned_only_when_the_operator_asks() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |c| c.arbitrage_scan_inverted_pairs = true);
+        let keys = create_keys(&db.store).await;
+        let start = seed(&db.store, 0).await;
+        put_books(&app, Timestamp::now());
+        seed_inverted_game(&app, &db.store, start).await;
+        let game = format!("PAIR-{A_GAME}");
+        let v = app.get_key("/v1/arbitrage/current", &keys.free).await.ok();
+        assert!(event_ids(&v).contains(&game), "{v}");
+        let v = app.get_key("/v1/arbitrage/pairs?kind=matched", &keys.free).await.ok();
+        let g = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pair_id"] == game.as_str())
+            .unwrap();
+        // Still flagged, so a client can tell.
+        assert_eq!(
+            (&g["yes_outcomes_differ"], &g["scanned"], &g["skip_reason"]),
+            (&json!(true), &json!(true), &Value::Null)
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn window_tolerance_decides_the_pairing() {
     for_each_backend(async |db| {
@@ -453,6 +723,15 @@ async fn every_invalid_parameter_is_a_400_naming_it() {
                     ("to", &["", "noon"]),
                 ],
             ),
+            (
+                "/v1/arbitrage/pairs",
+                &[
+                    ("kind", &["", "game", "Window"]),
+                    ("interval_code", &["", "2m"]),
+                    ("limit", &["", "0", "101", "x"]),
+                    ("offset", &["", "-1", "1000001"]),
+                ],
+            ),
         ];
         for (route, params) in cases {
             for (name, values) in *params {
@@ -473,12 +752,15 @@ async fn every_invalid_parameter_is_a_400_naming_it() {
             "/v1/arbitrage/current?min_net_cents=0&max_staleness_seconds=86400&window_tolerance_seconds=0&limit=100&orderbook=false",
             "/v1/arbitrage/current/difference?minutes=525600&limit=100&interval_code=1w",
             "/v1/arbitrage/history?offset=1000000&limit=100&category=sports&from=2026-11-21&to=2026-11-21T19:15:00%2B01:00",
+            "/v1/arbitrage/pairs?kind=matched&interval_code=1w&limit=100&offset=1000000",
         ] {
             app.get_key(uri, &keys.trader).await.ok();
         }
         // Keyed routes: 401 without a key, whatever the parameters.
         app.get("/v1/arbitrage/current").await.error(401, "unauthorized", None);
         app.get_key("/arbitrage/current", UNKNOWN_KEY).await.error(401, "unauthorized", None);
+        app.get("/v1/arbitrage/pairs").await.error(401, "unauthorized", None);
+        app.get_key("/arbitrage/pairs", UNKNOWN_KEY).await.error(401, "unauthorized", None);
     })
     .await;
 }
@@ -541,6 +823,13 @@ async fn history_pages_filters_and_masks_per_plan() {
         let items = v["items"].as_array().unwrap();
         assert_eq!(items.len(), 5);
         assert_eq!(items[0]["opportunity"]["event_id"], "BTC-15M-EP11");
+        for i in items {
+            // Locked rows too: the link to the pair is not a price.
+            assert_eq!(
+                i["opportunity"]["pair_id"], i["opportunity"]["event_id"],
+                "a history row links to its pair"
+            );
+        }
         assert_eq!(items[0]["first_seen_at"], "2026-11-21T10:11:00.000Z");
         assert_eq!(items[0]["last_seen_at"], "2026-11-21T10:11:30.000Z");
         assert!(
@@ -1315,6 +1604,32 @@ async fn a_simulated_opportunity_appears_in_current_then_in_history() {
         );
         let event_id = found["event_id"].as_str().unwrap().to_string();
         assert!(event_id.starts_with("BTC-15M-"), "{event_id}");
+        assert_eq!(found["pair_id"], event_id.as_str());
+
+        // The pair is listed with the sources the simulated venues state: venue_a's series names the CF
+        // Benchmarks index, venue_b's market a Chainlink stream, so the legs do not settle on the same source.
+        let v = get("/v1/arbitrage/pairs?kind=window&interval_code=15m&limit=100")
+            .await
+            .unwrap();
+        let pair = v["items"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["pair_id"] == event_id.as_str()))
+            .unwrap_or_else(|| panic!("{event_id} not listed: {v}"));
+        assert_eq!(
+            pair["venue_a"]["resolution_source"], "https://www.cfbenchmarks.com/data/indices/BRTI",
+            "{pair}"
+        );
+        assert!(
+            pair["venue_b"]["resolution_source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://data.chain.link/")),
+            "{pair}"
+        );
+        assert_ne!(pair["settlement_basis"], "identical", "{pair}");
+        assert_eq!(
+            (&pair["scanned"], &pair["match_source"]),
+            (&json!(true), &json!("window"))
+        );
 
         // ... and then in the history the scanner records.
         let episode = testing::eventually_seen("the episode in history", Duration::from_secs(90), async || {

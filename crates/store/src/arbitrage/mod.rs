@@ -49,6 +49,15 @@ pub struct StoredOverride {
     pub created_at: Timestamp,
 }
 
+/// A pair the operator rejected (`crossbook pairs reject`): never scanned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRejection {
+    pub pair: PairOverride,
+    /// The operator's note, if any.
+    pub reason: Option<String>,
+    pub created_at: Timestamp,
+}
+
 /// The arbitrage concern.
 #[async_trait::async_trait]
 pub trait ArbitrageStore: Send + Sync {
@@ -75,6 +84,16 @@ pub trait ArbitrageStore: Send + Sync {
 
     /// Active markets of both venues with their event's title and slug, classified for the pairing.
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>>;
+
+    /// Rejects the pair of these two markets (the scanner never scans it). Rejecting it again replaces the
+    /// reason and keeps the first time; `Ok(true)` when the pair was not rejected before.
+    async fn reject_pair(&self, pair: &PairOverride, reason: Option<&str>, at: Timestamp) -> StoreResult<bool>;
+
+    /// Every rejected pair, oldest first.
+    async fn pair_rejections(&self) -> StoreResult<Vec<StoredRejection>>;
+
+    /// Lifts the rejection of the pair; returns how many were removed (0 or 1).
+    async fn unreject_pair(&self, pair: &PairOverride) -> StoreResult<u64>;
 }
 
 // ------------------------------------------------------------------------------------------------ shared SQL
@@ -288,6 +307,66 @@ async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
         .collect()
 }
 
+/// Upsert on both backends: the reason is the operator's latest word, the time the first rejection's.
+async fn reject_pair<E: Exec>(ex: &E, pair: &PairOverride, reason: Option<&str>, at: Timestamp) -> StoreResult<bool> {
+    let mut probe = Sql::new("SELECT count(*) AS n FROM arb_pair_rejections WHERE venue_a_market_id = ");
+    probe
+        .text(&pair.venue_a_market_id)
+        .push(" AND venue_b_market_id = ")
+        .text(&pair.venue_b_market_id);
+    let existed = ex
+        .rows(&probe)
+        .await?
+        .first()
+        .map(|r| r.int("n"))
+        .transpose()?
+        .unwrap_or(0)
+        > 0;
+    let mut s =
+        Sql::new("INSERT INTO arb_pair_rejections (venue_a_market_id, venue_b_market_id, reason, created_at) VALUES (");
+    s.text(&pair.venue_a_market_id)
+        .push(", ")
+        .text(&pair.venue_b_market_id)
+        .push(", ")
+        .text(reason.unwrap_or(""))
+        .push(", ")
+        .int(at.millis())
+        .push(") ON CONFLICT (venue_a_market_id, venue_b_market_id) DO UPDATE SET reason = excluded.reason");
+    ex.exec(&s).await?;
+    Ok(!existed)
+}
+
+async fn pair_rejections<E: Exec>(ex: &E) -> StoreResult<Vec<StoredRejection>> {
+    let s = Sql::new(
+        "SELECT venue_a_market_id, venue_b_market_id, reason, created_at FROM arb_pair_rejections \
+         ORDER BY created_at, venue_a_market_id, venue_b_market_id",
+    );
+    ex.rows(&s)
+        .await?
+        .iter()
+        .map(|r| {
+            // The column is NOT NULL with '' for "no reason" (the statement builder binds no NULL text).
+            let reason = r.text("reason")?;
+            Ok(StoredRejection {
+                pair: PairOverride {
+                    venue_a_market_id: r.text("venue_a_market_id")?,
+                    venue_b_market_id: r.text("venue_b_market_id")?,
+                },
+                reason: (!reason.is_empty()).then_some(reason),
+                created_at: Timestamp::from_millis(r.int("created_at")?),
+            })
+        })
+        .collect()
+}
+
+async fn unreject_pair<E: Exec>(ex: &E, pair: &PairOverride) -> StoreResult<u64> {
+    let mut s = Sql::new("DELETE FROM arb_pair_rejections WHERE venue_a_market_id = ");
+    s.text(&pair.venue_a_market_id)
+        .push(" AND venue_b_market_id = ")
+        .text(&pair.venue_b_market_id);
+    ex.exec(&s).await
+}
+
 /// Reads on the reader pool, writes on the writer; only the episode batch is written per dialect.
 #[async_trait::async_trait]
 impl<B: Backend> ArbitrageStore for B {
@@ -323,5 +402,17 @@ impl<B: Backend> ArbitrageStore for B {
 
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
         arbitrage_listings(self.reader()).await
+    }
+
+    async fn reject_pair(&self, pair: &PairOverride, reason: Option<&str>, at: Timestamp) -> StoreResult<bool> {
+        reject_pair(self.writer(), pair, reason, at).await
+    }
+
+    async fn pair_rejections(&self) -> StoreResult<Vec<StoredRejection>> {
+        pair_rejections(self.reader()).await
+    }
+
+    async fn unreject_pair(&self, pair: &PairOverride) -> StoreResult<u64> {
+        unreject_pair(self.writer(), pair).await
     }
 }

@@ -363,7 +363,8 @@ macro_rules! market_update_set {
          window_end = excluded.window_end, volume = excluded.volume, volume_24h = excluded.volume_24h, \
          liquidity = excluded.liquidity, open_interest = excluded.open_interest, last_yes_price = excluded.last_yes_price, \
          last_no_price = excluded.last_no_price, settled_at = excluded.settled_at, source_id = excluded.source_id, \
-         yes_token_id = excluded.yes_token_id, no_token_id = excluded.no_token_id, updated_at = excluded.updated_at"
+         yes_token_id = excluded.yes_token_id, no_token_id = excluded.no_token_id, \
+         resolution_source = excluded.resolution_source, updated_at = excluded.updated_at"
     };
 }
 use market_update_set;
@@ -374,7 +375,7 @@ macro_rules! market_insert_cols {
         "exchange, market_id, event_id, series_id, title, subtitle, question, \
          description, slug, url, category, status, interval_code, window_start, window_end, volume, volume_24h, \
          liquidity, open_interest, last_yes_price, last_no_price, settled_at, source_id, yes_token_id, no_token_id, \
-         discovered_at, updated_at"
+         resolution_source, discovered_at, updated_at"
     };
 }
 use market_insert_cols;

@@ -369,10 +369,10 @@ fn prefix_range(s: &mut Sql, n: &Needle) {
 const UPSERT_MARKETS: &str = concat!(
     "INSERT INTO markets (",
     super::market_insert_cols!(),
-    ") SELECT u.*, $26, $26 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+    ") SELECT u.*, $27, $27 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int8[], \
      $15::int8[], $16::int8[], $17::int8[], $18::int8[], $19::int8[], $20::int8[], $21::int8[], $22::int8[], \
-     $23::text[], $24::text[], $25::text[]) AS u ON CONFLICT (exchange, market_id) DO UPDATE SET ",
+     $23::text[], $24::text[], $25::text[], $26::text[]) AS u ON CONFLICT (exchange, market_id) DO UPDATE SET ",
     super::market_update_set!()
 );
 
@@ -410,6 +410,7 @@ pub(super) async fn upsert_markets(pool: &PgPool, items: &[Market], seen_at: Tim
         .bind(col(|m| m.source_id.clone()))
         .bind(col(|m| m.yes_token_id.clone()))
         .bind(col(|m| m.no_token_id.clone()))
+        .bind(col(|m| m.resolution_source.clone()))
         .bind(seen_at.millis())
         .execute(pool)
         .await?;

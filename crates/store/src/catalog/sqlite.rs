@@ -291,7 +291,7 @@ const UPSERT_MARKET: &str = concat!(
     "INSERT INTO markets (",
     super::market_insert_cols!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
-     $23, $24, $25, $26, $26) ON CONFLICT (exchange, market_id) DO UPDATE SET ",
+     $23, $24, $25, $26, $27, $27) ON CONFLICT (exchange, market_id) DO UPDATE SET ",
     super::market_update_set!()
 );
 
@@ -324,6 +324,7 @@ pub(super) async fn upsert_markets(write: &SqlitePool, items: &[Market], seen_at
             .bind(m.source_id.as_deref())
             .bind(m.yes_token_id.as_deref())
             .bind(m.no_token_id.as_deref())
+            .bind(m.resolution_source.as_deref())
             .bind(seen_at.millis())
             .execute(&mut *tx)
             .await?;

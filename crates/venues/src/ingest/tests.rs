@@ -295,6 +295,15 @@ impl ArbitrageStore for MemStore {
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
         unsupported()
     }
+    async fn reject_pair(&self, _: &PairOverride, _: Option<&str>, _: Timestamp) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn pair_rejections(&self) -> StoreResult<Vec<crossbook_store::StoredRejection>> {
+        unsupported()
+    }
+    async fn unreject_pair(&self, _: &PairOverride) -> StoreResult<u64> {
+        unsupported()
+    }
 }
 
 #[async_trait::async_trait]

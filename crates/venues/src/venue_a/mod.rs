@@ -75,6 +75,9 @@ pub struct VenueA {
     /// Category of each series seen, for events and markets read on their own (std mutex: never held across
     /// an `.await`).
     categories: Mutex<HashMap<String, Category>>,
+    /// The `settlement_sources` of each series seen that lists any, which become its markets'
+    /// `resolution_source` (the market payload names no source of its own besides its rules text).
+    sources: Mutex<HashMap<String, String>>,
 }
 
 impl VenueA {
@@ -106,6 +109,7 @@ impl VenueA {
             signer,
             series: cfg.series.clone(),
             categories: Mutex::new(HashMap::new()),
+            sources: Mutex::new(HashMap::new()),
         })
     }
 
@@ -127,6 +131,25 @@ impl VenueA {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(s.ticker.clone(), normalise::series_category(s));
+        let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        match normalise::settlement_sources(s) {
+            Some(src) => sources.insert(s.ticker.clone(), src),
+            None => sources.remove(&s.ticker),
+        };
+    }
+
+    /// A normalised market with its series' settlement sources as its resolution source, when the series
+    /// lists any (they name the index or feed; `rules_primary`, the fallback, is prose).
+    fn with_series_source(&self, mut m: Market, series_ticker: &str) -> Market {
+        if let Some(src) = self
+            .sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(series_ticker)
+        {
+            m.resolution_source = Some(src.clone());
+        }
+        m
     }
 
     /// Every page of a cursor listing of events.
@@ -220,7 +243,7 @@ impl VenueA {
                         continue;
                     }
                     match normalise::market(m, &series_ticker, category, now) {
-                        Ok(m) => markets.push(m),
+                        Ok(m) => markets.push(self.with_series_source(m, &series_ticker)),
                         Err(err) => report_malformed(&err),
                     }
                 }
@@ -332,7 +355,7 @@ impl Venue for VenueA {
                         let series = normalise::series_of_ticker(&m.ticker).to_string();
                         let category = self.category(&series).unwrap_or(Category::Other);
                         match normalise::market(&m, &series, category, now) {
-                            Ok(m) => out.push(m),
+                            Ok(m) => out.push(self.with_series_source(m, &series)),
                             Err(e) => report_malformed(&e),
                         }
                     }

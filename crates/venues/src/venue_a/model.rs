@@ -44,6 +44,18 @@ pub struct Series {
     /// A number in the spec, a string in some fixtures.
     #[serde(default)]
     pub fee_multiplier: Option<Num>,
+    /// Where the series' markets settle (`[{name, url}]`).
+    #[serde(default, deserialize_with = "de_null_default")]
+    pub settlement_sources: Vec<SettlementSource>,
+}
+
+/// One entry of a series' `settlement_sources`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SettlementSource {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// `GET /events` page.

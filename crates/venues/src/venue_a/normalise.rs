@@ -158,7 +158,27 @@ pub fn close_from_event_ticker(event_ticker: &str) -> Option<Timestamp> {
     eastern_to_utc(year, month, day, hour, minute)
 }
 
-/// A market of `series_ticker` in `category`, read at `now`.
+/// The resolution source of a series' markets as the venue states it: each `settlement_sources` entry's URL
+/// (else its name), joined with `, `; `None` when the series lists none. The URL is preferred because it is
+/// what venue_b states (`resolutionSource`), so the two can be compared.
+pub fn settlement_sources(s: &model::Series) -> Option<String> {
+    let nonempty = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
+    let parts: Vec<String> = s
+        .settlement_sources
+        .iter()
+        .filter_map(|src| nonempty(&src.url).or_else(|| nonempty(&src.name)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A market of `series_ticker` in `category`, read at `now`. Its `resolution_source` is the market's
+/// `rules_primary` (the venue's authoritative resolution text); the connector replaces it with the series'
+/// [`settlement_sources`] when it has read the series.
 pub fn market(
     m: &model::Market,
     series_ticker: &str,
@@ -223,6 +243,7 @@ fn market_inner(m: &model::Market, series_ticker: &str, category: Category, now:
         last_yes_price: last_yes,
         last_no_price: last_yes.map(Price::complement),
         settled_at,
+        resolution_source: nonempty(&m.rules_primary),
         ..Market::new(EX, &m.ticker, &event_ticker, series_ticker, &question)
     })
 }
@@ -525,6 +546,14 @@ mod tests {
         assert_eq!(m.title.as_deref(), Some("BTC price up in next 15 mins?"));
         assert_eq!(m.subtitle.as_deref(), Some("Target Price: $80,712.34"));
         assert_eq!(m.category.as_deref(), Some("crypto"));
+        // Without the series' sources, the rules text is the venue's statement of the source.
+        assert_eq!(
+            m.resolution_source.as_deref(),
+            Some(
+                "If the simple average of the sixty seconds of CF Benchmarks' BRTI before 7:15 AM EDT is at \
+                 least the average before 7:00 AM EDT, then the market resolves to Yes."
+            )
+        );
         assert_eq!(m.status, Status::Active);
         assert_eq!(m.interval_code, Some(IntervalCode::M15));
         assert_eq!(iso(m.window_start).as_deref(), Some("2026-05-12T11:00:00.000Z"));
@@ -619,6 +648,21 @@ mod tests {
         .unwrap();
         let n = series(&s.series);
         assert_eq!(n.series_id, "KXBTC15M");
+        assert_eq!(settlement_sources(&s.series), None, "no settlement_sources listed");
+        let sourced: model::SeriesOne = serde_json::from_str(
+            r#"{"series": {"ticker": "KXBTC15M", "settlement_sources": [
+                {"name": "CF Benchmarks", "url": "https://www.cfbenchmarks.com/data/indices/BRTI"},
+                {"name": "Exchange notice", "url": ""}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            settlement_sources(&sourced.series).as_deref(),
+            Some("https://www.cfbenchmarks.com/data/indices/BRTI, Exchange notice"),
+            "the URL, else the name"
+        );
+        let null: model::SeriesOne =
+            serde_json::from_str(r#"{"series": {"ticker": "KXBTC15M", "settlement_sources": null}}"#).unwrap();
+        assert_eq!(settlement_sources(&null.series), None);
         assert_eq!(n.slug.as_deref(), Some("kxbtc15m"));
         assert_eq!(n.url.as_deref(), Some("https://kalshi.com/markets/kxbtc15m"));
         assert_eq!(n.category.as_deref(), Some("crypto"));

@@ -103,6 +103,9 @@ pub struct GammaEvent {
     pub subtitle: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
+    /// What the market settles on, as the venue states it (usually a URL).
+    #[serde(default)]
+    pub resolution_source: Option<String>,
     /// Listing time, **not** the window start.
     #[serde(default, deserialize_with = "de_opt_time")]
     pub start_date: Option<Timestamp>,
@@ -162,6 +165,9 @@ pub struct GammaMarket {
     pub slug: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
+    /// What the market settles on, as the venue states it (usually a URL).
+    #[serde(default)]
+    pub resolution_source: Option<String>,
     #[serde(default)]
     pub group_item_title: Option<String>,
     /// `"[\"Up\", \"Down\"]"`.

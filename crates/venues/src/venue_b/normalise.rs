@@ -303,6 +303,8 @@ fn market_inner(
         source_id: m.id.as_ref().map(Num::to_string),
         yes_token_id: tokens.get(yes).cloned(),
         no_token_id: tokens.get(no).cloned(),
+        // The market's own statement, else its event's (Gamma repeats it on both, but either may be empty).
+        resolution_source: nonempty(&m.resolution_source).or_else(|| nonempty(&e.resolution_source)),
         ..Market::new(EX, &condition_id, &e.id.to_string(), series_id, &question)
     })
 }
@@ -525,6 +527,24 @@ mod tests {
         assert_eq!(mk.status, Status::Active);
         assert_eq!(mk.settled_at, None);
         assert_eq!(mk.source_id.as_deref(), Some("2228960"));
+        assert_eq!(
+            mk.resolution_source.as_deref(),
+            Some("https://data.chain.link/streams/btc-usd")
+        );
+        // Stated on the event only: the event's; stated nowhere: none.
+        let bare = model::GammaMarket {
+            resolution_source: Some(" ".into()),
+            ..m.clone()
+        };
+        assert_eq!(
+            market(&e, &bare, "10192", cat).unwrap().resolution_source.as_deref(),
+            Some("https://data.chain.link/streams/btc-usd")
+        );
+        let nowhere = model::GammaEvent {
+            resolution_source: None,
+            ..e.clone()
+        };
+        assert_eq!(market(&nowhere, &bare, "10192", cat).unwrap().resolution_source, None);
         assert_eq!(mk.slug.as_deref(), Some("btc-updown-15m-1778583600"));
         assert_eq!(
             mk.url.as_deref(),
