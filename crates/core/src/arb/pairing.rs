@@ -574,14 +574,14 @@ impl MarketPair<'_> {
         a.window_start == b.window_start && a.window_end == b.window_end
     }
 
-    /// Why the pair is not scanned, if it is not: rejected by the operator (`rejected` holds the rejected
-    /// pairs), else its YES outcomes differ.
-    pub fn skip_reason(&self, rejected: &HashSet<PairOverride>) -> Option<SkipReason> {
+    /// Why the pair is not scanned, if it is not: rejected by the operator (`is_rejected` answers for the
+    /// pair's two market ids), else its YES outcomes differ.
+    pub fn skip_reason(&self, is_rejected: impl Fn(&PairOverride) -> bool) -> Option<SkipReason> {
         let id = PairOverride {
             venue_a_market_id: self.venue_a.market.market_id.clone(),
             venue_b_market_id: self.venue_b.market.market_id.clone(),
         };
-        if rejected.contains(&id) {
+        if is_rejected(&id) {
             Some(SkipReason::Rejected)
         } else if self.yes_outcomes_differ() {
             Some(SkipReason::YesOutcomesDiffer)
@@ -1149,9 +1149,9 @@ pub(crate) mod tests {
         assert_eq!(yes_outcome(p[0].venue_a).as_deref(), Some("Austin"));
         assert_eq!(yes_outcome(p[0].venue_b).as_deref(), Some("portland"));
         assert!(p[0].yes_outcomes_differ());
-        assert_eq!(p[0].skip_reason(&HashSet::new()), Some(SkipReason::YesOutcomesDiffer));
+        assert_eq!(p[0].skip_reason(|_| false), Some(SkipReason::YesOutcomesDiffer));
         // A rejection wins over the YES check.
-        assert_eq!(p[0].skip_reason(&HashSet::from([o])), Some(SkipReason::Rejected));
+        assert_eq!(p[0].skip_reason(|k| *k == o), Some(SkipReason::Rejected));
 
         // The same side on both venues: scanned.
         let b_same = game(Exchange::VenueB, "0xaus", "Austin vs Portland", None, 0);
@@ -1159,7 +1159,7 @@ pub(crate) mod tests {
         let p = pair_markets(&l, &[], 60);
         assert_eq!(p[0].match_source_name(), "teams_date");
         assert!(!p[0].yes_outcomes_differ());
-        assert_eq!(p[0].skip_reason(&HashSet::new()), None);
+        assert_eq!(p[0].skip_reason(|_| false), None);
     }
 
     #[test]

@@ -433,11 +433,8 @@ pub(crate) mod tests {
         assert!(opps[0].orderbook.is_none());
     }
 
-    #[test]
-    fn venue_b_fees_follow_the_category_of_the_venue_b_market() {
-        let now = Timestamp(T0 + 60_000);
-        let (mut listings, mut books) = fixture(now.millis());
-        // The matched game of `sorted_by_net_and_no_losing_pairs`: YES on venue_b 0.40 + NO on venue_a 0.42.
+    /// The matched game both fee tests price: YES on venue_b 0.40 + NO on venue_a 1 − 0.58 = 0.42.
+    fn lakers_game(listings: &mut Vec<Listing>, books: &mut Books, now: Timestamp) {
         listings.push(game(
             Exchange::VenueA,
             "KXG-LAL",
@@ -447,11 +444,19 @@ pub(crate) mod tests {
         ));
         listings.push(game(Exchange::VenueB, "0xg", "Lakers vs. Celtics", None, 0));
         insert(
-            &mut books,
+            books,
             a_book("KXG-LAL", now.millis(), vec![lvl(5800, 10)], vec![lvl(3000, 10)]),
         );
-        insert(&mut books, b_book("0xg", "0xg-yes", now.millis(), vec![lvl(4000, 3)]));
-        insert(&mut books, b_book("0xg", "0xg-no", now.millis(), vec![lvl(9000, 3)]));
+        insert(books, b_book("0xg", "0xg-yes", now.millis(), vec![lvl(4000, 3)]));
+        insert(books, b_book("0xg", "0xg-no", now.millis(), vec![lvl(9000, 3)]));
+    }
+
+    #[test]
+    fn venue_b_fees_follow_the_category_of_the_venue_b_market() {
+        let now = Timestamp(T0 + 60_000);
+        let (mut listings, mut books) = fixture(now.millis());
+        // The matched game of `sorted_by_net_and_no_losing_pairs`: YES on venue_b 0.40 + NO on venue_a 0.42.
+        lakers_game(&mut listings, &mut books, now);
         let by_id = |opps: &[Opportunity], id: &str| opps.iter().find(|o| o.event_id == id).cloned().unwrap();
 
         // Spec rates: the window nets 1.25 c, the game 14.32 c (fee 1.68 + 2 c).
@@ -545,20 +550,7 @@ pub(crate) mod tests {
         let now = Timestamp(T0 + 60_000);
         let (mut listings, mut books) = fixture(now.millis());
         // A matched game: YES on venue_b 0.40 + NO on venue_a 1 − 0.58 = 0.42 → gross 18 c, fee 1.68 + 2 → 14.32 c.
-        listings.push(game(
-            Exchange::VenueA,
-            "KXG-LAL",
-            "Lakers at Celtics",
-            Some("Lakers"),
-            0,
-        ));
-        listings.push(game(Exchange::VenueB, "0xg", "Lakers vs. Celtics", None, 0));
-        insert(
-            &mut books,
-            a_book("KXG-LAL", now.millis(), vec![lvl(5800, 10)], vec![lvl(3000, 10)]),
-        );
-        insert(&mut books, b_book("0xg", "0xg-yes", now.millis(), vec![lvl(4000, 3)]));
-        insert(&mut books, b_book("0xg", "0xg-no", now.millis(), vec![lvl(9000, 3)]));
+        lakers_game(&mut listings, &mut books, now);
         // A window pair that loses after fees: 0.49 + 0.50.
         listings.push(window(
             Exchange::VenueA,

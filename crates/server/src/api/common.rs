@@ -1,8 +1,8 @@
 //! Shared by several API areas: the query-parameter spellings of core's wire enums (their OpenAPI schemas come
 //! from core's `openapi` feature) and the renderers of contracts §1 (times, prices, amounts).
 
-use crate::params::ParamEnum;
-use crossbook_core::{Amount, Exchange, IntervalCode, Price, Status, Timestamp};
+use crate::{AppState, error::ApiResult, params::ParamEnum};
+use crossbook_core::{Amount, Exchange, IntervalCode, Market, Price, Status, Timestamp};
 
 impl ParamEnum for Exchange {
     const VALUES: &'static [(&'static str, Self)] = &[("venue_a", Exchange::VenueA), ("venue_b", Exchange::VenueB)];
@@ -20,6 +20,21 @@ impl ParamEnum for IntervalCode {
         ("24h", IntervalCode::H24),
         ("1w", IntervalCode::W1),
     ];
+}
+
+/// A market by id on `exchange`, or on venue_a then venue_b when none is named (venue_b by condition id or
+/// numeric id): the lookup of the routes that take a bare market id.
+pub async fn find_market(state: &AppState, id: &str, exchange: Option<Exchange>) -> ApiResult<Option<Market>> {
+    let venues: &[Exchange] = match exchange {
+        Some(ref e) => std::slice::from_ref(e),
+        None => &Exchange::ALL,
+    };
+    for &ex in venues {
+        if let Some(m) = state.store.get_market(ex, id).await? {
+            return Ok(Some(m.market));
+        }
+    }
+    Ok(None)
 }
 
 /// A time in a JSON body: ISO 8601 UTC with milliseconds (`2026-11-21T19:15:00.000Z`).

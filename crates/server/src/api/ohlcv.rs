@@ -9,7 +9,7 @@ use crossbook_core::{
     candle::{self, Candle, Interval},
 };
 use crossbook_store::{
-    MarketQuery, MarketSort, SnapshotQuery, SnapshotWindow, TradeQuery,
+    MarketQuery, SnapshotQuery, SnapshotWindow, TradeQuery,
     book_log::history::{HistoryRow, book_history},
 };
 use serde::Serialize;
@@ -18,7 +18,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
-    api::common::iso,
+    api::common::{find_market, iso},
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
@@ -315,20 +315,9 @@ async fn markets_ohlcv(
     _gate: Gate<groups::Historical>,
     ValidQuery(p): ValidQuery<MarketsOhlcvParams>,
 ) -> ApiResult<Json<OhlcvOut>> {
-    let venues: &[Exchange] = match p.exchange {
-        Some(ref e) => std::slice::from_ref(e),
-        None => &Exchange::ALL,
-    };
     let mut markets = Vec::with_capacity(p.market_ids.len());
     for id in &p.market_ids {
-        let mut found = None;
-        for &ex in venues {
-            if let Some(m) = state.store.get_market(ex, id).await? {
-                found = Some(m.market);
-                break;
-            }
-        }
-        let Some(m) = found else {
+        let Some(m) = find_market(&state, id, p.exchange).await? else {
             return Err(ApiError::not_found(format!("market_ids: no market {id}")));
         };
         markets.push(m);
@@ -376,22 +365,7 @@ async fn event_ohlcv(
         return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
     };
     let event = event.event;
-    let query = MarketQuery {
-        q: None,
-        series_id: None,
-        event_id: Some(event.event_id.clone()),
-        exchange: Some(event.exchange),
-        category: None,
-        status: p.status,
-        min_volume: None,
-        min_liquidity: None,
-        discovered_after: None,
-        settled_after: None,
-        settled_before: None,
-        sort: MarketSort::Volume,
-        limit: p.limit,
-        offset: p.offset,
-    };
+    let query = MarketQuery::of_event(event.exchange, &event.event_id, p.status, p.limit, p.offset);
     let w = p.window;
     let mut out = Vec::new();
     for m in state.store.search_markets(&query).await? {

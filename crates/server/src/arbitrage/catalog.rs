@@ -20,7 +20,7 @@
 
 use std::{
     borrow::Cow,
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     sync::{Arc, Mutex, RwLock},
     time::{Duration, Instant},
 };
@@ -60,7 +60,7 @@ const MAX_OTHER_PAIRINGS: usize = 8;
 fn pair_indexes(
     listings: &[Listing],
     overrides: &[PairOverride],
-    rejected: &HashSet<PairOverride>,
+    rejected: &HashMap<PairOverride, Option<String>>,
     scan_inverted: bool,
     window_tolerance_seconds: i64,
 ) -> Vec<PairIdx> {
@@ -74,7 +74,7 @@ fn pair_indexes(
             a: index_of(p.venue_a),
             b: index_of(p.venue_b),
             skip: p
-                .skip_reason(rejected)
+                .skip_reason(|k| rejected.contains_key(k))
                 .filter(|r| !(scan_inverted && *r == SkipReason::YesOutcomesDiffer)),
             kind: p.kind.into_owned(),
             event_id: p.event_id.into_owned(),
@@ -139,11 +139,10 @@ impl ArbCatalog {
         scan_inverted: bool,
     ) -> Self {
         let rejected: HashMap<PairOverride, Option<String>> = rejections.into_iter().collect();
-        let rejected_set: HashSet<PairOverride> = rejected.keys().cloned().collect();
         let listed_pairs = pair_indexes(
             &listings,
             &overrides,
-            &rejected_set,
+            &rejected,
             scan_inverted,
             DEFAULT_WINDOW_TOLERANCE_SECONDS,
         );
@@ -264,11 +263,10 @@ impl ArbCatalog {
             .cloned();
         let idx = cached.unwrap_or_else(|| {
             // Paired outside the lock: concurrent first callers may both pair, which is harmless.
-            let rejected: HashSet<PairOverride> = self.rejected.keys().cloned().collect();
             let mut idx = pair_indexes(
                 &self.listings,
                 &self.overrides,
-                &rejected,
+                &self.rejected,
                 self.scan_inverted,
                 window_tolerance_seconds,
             );

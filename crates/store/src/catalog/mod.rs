@@ -96,6 +96,28 @@ pub struct MarketQuery {
     pub offset: u32,
 }
 
+impl MarketQuery {
+    /// The markets of one event with `status`, highest volume first, a page at a time.
+    pub fn of_event(exchange: Exchange, event_id: &str, status: Status, limit: u32, offset: u32) -> Self {
+        MarketQuery {
+            q: None,
+            series_id: None,
+            event_id: Some(event_id.to_string()),
+            exchange: Some(exchange),
+            category: None,
+            status,
+            min_volume: None,
+            min_liquidity: None,
+            discovered_after: None,
+            settled_after: None,
+            settled_before: None,
+            sort: MarketSort::Volume,
+            limit,
+            offset,
+        }
+    }
+}
+
 /// Parameters of the two "recent" routes: newest `discovered_at` first.
 #[derive(Debug, Clone)]
 pub struct RecentQuery {

@@ -281,22 +281,7 @@ async fn event_markets(
     let Some(event) = state.store.find_event(&event_id).await? else {
         return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
     };
-    let query = MarketQuery {
-        q: None,
-        series_id: None,
-        event_id: Some(event.event.event_id),
-        exchange: Some(event.event.exchange),
-        category: None,
-        status: p.status,
-        min_volume: None,
-        min_liquidity: None,
-        discovered_after: None,
-        settled_after: None,
-        settled_before: None,
-        sort: MarketSort::Volume,
-        limit: p.limit,
-        offset: p.offset,
-    };
+    let query = MarketQuery::of_event(event.event.exchange, &event.event.event_id, p.status, p.limit, p.offset);
     let rows = state.store.search_markets(&query).await?;
     Ok(Json(rows.into_iter().map(Into::into).collect()))
 }

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::{
     AppState,
-    api::common::{dollars, iso},
+    api::common::{dollars, find_market, iso},
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
@@ -303,26 +303,20 @@ impl Subject {
 
     async fn market(state: &AppState, raw: &str, exchange: Option<Exchange>) -> ApiResult<Self> {
         let market_id = text_value("market_id", raw)?;
-        let venues: &[Exchange] = match exchange {
-            Some(ref e) => std::slice::from_ref(e),
-            None => &Exchange::ALL,
+        let Some(market) = find_market(state, &market_id, exchange).await? else {
+            return Err(ApiError::not_found(format!("no market with id {market_id:?}")));
         };
-        for &ex in venues {
-            if let Some(m) = state.store.get_market(ex, &market_id).await? {
-                let title = state
-                    .store
-                    .get_event(ex, &m.market.event_id)
-                    .await?
-                    .map(|e| e.event.title);
-                return Ok(Subject {
-                    exchange: ex,
-                    event_id: m.market.event_id.clone(),
-                    event_title: title,
-                    market: Some(m.market),
-                });
-            }
-        }
-        Err(ApiError::not_found(format!("no market with id {market_id:?}")))
+        let title = state
+            .store
+            .get_event(market.exchange, &market.event_id)
+            .await?
+            .map(|e| e.event.title);
+        Ok(Subject {
+            exchange: market.exchange,
+            event_id: market.event_id.clone(),
+            event_title: title,
+            market: Some(market),
+        })
     }
 
     fn target(&self, min: Amount) -> WhaleTarget {
