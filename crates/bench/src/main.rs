@@ -8,6 +8,7 @@
 
 mod arbitrage;
 mod book_log;
+mod dashboard;
 mod export;
 mod historical;
 mod idle;
@@ -40,6 +41,9 @@ enum Cmd {
     /// One market with a day of 1-second snapshots among N markets: latest 100 rows and the day at 1m in pages
     /// of 200, at the store and over HTTP.
     Historical(historical::HistoricalArgs),
+    /// The web dashboard in headless Chromium: cold first paint and page weight, and the live view's JS heap,
+    /// DOM and Chromium memory over minutes (needs chromium and chromium-driver).
+    Dashboard(dashboard::DashboardArgs),
     /// `/whales/user/feed` over millions of trades with a 50-event watchlist, and trade → `whale.entry` latency.
     Whales(whales::WhalesArgs),
     /// Snapshots per second through the store's batch write path, and bytes stored per snapshot.
@@ -299,6 +303,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
+        Cmd::Dashboard(args) => dashboard::run(args).await?,
         Cmd::IdleSockets(args) => idle::run(args).await?,
         Cmd::Search {
             database_url,

@@ -76,7 +76,7 @@ fn percentiles(name: &str, mut d: Vec<f64>) -> String {
     )
 }
 
-async fn create_key(url: &str, plan: Plan) -> anyhow::Result<String> {
+pub(crate) async fn create_key(url: &str, plan: Plan) -> anyhow::Result<String> {
     let store = crossbook_store::open(url).await?;
     store.migrate().await?;
     let key = store.create_key("bench", plan).await?.key;

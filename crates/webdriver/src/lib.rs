@@ -322,7 +322,20 @@ impl Browser {
     /// Summed resident set size (`VmRSS`) of this browser's Chromium processes, in KiB. Shared pages are
     /// counted once per process, so this overstates the real footprint; it is meant for trends.
     pub fn chromium_rss_kib(&self) -> u64 {
-        self.chromium_pids().into_iter().filter_map(rss_kib).sum()
+        self.chromium_pids()
+            .into_iter()
+            .filter_map(|pid| proc_kib(&format!("/proc/{pid}/status"), "VmRSS:"))
+            .sum()
+    }
+
+    /// Summed proportional set size (`Pss` of `/proc/<pid>/smaps_rollup`) of this browser's Chromium
+    /// processes, in KiB: shared pages split between the processes sharing them, so the sum is the real
+    /// footprint (RSS sums count the shared libraries and shared memory once per process).
+    pub fn chromium_pss_kib(&self) -> u64 {
+        self.chromium_pids()
+            .into_iter()
+            .filter_map(|pid| proc_kib(&format!("/proc/{pid}/smaps_rollup"), "Pss:"))
+            .sum()
     }
 
     /// `POST /session/{id}/element` with a CSS selector: the element's WebDriver id.
@@ -499,12 +512,11 @@ fn contains_arg(cmdline: &[u8], arg: &[u8]) -> bool {
         .any(|i| cmdline[i..].starts_with(arg) && matches!(cmdline.get(i + arg.len()), None | Some(0 | b' ')))
 }
 
-/// `VmRSS` of a process in KiB (None once it has exited).
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
+/// A "<field> <n> kB" line of a /proc file, in KiB (None once the process has exited).
+fn proc_kib(path: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field))?
         .split_whitespace()
         .next()?
         .parse()

@@ -159,7 +159,8 @@ async fn console_errors_catch_console_error_and_exceptions() {
 
     let profile = b.profile_dir().to_path_buf();
     assert!(!b.chromium_pids().is_empty());
-    assert!(b.chromium_rss_kib() > 0);
+    let (rss, pss) = (b.chromium_rss_kib(), b.chromium_pss_kib());
+    assert!(rss > 0 && pss > 0 && pss <= rss, "RSS {rss} KiB, PSS {pss} KiB");
     b.quit().await.unwrap();
     assert!(!profile.exists(), "{} left behind", profile.display());
 }
