@@ -102,9 +102,7 @@ fn gzip(body: &[u8]) -> Vec<u8> {
 /// The dashboard's routes: the page at `/` and its assets. No key is needed to load the page; the key the
 /// user enters is kept in the browser and sent by the page with each API call.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/", get(index))
-        .route("/ui/{*path}", get(asset))
+    Router::new().route("/", get(index)).route("/ui/{*path}", get(asset))
 }
 
 async fn index(headers: HeaderMap) -> Response {
@@ -129,7 +127,10 @@ fn serve(path: &str, headers: &HeaderMap) -> Response {
     let accepts_gzip = headers
         .get(header::ACCEPT_ENCODING)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.split(';').next().is_some_and(|e| e.trim() == "gzip")));
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|e| e.split(';').next().is_some_and(|e| e.trim() == "gzip"))
+        });
     let mut resp = if fresh {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
@@ -179,7 +180,10 @@ mod tests {
         let index = std::str::from_utf8(ASSETS[0].body).unwrap();
         for part in index.split(ASSET_PREFIX).skip(1) {
             let path = part.split('"').next().unwrap();
-            assert!(ASSETS.iter().any(|a| a.path == path), "index.html names {path}, which is not compiled in");
+            assert!(
+                ASSETS.iter().any(|a| a.path == path),
+                "index.html names {path}, which is not compiled in"
+            );
         }
         for a in ASSETS.iter().filter(|a| a.path.starts_with("js/")) {
             let js = std::str::from_utf8(a.body).unwrap();
@@ -202,7 +206,11 @@ mod tests {
             let mut out = Vec::new();
             flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut out).unwrap();
             assert_eq!(out, p.asset.body, "{}", p.asset.path);
-            assert!(gz.len() < p.asset.body.len() || p.asset.body.len() < 200, "{} did not shrink", p.asset.path);
+            assert!(
+                gz.len() < p.asset.body.len() || p.asset.body.len() < 200,
+                "{} did not shrink",
+                p.asset.path
+            );
         }
     }
 
@@ -219,9 +227,15 @@ mod tests {
         });
         assert!(!handler, "a handler attribute in index.html");
         for part in index.split("<script").skip(1) {
-            assert!(part.split('>').next().unwrap().contains("src=\"/ui/"), "inline script in index.html");
+            assert!(
+                part.split('>').next().unwrap().contains("src=\"/ui/"),
+                "inline script in index.html"
+            );
         }
-        for a in ASSETS.iter().filter(|a| a.path.starts_with("js/") || a.path == "index.html") {
+        for a in ASSETS
+            .iter()
+            .filter(|a| a.path.starts_with("js/") || a.path == "index.html")
+        {
             let text = std::str::from_utf8(a.body).unwrap();
             assert!(!text.contains("innerHTML"), "{} writes HTML from strings", a.path);
             assert!(!text.contains("eval("), "{} evaluates strings", a.path);

@@ -24,13 +24,20 @@ async fn launch() -> Option<Browser> {
         eprintln!("browser test skipped: {e:#}");
         return None;
     }
-    Some(Browser::launch(LaunchOptions::default()).await.expect("Chromium starts"))
+    // Tall enough that a screenshot holds a market's books and its price history.
+    let opts = LaunchOptions {
+        height: 1400,
+        ..LaunchOptions::default()
+    };
+    Some(Browser::launch(opts).await.expect("Chromium starts"))
 }
 
 /// Opens the dashboard with `key` stored as the page stores it, at the page `hash`.
 async fn open(b: &Browser, server: &Server, key: Option<&str>, hash: &str) {
     b.goto(&server.url("/")).await.unwrap();
-    b.wait_for("the page's script", PAGE, "return document.body.dataset.page").await.unwrap();
+    b.wait_for("the page's script", PAGE, "return document.body.dataset.page")
+        .await
+        .unwrap();
     if let Some(key) = key {
         b.execute(
             "localStorage.setItem('crossbook.key', arguments[0]); window.dispatchEvent(new Event('crossbook:key')); return true",
@@ -42,28 +49,47 @@ async fn open(b: &Browser, server: &Server, key: Option<&str>, hash: &str) {
     go(b, hash).await;
 }
 
+/// Waits until `script` returns something truthy; on timeout the failure shows what the page says.
+async fn wait(b: &Browser, what: &str, script: &str) -> Value {
+    match b.wait_for(what, PAGE, script).await {
+        Ok(v) => v,
+        Err(e) => {
+            let page = b.text("main").await.ok().flatten().unwrap_or_default();
+            panic!("{e:#}\n--- the page says:\n{page}");
+        }
+    }
+}
+
 /// Follows an in-page link to `hash` and waits for its page to be drawn.
 async fn go(b: &Browser, hash: &str) {
     let page = hash.trim_start_matches("#/").split('/').next().unwrap().to_string();
-    b.execute("location.hash = arguments[0]; return true", vec![json!(hash)]).await.unwrap();
-    b.wait_for(&format!("page {page}"), PAGE, &format!("return document.body.dataset.page === '{page}'"))
+    b.execute("location.hash = arguments[0]; return true", vec![json!(hash)])
         .await
         .unwrap();
+    wait(
+        b,
+        &format!("page {page}"),
+        &format!("return document.body.dataset.page === '{page}'"),
+    )
+    .await;
 }
 
 /// How many elements match `css`.
 async fn count(b: &Browser, css: &str) -> u64 {
-    b.execute("return document.querySelectorAll(arguments[0]).length", vec![json!(css)])
-        .await
-        .unwrap()
-        .as_u64()
-        .unwrap()
+    b.execute(
+        "return document.querySelectorAll(arguments[0]).length",
+        vec![json!(css)],
+    )
+    .await
+    .unwrap()
+    .as_u64()
+    .unwrap()
 }
 
 /// Waits until `css` matches at least `n` elements.
 async fn wait_count(b: &Browser, css: &str, n: u64) {
     let script = format!("return document.querySelectorAll({}).length >= {n}", json!(css));
-    b.wait_for(&format!("{n} × {css}"), PAGE, &script).await.unwrap();
+    wait(b, &format!("{n} × {css}"), &script).await;
 }
 
 /// Waits until the text of `css` contains `needle`, and returns that text.
@@ -73,20 +99,25 @@ async fn wait_text(b: &Browser, css: &str, needle: &str) -> String {
         json!(css),
         json!(needle)
     );
-    let v = b.wait_for(&format!("{css} saying {needle:?}"), PAGE, &script).await.unwrap();
+    let v = wait(b, &format!("{css} saying {needle:?}"), &script).await;
     v.as_str().unwrap().to_string()
 }
 
 /// The console's errors, less those `expected` names (each entry is matched by a substring).
 async fn assert_no_console_errors(b: &Browser, expected: &[&str]) {
     let errors = b.console_errors().await.unwrap();
-    let unexpected: Vec<&String> = errors.iter().filter(|e| !expected.iter().any(|x| e.contains(x))).collect();
+    let unexpected: Vec<&String> = errors
+        .iter()
+        .filter(|e| !expected.iter().any(|x| e.contains(x)))
+        .collect();
     assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
 }
 
 /// Saves a screenshot as `name`.png under `CROSSBOOK_SCREENSHOTS`, when it is set.
 async fn screenshot(b: &Browser, name: &str) {
-    let Some(dir) = std::env::var_os("CROSSBOOK_SCREENSHOTS") else { return };
+    let Some(dir) = std::env::var_os("CROSSBOOK_SCREENSHOTS") else {
+        return;
+    };
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
     std::fs::create_dir_all(&dir).unwrap();
     let png = b.screenshot_png().await.unwrap();
@@ -122,7 +153,10 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     b.type_into("#key-input", &keys.trader).await.unwrap();
     b.click("#key-save").await.unwrap();
     wait_text(&b, "#key-status", "Trader plan").await;
-    let stored = b.execute("return localStorage.getItem('crossbook.key')", vec![]).await.unwrap();
+    let stored = b
+        .execute("return localStorage.getItem('crossbook.key')", vec![])
+        .await
+        .unwrap();
     assert_eq!(stored, json!(keys.trader));
 
     // Live: both venues' status, then an opportunity that /v1/arbitrage/current also returns.
@@ -159,7 +193,9 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     let ohlcv = server.url(&format!("/v1/markets/ohlcv?market_ids={id}&interval=1m"));
     eventually("a closed 1m candle", 60, async || {
         let v = get_json_key(&ohlcv, &keys.trader).await?;
-        let closes = v["markets"][0]["candles"].as_array().map_or(0, |c| c.iter().filter(|c| !c["close"].is_null()).count());
+        let closes = v["markets"][0]["candles"]
+            .as_array()
+            .map_or(0, |c| c.iter().filter(|c| !c["close"].is_null()).count());
         (closes > 0).then_some(()).ok_or(format!("{v}"))
     })
     .await;
@@ -168,28 +204,58 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     let link = format!("#search-results a[href={}]", json!(format!("#/market/venue_a/{id}")));
     wait_count(&b, &link, 1).await;
     b.click(&link).await.unwrap();
-    b.wait_for("the market page", PAGE, &format!("return location.hash === {}", json!(format!("#/market/venue_a/{id}"))))
-        .await
-        .unwrap();
+    wait(
+        &b,
+        "the market page",
+        &format!("return location.hash === {}", json!(format!("#/market/venue_a/{id}"))),
+    )
+    .await;
     wait_count(&b, "#market-book .book[data-levels] canvas", 2).await;
     assert!(count(&b, "#market-book .ladder-table tbody tr").await > 0);
     wait_text(&b, "#market-book", "Paired with").await;
-    b.wait_for("candles drawn", PAGE, "const c = document.querySelector('#history-chart'); return c && Number(c.dataset.candles) > 0 && c.querySelector('canvas') !== null")
+    wait(
+        &b,
+        "candles drawn",
+        "const c = document.querySelector('#history-chart'); return c && Number(c.dataset.candles) > 0 && c.querySelector('canvas') !== null",
+    )
+    .await;
+    let gaps_note = b.text("#market-history").await.unwrap().unwrap();
+    assert!(
+        gaps_note.contains("capture gap"),
+        "the window's gaps are stated: {gaps_note}"
+    );
+    // Each book is one token's YES book: never crossed (a venue_b market's two tokens are not mixed).
+    let tops = b
+        .execute(
+            "return [...document.querySelectorAll('#market-book .book > p')].map(p => p.innerText)",
+            vec![],
+        )
         .await
         .unwrap();
-    let gaps_note = b.text("#market-history").await.unwrap().unwrap();
-    assert!(gaps_note.contains("capture gap"), "the window's gaps are stated: {gaps_note}");
+    for top in tops.as_array().unwrap() {
+        let top = top.as_str().unwrap();
+        let price = |label: &str| -> f64 {
+            let rest = top.split(label).nth(1).unwrap_or_else(|| panic!("{top}"));
+            rest.trim().split(',').next().unwrap().parse().unwrap()
+        };
+        assert!(price("Best bid") < price("best ask"), "a crossed book: {top}");
+    }
+    screenshot(&b, "market").await;
     // Another granularity is drawn from the same route.
     b.execute(
-        "const s = document.querySelector('#history-interval'); s.value = '1h'; s.dispatchEvent(new Event('change')); return true",
+        "delete document.querySelector('#history-chart').dataset.candles; \
+         const s = document.querySelector('#history-interval'); s.value = '1h'; s.dispatchEvent(new Event('change')); return true",
         vec![],
     )
     .await
     .unwrap();
-    b.wait_for("hourly candles", PAGE, "return Number(document.querySelector('#history-chart').dataset.candles) >= 1")
-        .await
-        .unwrap();
-    screenshot(&b, "market").await;
+    wait(
+        &b,
+        "hourly candles",
+        "return performance.getEntriesByType('resource').some(r => r.name.includes('interval=1h')) \
+         && Number(document.querySelector('#history-chart').dataset.candles) >= 1",
+    )
+    .await;
     assert_no_console_errors(&b, &[]).await;
 
     // History: the opportunity seen above was recorded as an episode, unmasked for a Trader.
@@ -232,9 +298,13 @@ async fn panels_beyond_the_plan_say_which_plan_they_need() {
     let opp = wait_text(&b, "#live-opportunities .notice-plan", "Trader plan").await;
     assert!(opp.contains("the arbitrage channel requires the Trader plan"), "{opp}");
     let whales = wait_text(&b, "#live-whales .notice-plan", "Builder plan").await;
-    assert!(whales.contains("the whales channel requires the Builder plan"), "{whales}");
+    assert!(
+        whales.contains("the whales channel requires the Builder plan"),
+        "{whales}"
+    );
     // The status channel is any key's: the venues are shown.
     wait_count(&b, "#live-venues tr[data-venue]", 2).await;
+    screenshot(&b, "free-plan").await;
 
     go(&b, "#/history").await;
     let spreads = wait_text(&b, "#spreads-panel .notice-plan", "Trader plan").await;
@@ -246,8 +316,15 @@ async fn panels_beyond_the_plan_say_which_plan_they_need() {
         .unwrap();
     assert_eq!(api.status(), 403);
     let body: Value = api.json().await.unwrap();
-    assert!(spreads.contains(body["detail"].as_str().unwrap()), "the page shows the API's message: {spreads} / {body}");
-    screenshot(&b, "free-plan").await;
+    assert!(
+        spreads.contains(body["detail"].as_str().unwrap()),
+        "the page shows the API's message: {spreads} / {body}"
+    );
+    assert_eq!(
+        spreads.matches("Trader plan").count(),
+        1,
+        "the plan is named once: {spreads}"
+    );
 
     // The 403 is the browser's only complaint (it logs every refused request).
     assert_no_console_errors(&b, &["/v1/arbitrage/current/difference"]).await;

@@ -16,11 +16,19 @@ async fn the_page_and_its_files_are_served_with_the_policy() {
     assert_eq!(page.status, 200, "{}", page.text);
     assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
     assert_eq!(page.header("content-security-policy"), Some(CSP));
-    assert!(CSP.contains("script-src 'self'") && CSP.contains("connect-src 'self'"), "{CSP}");
+    assert!(
+        CSP.contains("script-src 'self'") && CSP.contains("connect-src 'self'"),
+        "{CSP}"
+    );
     assert!(!CSP.contains("unsafe"), "{CSP}");
     assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
     assert_eq!(page.header("x-frame-options"), Some("DENY"));
-    assert!(page.text.contains(r#"<script type="module" src="/ui/js/app.js"></script>"#), "{}", page.text);
+    assert!(
+        page.text
+            .contains(r#"<script type="module" src="/ui/js/app.js"></script>"#),
+        "{}",
+        page.text
+    );
 
     // Every file the page names is served, with its type, an ETag and the policy.
     for (path, mime) in [
@@ -36,7 +44,10 @@ async fn the_page_and_its_files_are_served_with_the_policy() {
         assert_eq!(r.header("content-security-policy"), Some(CSP), "{path}");
         assert_eq!(r.header("cache-control"), Some("no-cache"), "{path}");
         assert!(r.header("etag").is_some_and(|e| e.starts_with('"')), "{path}");
-        assert!(r.header("content-encoding").is_none(), "{path}: compressed without being asked");
+        assert!(
+            r.header("content-encoding").is_none(),
+            "{path}: compressed without being asked"
+        );
     }
     let license = app.get("/ui/vendor/uPlot.LICENSE").await;
     assert!(license.text.contains("The MIT License"), "{}", license.text);
@@ -52,13 +63,19 @@ async fn the_page_and_its_files_are_served_with_the_policy() {
     assert_eq!(other.status, 200);
 
     // Compression when accepted.
-    let gz = app.get_with("/ui/vendor/uPlot.iife.min.js", &[("accept-encoding", "br, gzip;q=0.8")]).await;
+    let gz = app
+        .get_with("/ui/vendor/uPlot.iife.min.js", &[("accept-encoding", "br, gzip;q=0.8")])
+        .await;
     assert_eq!(gz.status, 200);
     assert_eq!(gz.header("content-encoding"), Some("gzip"));
     assert_eq!(gz.header("vary"), Some("Accept-Encoding"));
     let plain = app.get("/ui/vendor/uPlot.iife.min.js").await;
     let gz_len: usize = gz.header("content-length").unwrap().parse().unwrap();
-    assert!(gz_len * 2 < plain.text.len(), "gzip {gz_len} against {} plain", plain.text.len());
+    assert!(
+        gz_len * 2 < plain.text.len(),
+        "gzip {gz_len} against {} plain",
+        plain.text.len()
+    );
     let svg = app.get_with("/ui/favicon.svg", &[("accept-encoding", "gzip")]).await;
     assert!(svg.header("content-encoding").is_none(), "images are sent as they are");
 
@@ -68,11 +85,15 @@ async fn the_page_and_its_files_are_served_with_the_policy() {
         r.error(404, "not_found", None);
     }
     // HEAD works as GET without a body.
-    let head = app.send(axum::http::Method::HEAD, "/", &[], axum::body::Body::empty()).await;
+    let head = app
+        .send(axum::http::Method::HEAD, "/", &[], axum::body::Body::empty())
+        .await;
     assert_eq!(head.status, 200);
     assert!(head.text.is_empty());
     // Not a form target.
-    let post = app.send(axum::http::Method::POST, "/", &[], axum::body::Body::empty()).await;
+    let post = app
+        .send(axum::http::Method::POST, "/", &[], axum::body::Body::empty())
+        .await;
     post.error(405, "method_not_allowed", None);
 }
 

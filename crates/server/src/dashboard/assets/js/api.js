@@ -73,7 +73,9 @@ export function planName(plan) {
  */
 export function describeError(err) {
   if (err?.requiredPlan) {
-    return { kind: 'plan', text: `${err.message}. This needs the ${planName(err.requiredPlan)} plan.` };
+    // The API's message already names the plan; say it only where it does not.
+    const plan = `${planName(err.requiredPlan)} plan`;
+    return { kind: 'plan', text: err.message.includes(plan) ? `${err.message}.` : `${err.message}. This needs the ${plan}.` };
   }
   if (err?.status === 401) {
     return { kind: 'plan', text: `${err.message}. Enter a valid key on the Keys page.` };

@@ -83,7 +83,7 @@ export function priceChart(el, title) {
     scales: { x: { time: true }, y: { range: (u, min, max) => [Math.max(0, (min ?? 0) - 0.02), Math.min(1, (max ?? 1) + 0.02)] } },
     series: [
       {},
-      { label: 'YES close', stroke: '#1d4ed8', width: 2, spanGaps: false, value: (u, v) => (v == null ? '–' : v.toFixed(4)) },
+      { label: 'YES close', stroke: '#1d4ed8', width: 2, spanGaps: false, points: { show: true, size: 5 }, value: (u, v) => (v == null ? '–' : v.toFixed(4)) },
     ],
     axes: [{}, { size: 60, values: (u, ticks) => ticks.map((t) => t.toFixed(2)) }],
     hooks: {

@@ -82,13 +82,20 @@ function bookView(exchange, marketId, title, yesAsset) {
   const ladder = h('div', { class: 'ladder' });
   const state = h('p', { class: 'muted' }, 'Waiting for the book…');
   const el = h('div', { class: 'book', dataset: { market: marketId } }, h('h3', {}, `${venue(exchange)}: ${title}`), state, chartEl, ladder);
-  const book = { bids: new Map(), asks: new Map(), no_bids: new Map() };
+  // One book per token (venue_a has one book, its asset_id null); the YES token's is drawn.
+  const books = new Map();
   let chart = null;
   let frame = 0;
   let yes = yesAsset;
+  let yesKnown = exchange === 'venue_a' || !!yesAsset;
 
+  const shown = () => {
+    if (exchange === 'venue_a') return books.values().next().value;
+    // Until the YES token is known (or known to be unknowable), nothing is drawn rather than the wrong token.
+    return yes ? books.get(yes) : yesKnown ? books.values().next().value : undefined;
+  };
   const levels = (m, desc) => [...m.entries()].sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([t, size]) => ({ price: priceOf(t), size }));
-  const yesSides = () => {
+  const yesSides = (book) => {
     const bids = levels(book.bids, true);
     const asks = exchange === 'venue_a'
       ? levels(new Map([...book.no_bids].map(([t, s]) => [10000 - t, s])), false)
@@ -97,7 +104,9 @@ function bookView(exchange, marketId, title, yesAsset) {
   };
   const render = () => {
     frame = 0;
-    const { bids, asks } = yesSides();
+    const book = shown();
+    if (!book) return;
+    const { bids, asks } = yesSides(book);
     if (!chart) chart = depthChart(chartEl, 'Depth (YES)');
     chart.update(bids, asks);
     el.dataset.levels = String(bids.length + asks.length);
@@ -114,25 +123,27 @@ function bookView(exchange, marketId, title, yesAsset) {
   const schedule = () => {
     if (!frame) frame = requestAnimationFrame(render);
   };
-  const put = (side, list) => {
-    book[side] = new Map((list || []).map((l) => [ticks(l.price), l.size]));
+  const bookOf = (asset) => {
+    const k = asset ?? '';
+    if (!books.has(k)) books.set(k, { bids: new Map(), asks: new Map(), no_bids: new Map() });
+    return books.get(k);
   };
+  const ladderOf = (list) => new Map((list || []).map((l) => [ticks(l.price), l.size]));
   return {
     el,
+    /** The YES token of a venue_b market, once known (null: it cannot be known; the first token is drawn). */
     setYesAsset(id) {
       yes = id;
+      yesKnown = true;
+      schedule();
     },
     onMessage(m) {
       if (m.market_id !== marketId) return;
-      // venue_b: the YES token's book only. Until the YES token is known, the first token seen stands in.
-      if (exchange === 'venue_b') {
-        if (!yes) yes = m.asset_id;
-        if (m.asset_id !== yes) return;
-      }
+      const book = bookOf(m.asset_id);
       if (m.type === 'snapshot') {
-        put('bids', m.bids);
-        put('asks', m.asks);
-        put('no_bids', m.no_bids);
+        book.bids = ladderOf(m.bids);
+        book.asks = ladderOf(m.asks);
+        book.no_bids = ladderOf(m.no_bids);
         el.classList.remove('stale');
         schedule();
       } else if (m.type === 'change') {
@@ -207,7 +218,7 @@ function mountMarket(root, exchange, marketId) {
         h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · last price ${m.last_price ?? '–'} · 1-day change ${m.change_1d ?? '–'}`));
       const from = Date.parse(r.from);
       const to = Date.parse(r.to);
-      const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 1000 })}`, { signal });
+      const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 200 })}`, { signal });
       const gaps = g.gaps.map((x) => ({ start: Math.max(from, x.start_time), end: x.end_time ? Math.min(to, x.end_time) : to, cause: x.cause }));
       if (!chart) chart = priceChart(chartEl, 'YES price');
       chart.update(m.candles, gaps);
@@ -245,7 +256,7 @@ function mountMarket(root, exchange, marketId) {
         fill(bookNote, notice(d.kind, d.text));
       } else v.onMessage(m);
     }));
-    if (ex === 'venue_b' && !yes) yesToken(id).then((t) => t && v.setYesAsset(t)).catch(() => {});
+    if (ex === 'venue_b' && !yes) yesToken(id).then((t) => v.setYesAsset(t)).catch(() => v.setYesAsset(null));
   };
   follow(exchange, marketId, 'this market', null);
   findPair(exchange, marketId).then((pair) => {
@@ -275,6 +286,7 @@ function mountMarket(root, exchange, marketId) {
     .catch((e) => fill(tradeNote, notice(describeError(e).kind, describeError(e).text)));
   cleanups.push(stream.subscribe('trades', [marketId], (m) => {
     if (m.type === 'trade' && m.market_id === marketId) {
+      tradeNote.replaceChildren();
       tradeBody.prepend(tradeRow(m));
       while (tradeBody.childElementCount > MAX_TRADES) tradeBody.lastElementChild.remove();
     }
