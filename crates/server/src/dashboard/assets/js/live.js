@@ -144,8 +144,17 @@ export function mount(root) {
     return () => {};
   }
 
+  // The list as /v1/arbitrage/current has it now: rows it no longer has are closed. Run on load, after every
+  // reconnect (what closed while the stream was down was not reported), and every 10 s without live updates.
+  const resync = async () => {
+    const seen = await loadCurrent();
+    if (seen) for (const [k, r] of rows) if (!seen.has(k) && !r.closedAt) r.closedAt = Date.now();
+    renderOpps();
+  };
   let polling = null;
-  loadCurrent().then(renderOpps);
+  cleanups.push(stream.onState((state) => {
+    if (state === 'live') resync();
+  }));
   cleanups.push(stream.subscribe('arbitrage', null, (m) => {
     if (m.type === 'opportunity') {
       upsert(m.opportunity, m.episode?.first_seen_at, m.change === 'closed');
@@ -155,11 +164,7 @@ export function mount(root) {
       const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
       fill(oppNote, notice(d.kind, `Live updates: ${d.text} Below: the current opportunities, refreshed every 10 s.`));
       if (!polling) {
-        polling = setInterval(async () => {
-          const seen = await loadCurrent();
-          if (seen) for (const [k, r] of rows) if (!seen.has(k) && !r.closedAt) r.closedAt = Date.now();
-          renderOpps();
-        }, 10000);
+        polling = setInterval(resync, 10000);
       }
     }
   }));
