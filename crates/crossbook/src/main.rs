@@ -45,7 +45,8 @@ struct GlobalArgs {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the API, ingestion, the arbitrage scanner and webhook delivery in one process.
+    /// Run the API, the web dashboard (at /), ingestion, the arbitrage scanner and webhook delivery in one
+    /// process.
     Serve(ServeArgs),
     /// Run both simulated venues alone on loopback and print their settings (TOML for --config).
     Simulate(SimulateArgs),

@@ -51,7 +51,7 @@ pub struct Tour {
 /// them (a restart) how to list the existing keys in `database` (a URL without its password).
 pub fn demo_banner(keys: &[(Plan, NewKey)], base: &str, tour: &Tour, database: &str) -> String {
     let key_of = |p: Plan| keys.iter().find(|(q, _)| *q == p).map(|(_, k)| k.key.as_str());
-    let mut s = format!("crossbook is listening on {base}; API reference: {base}/docs\n\n");
+    let mut s = format!("crossbook is listening on {base}; dashboard: {base}/; API reference: {base}/docs\n\n");
     let (Some(free), Some(trader)) = (key_of(Plan::Free), key_of(Plan::Trader)) else {
         // Keys are shown only when created; a restart can only point at them.
         s.push_str(&format!(

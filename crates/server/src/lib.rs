@@ -33,6 +33,7 @@ pub mod arbitrage;
 pub mod auth;
 pub mod cache;
 pub mod config;
+pub mod dashboard;
 pub mod demo;
 pub mod error;
 pub mod export;

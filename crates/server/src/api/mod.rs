@@ -81,14 +81,16 @@ fn service_routes() -> OpenApiRouter<AppState> {
     service::router()
 }
 
-/// The whole application: the service routes, the API routes (unless this process only ingests), the
-/// fallback 404 and the common layers.
+/// The whole application: the service routes, the API routes and the dashboard (unless this process only
+/// ingests), the fallback 404 and the common layers.
 pub fn app(state: AppState) -> Router {
     let (service, _) = service_routes().split_for_parts();
     let mut router = service;
     if state.config.role != Role::Ingest {
         let (api, _) = api_routes().split_for_parts();
         router = router.merge(with_auth(api, &state));
+        // The dashboard is a client of these routes, so it is served where they are.
+        router = router.merge(crate::dashboard::router());
     }
     with_common_layers(router, state)
 }

@@ -2,6 +2,8 @@
 //! database (`crossbook_store::testing`; PostgreSQL when `CROSSBOOK_TEST_DATABASE_URL` is set).
 
 mod arbitrage;
+mod browser;
+mod dashboard;
 mod errors;
 mod export;
 mod faults;

@@ -1,0 +1,91 @@
+// Small DOM helpers. The page builds every element with these (never from HTML strings), so text from the
+// API is always text, whatever it contains.
+
+/** Creates an element: h('td', {class: 'num'}, '0.53'). Attributes starting with "on" are listeners. */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === undefined || c === null || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** Replaces an element's children. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** A panel: a titled section with a body element. */
+export function panel(title, id, ...extra) {
+  const body = h('div', { class: 'panel-body' });
+  const el = h('section', { class: 'panel', id }, h('header', {}, h('h2', {}, title), ...extra), body);
+  return { el, body };
+}
+
+/** A notice inside a panel: kind is "info", "plan" (a plan message) or "error". */
+export function notice(kind, ...text) {
+  return h('p', { class: `notice notice-${kind}`, role: kind === 'info' ? null : 'alert' }, ...text);
+}
+
+/** "12 s", "3 min", "2 h" since an ISO time or ms timestamp. */
+export function age(since, now = Date.now()) {
+  const t = typeof since === 'number' ? since : Date.parse(since);
+  if (!Number.isFinite(t)) return '–';
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} d`;
+}
+
+/** A time as HH:MM:SS (UTC), or a date and time when not today. */
+export function clock(t) {
+  const d = new Date(typeof t === 'number' ? t : Date.parse(t));
+  if (Number.isNaN(d.getTime())) return '–';
+  const iso = d.toISOString();
+  const today = new Date().toISOString().slice(0, 10);
+  return iso.slice(0, 10) === today ? iso.slice(11, 19) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+/** A number with thousands separators and at most `digits` decimals ("–" when missing). */
+export function num(v, digits = 2) {
+  if (v === null || v === undefined || v === '') return '–';
+  const n = Number(v);
+  if (!Number.isFinite(n)) return String(v);
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits });
+}
+
+/** The venue as the page shows it. */
+export function venue(exchange) {
+  return exchange === 'venue_a' ? 'venue A' : exchange === 'venue_b' ? 'venue B' : exchange || '–';
+}
+
+/** A long id shortened for a table cell; the whole id is its title. */
+export function shortId(id) {
+  const s = String(id ?? '');
+  const el = h('span', { class: 'id', title: s }, s.length > 22 ? `${s.slice(0, 10)}…${s.slice(-8)}` : s);
+  return el;
+}
+
+/** Calls `fn` after `ms` of quiet (search as you type). */
+export function debounce(fn, ms) {
+  let t = null;
+  return (...args) => {
+    clearTimeout(t);
+    t = setTimeout(() => fn(...args), ms);
+  };
+}

@@ -1,0 +1,295 @@
+// Markets: search as you type, and a market's page: its book (depth chart and ladder) live from the stream,
+// its price history at a chosen interval with the capture gaps shaded, its trades, and the book of the
+// market it is paired with on the other venue.
+
+import { api, describeError, getKey, query } from './api.js';
+import { depthChart, priceChart } from './charts.js';
+import { clock, debounce, fill, h, notice, num, panel, shortId, venue } from './dom.js';
+import { stream } from './stream.js';
+
+const INTERVALS = ['1m', '5m', '1h', '6h', '1d', '1w'];
+const LADDER_ROWS = 10;
+const MAX_TRADES = 100;
+
+export function mount(root, params) {
+  if (params.length >= 2) return mountMarket(root, params[0], params.slice(1).join('/'));
+  return mountSearch(root);
+}
+
+function marketHref(exchange, id) {
+  return `#/market/${encodeURIComponent(exchange)}/${encodeURIComponent(id)}`;
+}
+
+// --- search ---
+
+function mountSearch(root) {
+  const input = h('input', { id: 'market-search', type: 'search', placeholder: 'Search markets of both venues (e.g. btc, lakers)', autocomplete: 'off', 'aria-label': 'Search markets' });
+  const status = h('p', { class: 'muted' });
+  const results = h('tbody');
+  const p = panel('Markets', 'market-search-panel');
+  p.body.append(input, status, h('table', { class: 'data', id: 'search-results' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Venue'), h('th', {}, 'Market'), h('th', {}, 'Status'), h('th', { class: 'num' }, 'Last YES'), h('th', { class: 'num' }, 'Volume'))),
+    results));
+  fill(root, p.el);
+  let ctl = null;
+  const show = (list, what) => {
+    status.textContent = list.length ? what : 'No market matches.';
+    fill(results, list.map((m) => h('tr', {},
+      h('td', {}, venue(m.exchange)),
+      h('td', {}, h('a', { href: marketHref(m.exchange, m.market_id) }, m.title || m.question || m.market_id),
+        m.subtitle ? h('span', { class: 'muted' }, ` ${m.subtitle}`) : null),
+      h('td', {}, m.status),
+      h('td', { class: 'num' }, m.last_yes_price ?? '–'),
+      h('td', { class: 'num' }, num(m.volume, 0)))));
+  };
+  const run = async () => {
+    ctl?.abort();
+    ctl = new AbortController();
+    const q = input.value.trim();
+    try {
+      if (!q) show(await api('/v1/search/recent/markets?limit=20', { signal: ctl.signal }), 'Recently listed markets:');
+      else show(await api(`/v1/search/markets${query({ q, limit: 25 })}`, { signal: ctl.signal }), `Markets matching “${q}”:`);
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      const d = describeError(e);
+      status.replaceChildren(notice(d.kind, d.text));
+    }
+  };
+  input.addEventListener('input', debounce(run, 150));
+  run();
+  input.focus();
+  return () => ctl?.abort();
+}
+
+// --- one book ---
+
+/** Basis points of a 4-decimal price string. */
+function ticks(p) {
+  return Math.round(Number(p) * 10000);
+}
+
+function priceOf(t) {
+  return (t / 10000).toFixed(4);
+}
+
+/**
+ * The YES book of one market, kept from the stream's snapshots and changes. venue_a sends YES bids and NO
+ * bids (a NO bid at p is a YES ask at 1 − p); venue_b sends one book per token, of which the YES token's is
+ * shown.
+ */
+function bookView(exchange, marketId, title, yesAsset) {
+  const chartEl = h('div', { class: 'chart' });
+  const ladder = h('div', { class: 'ladder' });
+  const state = h('p', { class: 'muted' }, 'Waiting for the book…');
+  const el = h('div', { class: 'book', dataset: { market: marketId } }, h('h3', {}, `${venue(exchange)}: ${title}`), state, chartEl, ladder);
+  // One book per token (venue_a has one book, its asset_id null); the YES token's is drawn.
+  const books = new Map();
+  let chart = null;
+  let frame = 0;
+  let yes = yesAsset;
+  let yesKnown = exchange === 'venue_a' || !!yesAsset;
+
+  const shown = () => {
+    if (exchange === 'venue_a') return books.values().next().value;
+    // Until the YES token is known (or known to be unknowable), nothing is drawn rather than the wrong token.
+    return yes ? books.get(yes) : yesKnown ? books.values().next().value : undefined;
+  };
+  const levels = (m, desc) => [...m.entries()].sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([t, size]) => ({ price: priceOf(t), size }));
+  const yesSides = (book) => {
+    const bids = levels(book.bids, true);
+    const asks = exchange === 'venue_a'
+      ? levels(new Map([...book.no_bids].map(([t, s]) => [10000 - t, s])), false)
+      : levels(book.asks, false);
+    return { bids, asks };
+  };
+  const render = () => {
+    frame = 0;
+    const book = shown();
+    if (!book) return;
+    const { bids, asks } = yesSides(book);
+    if (!chart) chart = depthChart(chartEl, 'Depth (YES)');
+    chart.update(bids, asks);
+    el.dataset.levels = String(bids.length + asks.length);
+    const row = (l, cls) => h('tr', { class: cls }, h('td', { class: 'num' }, l ? l.price : ''), h('td', { class: 'num' }, l ? num(l.size, 2) : ''));
+    const n = Math.max(Math.min(bids.length, LADDER_ROWS), Math.min(asks.length, LADDER_ROWS));
+    const rows = [];
+    for (let i = 0; i < n; i++) rows.push(h('tr', {}, ...row(bids[i], 'bid').children, ...row(asks[i], 'ask').children));
+    fill(ladder, h('table', { class: 'data ladder-table' },
+      h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Bid'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Ask'), h('th', { class: 'num' }, 'Size'))),
+      h('tbody', {}, rows)));
+    const spread = bids.length && asks.length ? (ticks(asks[0].price) - ticks(bids[0].price)) / 100 : null;
+    state.textContent = spread === null ? 'One side of the book is empty.' : `Best bid ${bids[0].price}, best ask ${asks[0].price}, spread ${spread.toFixed(2)} ¢`;
+  };
+  const schedule = () => {
+    if (!frame) frame = requestAnimationFrame(render);
+  };
+  const bookOf = (asset) => {
+    const k = asset ?? '';
+    if (!books.has(k)) books.set(k, { bids: new Map(), asks: new Map(), no_bids: new Map() });
+    return books.get(k);
+  };
+  const ladderOf = (list) => new Map((list || []).map((l) => [ticks(l.price), l.size]));
+  return {
+    el,
+    /** The YES token of a venue_b market, once known (null: it cannot be known; the first token is drawn). */
+    setYesAsset(id) {
+      yes = id;
+      yesKnown = true;
+      schedule();
+    },
+    onMessage(m) {
+      if (m.market_id !== marketId) return;
+      const book = bookOf(m.asset_id);
+      if (m.type === 'snapshot') {
+        book.bids = ladderOf(m.bids);
+        book.asks = ladderOf(m.asks);
+        book.no_bids = ladderOf(m.no_bids);
+        el.classList.remove('stale');
+        schedule();
+      } else if (m.type === 'change') {
+        for (const c of m.changes) {
+          const side = c.side === 'bid' ? 'bids' : c.side === 'ask' ? 'asks' : 'no_bids';
+          if (c.size > 0) book[side].set(ticks(c.price), c.size);
+          else book[side].delete(ticks(c.price));
+        }
+        schedule();
+      } else if (m.type === 'stale') {
+        el.classList.add('stale');
+        state.textContent = `The book lost continuity (${m.cause || 'stale'}); it is unknown until the venue sends it again.`;
+      }
+    },
+    destroy() {
+      cancelAnimationFrame(frame);
+      chart?.destroy();
+    },
+  };
+}
+
+/** The YES token of a venue_b market, from its latest top-of-book rows. */
+async function yesToken(marketId) {
+  const r = await api(`/v1/historical/venue_b/top-of-book${query({ market_id: marketId, limit: 10 })}`);
+  return r.rows.find((x) => x.outcome === 'YES')?.asset_id || null;
+}
+
+/** The pair this market belongs to, if the scanner forms one. */
+async function findPair(exchange, marketId) {
+  let offset = 0;
+  for (let page = 0; page < 10; page++) {
+    const r = await api(`/v1/arbitrage/pairs${query({ limit: 100, offset })}`);
+    const hit = r.items.find((p) => p[exchange]?.market_id === marketId);
+    if (hit) return hit;
+    if (!r.has_more) return null;
+    offset += r.items.length;
+  }
+  return null;
+}
+
+// --- one market ---
+
+function mountMarket(root, exchange, marketId) {
+  const cleanups = [];
+  const head = h('div', { class: 'market-head' }, h('h1', {}, marketId));
+  const books = panel('Order book', 'market-book');
+  const hist = panel('Price history', 'market-history');
+  const trades = panel('Trades', 'market-trades');
+  fill(root, h('p', {}, h('a', { href: '#/market' }, '← Search')), head, books.el, hist.el, trades.el);
+
+  if (!getKey()) {
+    for (const p of [books, hist, trades]) p.body.append(notice('info', 'Enter an API key on the Keys page: the books, history and trades need one (any plan).'));
+    return () => {};
+  }
+
+  // Header and price history from the OHLCV route.
+  const select = h('select', { id: 'history-interval', 'aria-label': 'Interval' }, INTERVALS.map((i) => h('option', { value: i }, i)));
+  const histNote = h('div');
+  const gapNote = h('p', { class: 'muted' });
+  const chartEl = h('div', { class: 'chart', id: 'history-chart' });
+  hist.body.append(h('label', {}, 'Interval ', select), histNote, chartEl, gapNote);
+  let chart = null;
+  let loadCtl = null;
+  const loadHistory = async () => {
+    loadCtl?.abort();
+    loadCtl = new AbortController();
+    const signal = loadCtl.signal;
+    try {
+      const r = await api(`/v1/markets/ohlcv${query({ market_ids: marketId, exchange, interval: select.value })}`, { signal });
+      const m = r.markets[0];
+      fill(head, h('h1', {}, m.title || marketId),
+        h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · last price ${m.last_price ?? '–'} · 1-day change ${m.change_1d ?? '–'}`));
+      const from = Date.parse(r.from);
+      const to = Date.parse(r.to);
+      const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 200 })}`, { signal });
+      const gaps = g.gaps.map((x) => ({ start: Math.max(from, x.start_time), end: x.end_time ? Math.min(to, x.end_time) : to, cause: x.cause }));
+      if (!chart) chart = priceChart(chartEl, 'YES price');
+      chart.update(m.candles, gaps);
+      chartEl.dataset.candles = String(m.candles.filter((c) => c.close != null).length);
+      chartEl.dataset.gaps = String(gaps.length);
+      gapNote.textContent = gaps.length
+        ? `Shaded: ${gaps.length} capture gap(s) in this window (${[...new Set(gaps.map((x) => x.cause))].join(', ')}); nothing was recorded then.`
+        : 'No capture gap in this window.';
+      histNote.replaceChildren();
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      const d = describeError(e);
+      fill(histNote, notice(d.kind, d.text));
+    }
+  };
+  select.value = '1m';
+  select.addEventListener('change', loadHistory);
+  loadHistory();
+  const refresh = setInterval(loadHistory, 30000);
+  cleanups.push(() => clearInterval(refresh), () => loadCtl?.abort());
+
+  // Books: this market's, then the paired market's beside it once known.
+  const bookRow = h('div', { class: 'books' });
+  const bookNote = h('div');
+  books.body.append(bookNote, bookRow);
+  const views = new Map();
+  const follow = (ex, id, title, yes) => {
+    const v = bookView(ex, id, title, yes);
+    views.set(id, v);
+    bookRow.append(v.el);
+    cleanups.push(() => v.destroy());
+    cleanups.push(stream.subscribe('book', [id], (m) => {
+      if (m.type === 'error') {
+        const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
+        fill(bookNote, notice(d.kind, d.text));
+      } else v.onMessage(m);
+    }));
+    if (ex === 'venue_b' && !yes) yesToken(id).then((t) => v.setYesAsset(t)).catch(() => v.setYesAsset(null));
+  };
+  follow(exchange, marketId, 'this market', null);
+  findPair(exchange, marketId).then((pair) => {
+    if (!pair) {
+      bookNote.append(notice('info', 'Not paired with a market of the other venue.'));
+      return;
+    }
+    const other = exchange === 'venue_a' ? pair.venue_b : pair.venue_a;
+    bookNote.append(h('p', { class: 'muted' }, 'Paired with ', h('a', { href: marketHref(other.exchange, other.market_id) }, other.title),
+      ` (${pair.settlement_basis.replaceAll('_', ' ')}${pair.status === 'rejected' ? ', rejected' : ''}).`));
+    follow(other.exchange, other.market_id, 'paired market', null);
+  }).catch((e) => bookNote.append(notice(describeError(e).kind, describeError(e).text)));
+
+  // Trades: the latest from the history, then live.
+  const tradeBody = h('tbody');
+  const tradeNote = h('div');
+  trades.body.append(tradeNote, h('div', { class: 'scroll' }, h('table', { class: 'data', id: 'trades-table' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Notional $'))),
+    tradeBody)));
+  const tradeRow = (t) => h('tr', {}, h('td', {}, clock(t.executed_at)), h('td', {}, `${t.side || t.taker_side || ''} ${t.outcome || ''}`),
+    h('td', { class: 'num' }, t.price), h('td', { class: 'num' }, num(t.size, 2)), h('td', { class: 'num' }, num(t.notional ?? t.notional_usd, 2)));
+  api(`/v1/historical/${exchange}/trades${query({ market_id: marketId, limit: 50 })}`)
+    .then((r) => {
+      tradeBody.append(...r.trades.map(tradeRow));
+      if (!r.trades.length) tradeNote.append(h('p', { class: 'muted' }, 'No trade recorded yet; new ones appear here.'));
+    })
+    .catch((e) => fill(tradeNote, notice(describeError(e).kind, describeError(e).text)));
+  cleanups.push(stream.subscribe('trades', [marketId], (m) => {
+    if (m.type === 'trade' && m.market_id === marketId) {
+      tradeNote.replaceChildren();
+      tradeBody.prepend(tradeRow(m));
+      while (tradeBody.childElementCount > MAX_TRADES) tradeBody.lastElementChild.remove();
+    }
+  }));
+  return () => cleanups.forEach((f) => f());
+}

@@ -1,0 +1,334 @@
+//! The dashboard in a real browser: headless Chromium driven through WebDriver (`crossbook-webdriver`)
+//! against `serve --simulate`, as a user would use it. Chromium and chromedriver come from Debian's `chromium`
+//! and `chromium-driver` (`.ci/run` installs them); without them these tests say so and pass locally, and fail
+//! under CI.
+//!
+//! With `CROSSBOOK_SCREENSHOTS=DIR` (relative to the workspace root) they also save a screenshot of each page
+//! there: the README's pictures are made by
+//! `CROSSBOOK_SCREENSHOTS=docs/screenshots cargo test -p crossbook-server --test it browser::`.
+
+use std::time::Duration;
+
+use crossbook_webdriver::{Browser, LaunchOptions};
+use serde_json::{Value, json};
+
+use crate::util::{Server, client, eventually, first_btc_market, get_json_key, simulated_on_sqlite};
+
+/// Longest wait for something the page shows once the data is there.
+const PAGE: Duration = Duration::from_secs(20);
+
+/// Chromium, or `None` (with a line saying why) when it is not installed and this is not CI.
+async fn launch() -> Option<Browser> {
+    if let Err(e) = Browser::find() {
+        assert!(std::env::var_os("CI").is_none(), "{e:#}");
+        eprintln!("browser test skipped: {e:#}");
+        return None;
+    }
+    // Tall enough that a screenshot holds a market's books and its price history.
+    let opts = LaunchOptions {
+        height: 1400,
+        ..LaunchOptions::default()
+    };
+    Some(Browser::launch(opts).await.expect("Chromium starts"))
+}
+
+/// Opens the dashboard with `key` stored as the page stores it, at the page `hash`.
+async fn open(b: &Browser, server: &Server, key: Option<&str>, hash: &str) {
+    b.goto(&server.url("/")).await.unwrap();
+    b.wait_for("the page's script", PAGE, "return document.body.dataset.page")
+        .await
+        .unwrap();
+    if let Some(key) = key {
+        b.execute(
+            "localStorage.setItem('crossbook.key', arguments[0]); window.dispatchEvent(new Event('crossbook:key')); return true",
+            vec![json!(key)],
+        )
+        .await
+        .unwrap();
+    }
+    go(b, hash).await;
+}
+
+/// Waits until `script` returns something truthy; on timeout the failure shows what the page says.
+async fn wait(b: &Browser, what: &str, script: &str) -> Value {
+    match b.wait_for(what, PAGE, script).await {
+        Ok(v) => v,
+        Err(e) => {
+            let page = b.text("main").await.ok().flatten().unwrap_or_default();
+            panic!("{e:#}\n--- the page says:\n{page}");
+        }
+    }
+}
+
+/// Follows an in-page link to `hash` and waits for its page to be drawn.
+async fn go(b: &Browser, hash: &str) {
+    let page = hash.trim_start_matches("#/").split('/').next().unwrap().to_string();
+    b.execute("location.hash = arguments[0]; return true", vec![json!(hash)])
+        .await
+        .unwrap();
+    wait(
+        b,
+        &format!("page {page}"),
+        &format!("return document.body.dataset.page === '{page}'"),
+    )
+    .await;
+}
+
+/// How many elements match `css`.
+async fn count(b: &Browser, css: &str) -> u64 {
+    b.execute(
+        "return document.querySelectorAll(arguments[0]).length",
+        vec![json!(css)],
+    )
+    .await
+    .unwrap()
+    .as_u64()
+    .unwrap()
+}
+
+/// Waits until `css` matches at least `n` elements.
+async fn wait_count(b: &Browser, css: &str, n: u64) {
+    let script = format!("return document.querySelectorAll({}).length >= {n}", json!(css));
+    wait(b, &format!("{n} × {css}"), &script).await;
+}
+
+/// Waits until the text of `css` contains `needle`, and returns that text.
+async fn wait_text(b: &Browser, css: &str, needle: &str) -> String {
+    let script = format!(
+        "const e = document.querySelector({}); return e && e.innerText.includes({}) ? e.innerText : null",
+        json!(css),
+        json!(needle)
+    );
+    let v = wait(b, &format!("{css} saying {needle:?}"), &script).await;
+    v.as_str().unwrap().to_string()
+}
+
+/// The console's errors, less those `expected` names (each entry is matched by a substring).
+async fn assert_no_console_errors(b: &Browser, expected: &[&str]) {
+    let errors = b.console_errors().await.unwrap();
+    let unexpected: Vec<&String> = errors
+        .iter()
+        .filter(|e| !expected.iter().any(|x| e.contains(x)))
+        .collect();
+    assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
+}
+
+/// Saves a screenshot as `name`.png under `CROSSBOOK_SCREENSHOTS`, when it is set.
+async fn screenshot(b: &Browser, name: &str) {
+    let Some(dir) = std::env::var_os("CROSSBOOK_SCREENSHOTS") else {
+        return;
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = b.screenshot_png().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// A loopback receiver that answers every webhook delivery 204.
+async fn receiver() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new().fallback(|| async { axum::http::StatusCode::NO_CONTENT });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/hooks/whale")
+}
+
+/// A newcomer's path on the Trader plan: the keyless page asks for a key; the key is entered once on the Keys
+/// page; the live page then shows an opportunity the API returns; a market found by typing draws its book,
+/// the paired book and its history; the history lists episodes; a webhook is sent a test and its log read.
+/// No console error on the way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
+    let Some(b) = launch().await else { return };
+    let (_db, keys, server) = simulated_on_sqlite(31, |c| c.allow_private_webhook_targets = true).await;
+
+    // Keyless: the page loads and says what a key is for.
+    open(&b, &server, None, "#/live").await;
+    wait_text(&b, "#live-opportunities .notice-info", "Enter an API key").await;
+    assert_eq!(b.text("#who").await.unwrap().as_deref(), Some("no key"));
+
+    // The key, entered once on the Keys page, is kept and the stream accepts it.
+    go(&b, "#/keys").await;
+    b.type_into("#key-input", &keys.trader).await.unwrap();
+    b.click("#key-save").await.unwrap();
+    wait_text(&b, "#key-status", "Trader plan").await;
+    let stored = b
+        .execute("return localStorage.getItem('crossbook.key')", vec![])
+        .await
+        .unwrap();
+    assert_eq!(stored, json!(keys.trader));
+
+    // Live: both venues' status, then an opportunity that /v1/arbitrage/current also returns.
+    go(&b, "#/live").await;
+    wait_count(&b, "#live-venues tr[data-venue]", 2).await;
+    let current = server.url("/v1/arbitrage/current");
+    let shared = eventually("an opportunity on the page and in the API", 120, async || {
+        let api = get_json_key(&current, &keys.trader).await?;
+        let api_pairs: Vec<String> =
+            api.as_array().into_iter().flatten().filter_map(|o| o["pair_id"].as_str().map(String::from)).collect();
+        let shown = b
+            .execute(
+                "return [...document.querySelectorAll('#live-opportunities tr[data-pair]:not(.closed)')].map(r => r.dataset.pair)",
+                vec![],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let shown: Vec<String> = serde_json::from_value(shown).map_err(|e| e.to_string())?;
+        shown.into_iter().find(|p| api_pairs.contains(p)).ok_or(format!("page {api_pairs:?} api"))
+    })
+    .await;
+    let row = b
+        .text(&format!("#live-opportunities tr[data-pair={}]", json!(shared)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(row.contains("venue"), "{row}");
+    screenshot(&b, "live").await;
+    assert_no_console_errors(&b, &[]).await;
+
+    // Market: typing finds the market; its page draws both books (it is paired) and its price history.
+    let market = first_btc_market(&server, "venue_a").await;
+    let id = market["market_id"].as_str().unwrap().to_string();
+    let ohlcv = server.url(&format!("/v1/markets/ohlcv?market_ids={id}&interval=1m"));
+    eventually("a closed 1m candle", 60, async || {
+        let v = get_json_key(&ohlcv, &keys.trader).await?;
+        let closes = v["markets"][0]["candles"]
+            .as_array()
+            .map_or(0, |c| c.iter().filter(|c| !c["close"].is_null()).count());
+        (closes > 0).then_some(()).ok_or(format!("{v}"))
+    })
+    .await;
+    go(&b, "#/market").await;
+    b.type_into("#market-search", "btc").await.unwrap();
+    let link = format!("#search-results a[href={}]", json!(format!("#/market/venue_a/{id}")));
+    wait_count(&b, &link, 1).await;
+    b.click(&link).await.unwrap();
+    wait(
+        &b,
+        "the market page",
+        &format!("return location.hash === {}", json!(format!("#/market/venue_a/{id}"))),
+    )
+    .await;
+    wait_count(&b, "#market-book .book[data-levels] canvas", 2).await;
+    assert!(count(&b, "#market-book .ladder-table tbody tr").await > 0);
+    wait_text(&b, "#market-book", "Paired with").await;
+    wait(
+        &b,
+        "candles drawn",
+        "const c = document.querySelector('#history-chart'); return c && Number(c.dataset.candles) > 0 && c.querySelector('canvas') !== null",
+    )
+    .await;
+    let gaps_note = b.text("#market-history").await.unwrap().unwrap();
+    assert!(
+        gaps_note.contains("capture gap"),
+        "the window's gaps are stated: {gaps_note}"
+    );
+    // Each book is one token's YES book: never crossed (a venue_b market's two tokens are not mixed).
+    let tops = b
+        .execute(
+            "return [...document.querySelectorAll('#market-book .book > p')].map(p => p.innerText)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    for top in tops.as_array().unwrap() {
+        let top = top.as_str().unwrap();
+        let price = |label: &str| -> f64 {
+            let rest = top.split(label).nth(1).unwrap_or_else(|| panic!("{top}"));
+            rest.trim().split(',').next().unwrap().parse().unwrap()
+        };
+        assert!(price("Best bid") < price("best ask"), "a crossed book: {top}");
+    }
+    screenshot(&b, "market").await;
+    // Another granularity is drawn from the same route.
+    b.execute(
+        "delete document.querySelector('#history-chart').dataset.candles; \
+         const s = document.querySelector('#history-interval'); s.value = '1h'; s.dispatchEvent(new Event('change')); return true",
+        vec![],
+    )
+    .await
+    .unwrap();
+    wait(
+        &b,
+        "hourly candles",
+        "return performance.getEntriesByType('resource').some(r => r.name.includes('interval=1h')) \
+         && Number(document.querySelector('#history-chart').dataset.candles) >= 1",
+    )
+    .await;
+    assert_no_console_errors(&b, &[]).await;
+
+    // History: the opportunity seen above was recorded as an episode, unmasked for a Trader.
+    go(&b, "#/history").await;
+    wait_count(&b, "#history-table tbody tr:not(.locked) td.num", 1).await;
+    wait_count(&b, "#spreads-panel table", 1).await;
+    screenshot(&b, "history").await;
+
+    // Webhooks: a registration is listed, sent a test, and its delivery log shows the delivery.
+    let url = receiver().await;
+    let r = client()
+        .post(server.url("/v1/webhooks/whale"))
+        .header("x-api-key", &keys.trader)
+        .json(&json!({ "url": url }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    go(&b, "#/keys").await;
+    wait_text(&b, ".hook[data-type=whale]", &url).await;
+    b.click(".hook[data-type=whale] button.test").await.unwrap();
+    wait_text(&b, ".hook[data-type=whale] .deliveries", "webhook.test").await;
+    wait_text(&b, ".hook[data-type=whale] .deliveries", "204").await;
+    screenshot(&b, "keys").await;
+    assert_no_console_errors(&b, &[]).await;
+
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
+}
+
+/// A Free key: the panels its plan does not include show the plan they need, in the API's words, never a
+/// blank panel; the only console entries are the refusals themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panels_beyond_the_plan_say_which_plan_they_need() {
+    let Some(b) = launch().await else { return };
+    let (_db, keys, server) = simulated_on_sqlite(32, |_| {}).await;
+
+    open(&b, &server, Some(&keys.free), "#/live").await;
+    wait_text(&b, "#who", "Free key").await;
+    let opp = wait_text(&b, "#live-opportunities .notice-plan", "Trader plan").await;
+    assert!(opp.contains("the arbitrage channel requires the Trader plan"), "{opp}");
+    let whales = wait_text(&b, "#live-whales .notice-plan", "Builder plan").await;
+    assert!(
+        whales.contains("the whales channel requires the Builder plan"),
+        "{whales}"
+    );
+    // The status channel is any key's: the venues are shown.
+    wait_count(&b, "#live-venues tr[data-venue]", 2).await;
+    screenshot(&b, "free-plan").await;
+
+    go(&b, "#/history").await;
+    let spreads = wait_text(&b, "#spreads-panel .notice-plan", "Trader plan").await;
+    let api = client()
+        .get(server.url("/v1/arbitrage/current/difference?limit=20"))
+        .header("x-api-key", &keys.free)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 403);
+    let body: Value = api.json().await.unwrap();
+    assert!(
+        spreads.contains(body["detail"].as_str().unwrap()),
+        "the page shows the API's message: {spreads} / {body}"
+    );
+    assert_eq!(
+        spreads.matches("Trader plan").count(),
+        1,
+        "the plan is named once: {spreads}"
+    );
+
+    // The 403 is the browser's only complaint (it logs every refused request).
+    assert_no_console_errors(&b, &["/v1/arbitrage/current/difference"]).await;
+
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
+}
