@@ -98,7 +98,8 @@ return {
   total: m.totalJSHeapSize ?? null,
   nodes: document.getElementsByTagName('*').length,
   stats: s && typeof s === 'object'
-    ? {messages: s.messages ?? null, opportunities: s.opportunities ?? null, whales: s.whales ?? null}
+    ? {messages: s.messages ?? null, opportunities: s.opportunities ?? null, whales: s.whales ?? null,
+       reconnects: s.reconnects ?? null}
     : null,
 };
 "#;
@@ -352,7 +353,7 @@ async fn live_memory(args: &DashboardArgs, base: &str, key: &str) -> anyhow::Res
                 .map_or("-".to_string(), |v| v.to_string())
         };
         println!(
-            "  t={:>5.0} s  heap used {} total {}  DOM nodes {:>6}  messages {} opportunities {} whales {}  Chromium RSS {:.1} MiB PSS {:.1} MiB",
+            "  t={:>5.0} s  heap used {} total {}  DOM nodes {:>6}  messages {} opportunities {} whales {} reconnects {}  Chromium RSS {:.1} MiB PSS {:.1} MiB",
             s.at.as_secs_f64(),
             mib(s.used),
             mib(s.total),
@@ -360,6 +361,7 @@ async fn live_memory(args: &DashboardArgs, base: &str, key: &str) -> anyhow::Res
             stat("messages"),
             stat("opportunities"),
             stat("whales"),
+            stat("reconnects"),
             s.rss_kib as f64 / 1024.0,
             s.pss_kib as f64 / 1024.0,
         );
