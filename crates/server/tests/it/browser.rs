@@ -332,3 +332,73 @@ async fn panels_beyond_the_plan_say_which_plan_they_need() {
     b.quit().await.unwrap();
     server.stop().await.unwrap();
 }
+
+/// A capture gap is visibly marked on a market's price history: the venue's sockets are dropped, the gaps
+/// route records a `disconnect`, and the chart shades it (read back from the canvas's pixels) and names its
+/// cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_gap_is_shaded_on_the_price_history() {
+    let Some(b) = launch().await else { return };
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let keys = crate::util::create_keys(&db.store).await;
+    let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(33, crossbook_sim::SimClock::default()))
+        .await
+        .unwrap();
+    let mut config = crossbook_server::config::Config::for_tests(&db.url);
+    crate::util::point_at(&mut config, &sim);
+    let server = Server::start(config).await;
+
+    let market = first_btc_market(&server, "venue_a").await;
+    let id = market["market_id"].as_str().unwrap().to_string();
+    let gaps = server.url(&format!("/v1/historical/gaps?exchange=venue_a&market_id={id}"));
+    let book = server.url(&format!("/v1/historical/venue_a/top-of-book?market_id={id}&limit=1"));
+    eventually("the market's book recorded", 60, async || {
+        let v = get_json_key(&book, &keys.trader).await?;
+        v["rows"]
+            .as_array()
+            .filter(|r| !r.is_empty())
+            .map(|_| ())
+            .ok_or(format!("{v}"))
+    })
+    .await;
+    sim.faults().drop_sockets_of(crossbook_core::Exchange::VenueA);
+    eventually("a disconnect gap of the market, ended", 60, async || {
+        let v = get_json_key(&gaps, &keys.trader).await?;
+        let ended = v["gaps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|g| g["cause"] == "disconnect" && !g["end_time"].is_null());
+        ended.then_some(()).ok_or(format!("{v}"))
+    })
+    .await;
+
+    open(&b, &server, Some(&keys.trader), &format!("#/market/venue_a/{id}")).await;
+    wait(&b, "a shaded band", "const c = document.querySelector('#history-chart'); return c && c.dataset.bands && JSON.parse(c.dataset.bands).length > 0").await;
+    let note = wait_text(&b, "#market-history", "disconnect").await;
+    assert!(note.contains("capture gap"), "{note}");
+    // The band is drawn: pixels in its middle carry the shade (orange: red well above blue).
+    let shaded = b
+        .execute(
+            "const el = document.querySelector('#history-chart'); const [x0, x1] = JSON.parse(el.dataset.bands)[0]; \
+             const canvas = el.querySelector('canvas'); const ctx = canvas.getContext('2d'); \
+             const x = Math.floor((x0 + x1) / 2); let n = 0; \
+             for (let i = 1; i <= 7; i++) { \
+               const [r, g, bl, a] = ctx.getImageData(x, Math.floor(canvas.height * i / 9), 1, 1).data; \
+               if (a > 0 && r > bl + 40) n++; } \
+             return n",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        shaded.as_u64().unwrap() >= 4,
+        "the gap's band is not drawn: {shaded} of 7 pixels shaded"
+    );
+    screenshot(&b, "market-gap").await;
+    assert_no_console_errors(&b, &[]).await;
+
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
+}

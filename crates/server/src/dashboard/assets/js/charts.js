@@ -91,13 +91,21 @@ export function priceChart(el, title) {
         (u) => {
           const { ctx, bbox } = u;
           ctx.save();
-          ctx.fillStyle = 'rgba(234,88,12,0.18)';
+          ctx.fillStyle = 'rgba(234,88,12,0.35)';
+          const bands = [];
           for (const g of gaps) {
-            const x0 = Math.max(bbox.left, u.valToPos(g.start / 1000, 'x', true));
-            const x1 = Math.min(bbox.left + bbox.width, u.valToPos((g.end ?? Date.now()) / 1000, 'x', true));
-            if (x1 > x0) ctx.fillRect(x0, bbox.top, Math.max(2, x1 - x0), bbox.height);
+            const x0 = Math.max(bbox.left, Math.floor(u.valToPos(g.start / 1000, 'x', true)));
+            const x1 = Math.min(bbox.left + bbox.width, Math.ceil(u.valToPos((g.end ?? Date.now()) / 1000, 'x', true)));
+            // At least 3 px, so that a gap of seconds on a chart of hours is still seen.
+            const w = Math.max(3, x1 - x0);
+            if (x1 >= x0) {
+              ctx.fillRect(x0, bbox.top, w, bbox.height);
+              bands.push([x0, x0 + w]);
+            }
           }
           ctx.restore();
+          // Where the bands are, in canvas pixels (the browser tests look there).
+          el.dataset.bands = JSON.stringify(bands);
         },
       ],
     },

@@ -221,7 +221,8 @@ function mountMarket(root, exchange, marketId) {
       const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 200 })}`, { signal });
       const gaps = g.gaps.map((x) => ({ start: Math.max(from, x.start_time), end: x.end_time ? Math.min(to, x.end_time) : to, cause: x.cause }));
       if (!chart) chart = priceChart(chartEl, 'YES price');
-      chart.update(m.candles, gaps);
+      // The chart spans the whole window, to `to`: a gap in the interval still open is inside it.
+      chart.update([...m.candles, { timestamp: to, close: null }], gaps);
       chartEl.dataset.candles = String(m.candles.filter((c) => c.close != null).length);
       chartEl.dataset.gaps = String(gaps.length);
       gapNote.textContent = gaps.length
