@@ -177,7 +177,7 @@ mod tests {
                 a.path
             );
         }
-        let index = std::str::from_utf8(ASSETS[0].body).unwrap();
+        let index = index_html();
         for part in index.split(ASSET_PREFIX).skip(1) {
             let path = part.split('"').next().unwrap();
             assert!(
@@ -196,6 +196,11 @@ mod tests {
                 );
             }
         }
+    }
+
+    fn index_html() -> &'static str {
+        let index = ASSETS.iter().find(|a| a.path == "index.html").unwrap();
+        std::str::from_utf8(index.body).unwrap()
     }
 
     #[test]
@@ -218,7 +223,7 @@ mod tests {
     /// address of another origin.
     #[test]
     fn the_page_needs_nothing_the_policy_forbids() {
-        let index = std::str::from_utf8(ASSETS[0].body).unwrap();
+        let index = index_html();
         assert!(!index.contains("style="), "inline style in index.html");
         assert!(!index.contains("<style"), "style element in index.html");
         let handler = index.split(" on").skip(1).any(|rest| {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crossbook_webdriver::{Browser, LaunchOptions};
 use serde_json::{Value, json};
 
-use crate::util::{Server, client, eventually, first_btc_market, get_json_key, simulated_on_sqlite};
+use crate::util::{Server, client, eventually, eventually_rows, first_btc_market, get_json_key, simulated_on_sqlite};
 
 /// Longest wait for something the page shows once the data is there.
 const PAGE: Duration = Duration::from_secs(20);
@@ -35,9 +35,7 @@ async fn launch() -> Option<Browser> {
 /// Opens the dashboard with `key` stored as the page stores it, at the page `hash`.
 async fn open(b: &Browser, server: &Server, key: Option<&str>, hash: &str) {
     b.goto(&server.url("/")).await.unwrap();
-    b.wait_for("the page's script", PAGE, "return document.body.dataset.page")
-        .await
-        .unwrap();
+    wait(b, "the page's script", "return document.body.dataset.page").await;
     if let Some(key) = key {
         b.execute(
             "localStorage.setItem('crossbook.key', arguments[0]); window.dispatchEvent(new Event('crossbook:key')); return true",
@@ -353,15 +351,7 @@ async fn a_capture_gap_is_shaded_on_the_price_history() {
     let id = market["market_id"].as_str().unwrap().to_string();
     let gaps = server.url(&format!("/v1/historical/gaps?exchange=venue_a&market_id={id}"));
     let book = server.url(&format!("/v1/historical/venue_a/top-of-book?market_id={id}&limit=1"));
-    eventually("the market's book recorded", 60, async || {
-        let v = get_json_key(&book, &keys.trader).await?;
-        v["rows"]
-            .as_array()
-            .filter(|r| !r.is_empty())
-            .map(|_| ())
-            .ok_or(format!("{v}"))
-    })
-    .await;
+    eventually_rows("the market's book recorded", 60, &book, &keys.trader, "/rows").await;
     sim.faults().drop_sockets_of(crossbook_core::Exchange::VenueA);
     eventually("a disconnect gap of the market, ended", 60, async || {
         let v = get_json_key(&gaps, &keys.trader).await?;

@@ -1,6 +1,8 @@
 // Small DOM helpers. The page builds every element with these (never from HTML strings), so text from the
 // API is always text, whatever it contains.
 
+import { describeError } from './api.js';
+
 /** Creates an element: h('td', {class: 'num'}, '0.53'). Attributes starting with "on" are listeners. */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -39,6 +41,12 @@ export function panel(title, id, ...extra) {
 /** A notice inside a panel: kind is "info", "plan" (a plan message) or "error". */
 export function notice(kind, ...text) {
   return h('p', { class: `notice notice-${kind}`, role: kind === 'info' ? null : 'alert' }, ...text);
+}
+
+/** The notice a panel shows for a failed call or a refused subscription, after an optional lead-in. */
+export function errorNotice(err, lead = '', tail = '') {
+  const d = describeError(err);
+  return notice(d.kind, `${lead}${d.text}${tail}`);
 }
 
 /** "12 s", "3 min", "2 h" since an ISO time or ms timestamp. */

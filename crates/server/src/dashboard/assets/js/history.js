@@ -2,8 +2,8 @@
 // (below Trader the API locks all but the best few rows; a locked row says so), and the price spreads of
 // /v1/arbitrage/current/difference, a Trader-only route whose refusal the panel shows as the API words it.
 
-import { api, describeError, query } from './api.js';
-import { clock, fill, h, notice, num, panel, venue } from './dom.js';
+import { api, query } from './api.js';
+import { clock, errorNotice, fill, h, num, panel, venue } from './dom.js';
 
 const PAGE = 50;
 
@@ -71,8 +71,7 @@ export function mount(root) {
       if (!body.childElementCount) body.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No episode matches.')));
     } catch (e) {
       if (e.name === 'AbortError') return;
-      const d = describeError(e);
-      fill(note, notice(d.kind, d.text));
+      fill(note, errorNotice(e));
     }
   };
   form.addEventListener('submit', (ev) => {
@@ -92,9 +91,6 @@ export function mount(root) {
         h('tbody', {}, list.map((s) => h('tr', {}, h('td', {}, s.label), h('td', {}, s.side), h('td', { class: 'num' }, num(s.side1_price, 4)),
           h('td', { class: 'num' }, num(s.side2_price, 4)), h('td', { class: 'num' }, num(s.diff, 4))))))
       : h('p', { class: 'muted' }, 'No pair is quoted on both venues right now.')))
-    .catch((e) => {
-      const d = describeError(e);
-      fill(spreadBody, notice(d.kind, d.text));
-    });
+    .catch((e) => fill(spreadBody, errorNotice(e)));
   return () => ctl?.abort();
 }

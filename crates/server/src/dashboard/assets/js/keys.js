@@ -2,8 +2,8 @@
 // browser except in the X-API-Key header of this service's own API calls). The key's webhook registrations
 // can be read, sent a test delivery, and their delivery log shown.
 
-import { api, describeError, getKey, planName, setKey } from './api.js';
-import { clock, fill, h, notice, panel } from './dom.js';
+import { api, getKey, planName, setKey } from './api.js';
+import { clock, errorNotice, fill, h, notice, panel } from './dom.js';
 import { stream } from './stream.js';
 
 const TYPES = ['whale', 'arbitrage'];
@@ -47,7 +47,7 @@ export function mount(root) {
           h('td', { class: d.status_code >= 200 && d.status_code < 300 ? 'good' : 'bad' }, d.status_code ?? (d.blocked ? 'blocked' : 'no answer')),
           h('td', {}, `${d.latency_ms} ms`), h('td', {}, d.error || '')))))
       : h('p', { class: 'muted' }, 'No delivery yet.')))
-    .catch((e) => fill(into, notice(describeError(e).kind, describeError(e).text)));
+    .catch((e) => fill(into, errorNotice(e)));
   const loadHooks = async () => {
     if (!getKey()) {
       fill(hookBody, notice('info', 'Enter a key above to see its webhooks.'));
@@ -68,7 +68,7 @@ export function mount(root) {
             const t = await api(`/v1/webhooks/${type}/test`, { method: 'POST' });
             fill(result, notice(t.data.status_code >= 200 && t.data.status_code < 300 ? 'info' : 'error', `${t.message}${t.data.error ? `: ${t.data.error}` : ''}`));
           } catch (e) {
-            fill(result, notice(describeError(e).kind, describeError(e).text));
+            fill(result, errorNotice(e));
           }
           test.disabled = false;
           deliveries(type, log);
@@ -80,7 +80,7 @@ export function mount(root) {
           test, result, h('h4', {}, 'Delivery log'), log);
       }));
     } catch (e) {
-      fill(hookBody, notice(describeError(e).kind, describeError(e).text));
+      fill(hookBody, errorNotice(e));
     }
   };
   loadHooks();

@@ -2,9 +2,9 @@
 // gaps, all from the stream. Opportunities already open when the page loads come from /v1/arbitrage/current
 // (the stream does not replay them).
 
-import { api, describeError, getKey } from './api.js';
-import { age, clock, fill, h, notice, num, panel, venue } from './dom.js';
-import { stream } from './stream.js';
+import { api, getKey } from './api.js';
+import { age, clock, errorNotice, fill, h, notice, num, panel, venue } from './dom.js';
+import { refusal, stream } from './stream.js';
 
 const MAX_WHALES = 100;
 const MAX_GAPS = 50;
@@ -70,8 +70,7 @@ export function mount(root) {
       }
       return seen;
     } catch (e) {
-      const d = describeError(e);
-      fill(oppNote, notice(d.kind, d.text));
+      fill(oppNote, errorNotice(e));
       return null;
     }
   };
@@ -103,8 +102,7 @@ export function mount(root) {
       fill(whaleBody, feed.trades.map(whaleRow));
       liveStats.whales = whaleBody.childElementCount;
     } catch (e) {
-      const d = describeError(e);
-      whaleNote.append(notice(d.kind, d.text));
+      whaleNote.append(errorNotice(e));
     }
   };
 
@@ -161,8 +159,7 @@ export function mount(root) {
       renderOpps();
     } else if (m.type === 'error') {
       // Not on the Trader plan: say so, and show the current list, refreshed, without live updates.
-      const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
-      fill(oppNote, notice(d.kind, `Live updates: ${d.text} Below: the current opportunities, refreshed every 10 s.`));
+      fill(oppNote, errorNotice(refusal(m), 'Live updates: ', ' Below: the current opportunities, refreshed every 10 s.'));
       if (!polling) {
         polling = setInterval(resync, 10000);
       }
@@ -171,8 +168,7 @@ export function mount(root) {
   cleanups.push(stream.subscribe('whales', null, (m) => {
     if (m.type === 'whale') addWhale(m.data);
     else if (m.type === 'error') {
-      const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
-      fill(whaleNote, notice(d.kind, `Live whale trades: ${d.text} Below: the public feed.`));
+      fill(whaleNote, errorNotice(refusal(m), 'Live whale trades: ', ' Below: the public feed.'));
       publicFeed();
     }
   }));
@@ -186,8 +182,7 @@ export function mount(root) {
         h('td', {}, m.cause), h('td', { class: 'num' }, num(m.books?.length ?? 0, 0))));
       while (gapBody.childElementCount > MAX_GAPS) gapBody.lastElementChild.remove();
     } else if (m.type === 'error') {
-      const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
-      fill(venues.body, notice(d.kind, d.text));
+      fill(venues.body, errorNotice(refusal(m)));
     }
   }));
   // Ages move on by themselves.

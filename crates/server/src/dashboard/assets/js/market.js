@@ -2,10 +2,10 @@
 // its price history at a chosen interval with the capture gaps shaded, its trades, and the book of the
 // market it is paired with on the other venue.
 
-import { api, describeError, getKey, query } from './api.js';
+import { api, getKey, query } from './api.js';
 import { depthChart, priceChart } from './charts.js';
-import { clock, debounce, fill, h, notice, num, panel, shortId, venue } from './dom.js';
-import { stream } from './stream.js';
+import { clock, debounce, errorNotice, fill, h, notice, num, panel, shortId, venue } from './dom.js';
+import { refusal, stream } from './stream.js';
 
 const INTERVALS = ['1m', '5m', '1h', '6h', '1d', '1w'];
 const LADDER_ROWS = 10;
@@ -51,8 +51,7 @@ function mountSearch(root) {
       else show(await api(`/v1/search/markets${query({ q, limit: 25 })}`, { signal: ctl.signal }), `Markets matching “${q}”:`);
     } catch (e) {
       if (e.name === 'AbortError') return;
-      const d = describeError(e);
-      status.replaceChildren(notice(d.kind, d.text));
+      status.replaceChildren(errorNotice(e));
     }
   };
   input.addEventListener('input', debounce(run, 150));
@@ -110,10 +109,10 @@ function bookView(exchange, marketId, title, yesAsset) {
     if (!chart) chart = depthChart(chartEl, 'Depth (YES)');
     chart.update(bids, asks);
     el.dataset.levels = String(bids.length + asks.length);
-    const row = (l, cls) => h('tr', { class: cls }, h('td', { class: 'num' }, l ? l.price : ''), h('td', { class: 'num' }, l ? num(l.size, 2) : ''));
+    const cells = (l) => [h('td', { class: 'num' }, l ? l.price : ''), h('td', { class: 'num' }, l ? num(l.size, 2) : '')];
     const n = Math.max(Math.min(bids.length, LADDER_ROWS), Math.min(asks.length, LADDER_ROWS));
     const rows = [];
-    for (let i = 0; i < n; i++) rows.push(h('tr', {}, ...row(bids[i], 'bid').children, ...row(asks[i], 'ask').children));
+    for (let i = 0; i < n; i++) rows.push(h('tr', {}, cells(bids[i]), cells(asks[i])));
     fill(ladder, h('table', { class: 'data ladder-table' },
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Bid'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Ask'), h('th', { class: 'num' }, 'Size'))),
       h('tbody', {}, rows)));
@@ -231,8 +230,7 @@ function mountMarket(root, exchange, marketId) {
       histNote.replaceChildren();
     } catch (e) {
       if (e.name === 'AbortError') return;
-      const d = describeError(e);
-      fill(histNote, notice(d.kind, d.text));
+      fill(histNote, errorNotice(e));
     }
   };
   select.value = '1m';
@@ -253,8 +251,7 @@ function mountMarket(root, exchange, marketId) {
     cleanups.push(() => v.destroy());
     cleanups.push(stream.subscribe('book', [id], (m) => {
       if (m.type === 'error') {
-        const d = describeError({ message: m.detail, requiredPlan: m.required_plan });
-        fill(bookNote, notice(d.kind, d.text));
+        fill(bookNote, errorNotice(refusal(m)));
       } else v.onMessage(m);
     }));
     if (ex === 'venue_b' && !yes) yesToken(id).then((t) => v.setYesAsset(t)).catch(() => v.setYesAsset(null));
@@ -269,7 +266,7 @@ function mountMarket(root, exchange, marketId) {
     bookNote.append(h('p', { class: 'muted' }, 'Paired with ', h('a', { href: marketHref(other.exchange, other.market_id) }, other.title),
       ` (${pair.settlement_basis.replaceAll('_', ' ')}${pair.status === 'rejected' ? ', rejected' : ''}).`));
     follow(other.exchange, other.market_id, 'paired market', null);
-  }).catch((e) => bookNote.append(notice(describeError(e).kind, describeError(e).text)));
+  }).catch((e) => bookNote.append(errorNotice(e)));
 
   // Trades: the latest from the history, then live.
   const tradeBody = h('tbody');
@@ -284,7 +281,7 @@ function mountMarket(root, exchange, marketId) {
       tradeBody.append(...r.trades.map(tradeRow));
       if (!r.trades.length) tradeNote.append(h('p', { class: 'muted' }, 'No trade recorded yet; new ones appear here.'));
     })
-    .catch((e) => fill(tradeNote, notice(describeError(e).kind, describeError(e).text)));
+    .catch((e) => fill(tradeNote, errorNotice(e)));
   cleanups.push(stream.subscribe('trades', [marketId], (m) => {
     if (m.type === 'trade' && m.market_id === marketId) {
       tradeNote.replaceChildren();

@@ -117,3 +117,8 @@ class Stream {
 }
 
 export const stream = new Stream();
+
+/** A stream `error` message as the error a panel describes (its detail and the plan it needs). */
+export function refusal(m) {
+  return { message: m.detail, requiredPlan: m.required_plan };
+}
