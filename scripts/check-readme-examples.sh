@@ -11,7 +11,7 @@ bin="${1:-target/debug/crossbook}"
 source scripts/serve-simulated.sh "$bin" --allow-private-webhook-targets
 
 # The paging example needs a book with a second page: wait (at most 60 s) until the first venue_a market has one.
-a=$(curl -s "$base/v1/search/markets?q=btc&exchange=venue_a&limit=1" | jq -r '.[0].market_id')
+a=$(curl -s "$base/v1/search/markets?q=btc&exchange=venue_a&series_id=KXBTCW&limit=1" | jq -r '.[0].market_id')
 for _ in $(seq 1 120); do
   curl -s -H "X-API-Key: $trader" "$base/v1/historical/venue_a/orderbook?market_id=$a&limit=2" \
     | jq -e '.pagination.has_more' >/dev/null && break

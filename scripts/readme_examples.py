@@ -4,6 +4,7 @@ Every ```sh block is read, in order, as one shell session, except blocks right a
 `<!-- examples: not run -->` (commands for another machine or a benchmark). Kept from a block:
 - variable assignments (`M=$(curl ... | jq ...)`), run as written;
 - `crossbook` commands, run with the binary and database given in EXAMPLES_BIN and CROSSBOOK_DATABASE_URL;
+- `python3 -c` one-liners (the data-loader examples), run as written: they must exit 0;
 - `curl` commands (with their `\\` continuations), run with the status captured: it must be 2xx, or the
   status a `# expect NNN` comment on the command gives. Commands piped into another program run as written
   with `curl -f`, so a 4xx/5xx fails them too.
@@ -88,6 +89,12 @@ for no, cmd in commands:
         run = '"$EXAMPLES_BIN" ' + " ".join(shell_word(w) for w in words[1:])
         out.append(
             f'ran=$((ran + 1)); {run} >/dev/null || {{ echo "README line {no}: failed"; failed=$((failed + 1)); }}'
+        )
+        continue
+    if cmd.startswith("python3 -c "):
+        # The data-loader examples: run as written, on the files the examples before them saved.
+        out.append(
+            f'ran=$((ran + 1)); {cmd} >/dev/null || {{ echo "README line {no}: failed"; failed=$((failed + 1)); }}'
         )
         continue
     if not cmd.startswith("curl "):
