@@ -4,7 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, close_code};
-use crossbook_core::{Exchange, Plan, Timestamp};
+use crossbook_core::{Exchange, Plan, Status, Timestamp};
 use futures_util::{SinkExt, StreamExt, stream::SplitSink};
 use serde_json::json;
 use tokio::time::Instant;
@@ -263,12 +263,23 @@ async fn handle(
             );
         }
         ClientOp::Subscribe { channel, markets } => {
-            if let Err(e) = check_markets(state, channel, &markets).await {
-                hub.push(session, error_frag(&e, None));
-                return None;
-            }
-            if let Err((e, plan)) = hub.subscribe(session, channel, markets) {
-                hub.push(session, error_frag(&e, plan));
+            let not_live = match check_markets(state, channel, &markets).await {
+                Ok(not_live) => not_live,
+                Err(e) => {
+                    hub.push(session, error_frag(&e, None));
+                    return None;
+                }
+            };
+            match hub.subscribe(session, channel, markets) {
+                // A book subscription to a market with no book held would otherwise be silence: say so, per
+                // market, after `subscribed`. The subscription stands, so a book that appears later follows.
+                Ok(()) if channel == Channel::Book => {
+                    for m in not_live {
+                        hub.push(session, not_live_frag(&m));
+                    }
+                }
+                Ok(()) => {}
+                Err((e, plan)) => hub.push(session, error_frag(&e, plan)),
             }
         }
         ClientOp::Unsubscribe { channel, markets } => hub.unsubscribe(session, channel, markets),
@@ -276,8 +287,40 @@ async fn handle(
     None
 }
 
+/// A subscribed market of the catalog with no book held now.
+struct NotLive {
+    exchange: Exchange,
+    market_id: String,
+    closed: bool,
+}
+
+/// The `not_live` message of a book subscription to a market with no book held.
+fn not_live_frag(m: &NotLive) -> super::protocol::Frag {
+    let (reason, detail) = if m.closed {
+        ("closed", "the market is closed: it has no live book")
+    } else {
+        (
+            "no_book",
+            "no book of this market is held now: the service does not follow it, or has not received its book \
+             yet; a snapshot follows if it arrives",
+        )
+    };
+    control(
+        "not_live",
+        json!({
+            "channel": Channel::Book.as_str(),
+            "exchange": m.exchange.as_str(),
+            "market_id": m.market_id,
+            "reason": reason,
+            "detail": detail,
+        }),
+    )
+}
+
 /// Refuses market ids that are neither live nor in the catalog, so a typo is an error rather than silence.
-async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -> Result<(), OpError> {
+/// Returns the catalog's markets that have no book held now.
+async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -> Result<Vec<NotLive>, OpError> {
+    let mut not_live = Vec::new();
     for m in markets {
         if state.live.has_market(m) {
             continue;
@@ -289,7 +332,11 @@ async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -
             Exchange::VenueA
         };
         match state.store.get_market(exchange, m).await {
-            Ok(Some(_)) => {}
+            Ok(Some(found)) => not_live.push(NotLive {
+                exchange,
+                market_id: m.clone(),
+                closed: found.market.status == Status::Closed,
+            }),
             Ok(None) => {
                 return Err(OpError {
                     channel: Some(channel),
@@ -310,5 +357,5 @@ async fn check_markets(state: &AppState, channel: Channel, markets: &[String]) -
             }
         }
     }
-    Ok(())
+    Ok(not_live)
 }

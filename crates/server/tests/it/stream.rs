@@ -805,3 +805,70 @@ async fn a_stream_outlives_the_header_and_keep_alive_timeouts() {
     assert_eq!(ws.next().await["type"], "pong");
     db.cleanup().await;
 }
+
+/// A book subscription to a catalog market with no book held is not silence: after `subscribed` (and the
+/// snapshots of the books that are held), each such market gets a `not_live` naming it and why. The
+/// subscription stands: a book that arrives later is sent.
+#[tokio::test]
+async fn a_book_subscription_to_a_market_without_a_live_book_says_so() {
+    let db = migrated_sqlite().await;
+    let keys = create_keys(&db.store).await;
+    seed_catalog(&db.store).await;
+    let s = Served::start(&db, |_| {}).await;
+    s.app.state.live.upsert(book(M_LAL, 50, 10));
+
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    assert_eq!(ws.next().await["type"], "welcome");
+    ws.send(json!({"op": "subscribe", "channel": "book", "markets": [M_LAL, M_BTC_A, M_OLD]}))
+        .await;
+    assert_eq!(ws.next().await["type"], "subscribed");
+    let snap = ws.next().await;
+    assert_eq!(
+        (snap["type"].as_str(), snap["market_id"].as_str()),
+        (Some("snapshot"), Some(M_LAL))
+    );
+    let mut not_live = Vec::new();
+    for _ in 0..2 {
+        let m = ws.next().await;
+        assert_eq!(
+            (m["type"].as_str(), m["channel"].as_str()),
+            (Some("not_live"), Some("book")),
+            "{m}"
+        );
+        assert_eq!(m["exchange"], "venue_a", "{m}");
+        assert!(m["detail"].as_str().is_some_and(|d| !d.is_empty()), "{m}");
+        not_live.push((
+            m["market_id"].as_str().unwrap().to_string(),
+            m["reason"].as_str().unwrap().to_string(),
+        ));
+    }
+    assert_eq!(
+        not_live,
+        [
+            (M_BTC_A.to_string(), "no_book".to_string()),
+            (M_OLD.to_string(), "closed".to_string())
+        ]
+    );
+
+    // The book of M_BTC_A arrives: its snapshot follows on the same subscription.
+    let seq = s.app.state.live.upsert(book(M_BTC_A, 40, 3)).unwrap();
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+        key: BookKey::venue_a(M_BTC_A),
+        book_seq: seq,
+        timestamp: Timestamp::now(),
+        change: crossbook_core::book::BookChange::Snapshot {
+            bids: vec![Level {
+                price: Price::from_cents(40),
+                size: Amount::from_units(3),
+            }],
+            asks: vec![],
+            no_bids: vec![],
+        },
+        venue_ts: None,
+        received_at: Timestamp::now(),
+    })));
+    let snap = ws.next_of("snapshot").await;
+    assert_eq!(snap["market_id"], M_BTC_A);
+    drop(s);
+    db.cleanup().await;
+}
