@@ -57,7 +57,7 @@ impl AppState {
         let arbitrage_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
         let live = LiveBooks::new();
-        let health = VenueHealth::new();
+        let health = VenueHealth::new(&live);
         let arb = crate::arbitrage::ArbCache::default().scanning_inverted_pairs(config.arbitrage_scan_inverted_pairs);
         let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
         AppState {
