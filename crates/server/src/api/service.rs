@@ -258,7 +258,8 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 /// mode, connection, books held and stale as they are at the moment of the request, reconnects, malformed
 /// messages). While writes fail (a full disk, a database
 /// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;
-/// it is `ok` again, and the answer 200, once they succeed again. A process that does not ingest (`--role api`, or a standby
+/// it is `ok` again, and the answer 200, once they succeed again (a kind written rarely also clears once the
+/// store has taken other writes and the kind has not failed for 10 s). A process that does not ingest (`--role api`, or a standby
 /// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
 /// not count: its data comes from the store, which the leader keeps up to date.
 #[utoipa::path(
