@@ -292,9 +292,6 @@ async fn readyz(State(state): State<AppState>) -> Response {
         StoreStatus::Degraded => writes.since,
         StoreStatus::Unavailable => Some(state.store_unreachable_since(true).unwrap_or_else(Timestamp::now)),
     };
-    if let Some(e) = &ping_error {
-        tracing::warn!(error = %e, "readiness: store ping failed");
-    }
     let store = StoreHealthOut {
         status,
         backend: state.store.backend().to_string(),
@@ -335,12 +332,38 @@ async fn readyz(State(state): State<AppState>) -> Response {
             leader,
         },
     };
+    log_readiness_change(&state, &body);
     let code = if ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (code, Json(body)).into_response()
+}
+
+/// Logs readiness when it changes, not per request: a probe's 503 is an answer about the service, not an
+/// error of it. Not ready at WARN with what is wrong, ready again at INFO.
+fn log_readiness_change(state: &AppState, body: &ReadyOut) {
+    let ready = body.status == ReadyStatus::Ready;
+    if state.readiness_changed(ready).is_none() {
+        return;
+    }
+    if ready {
+        tracing::info!("ready again: the store takes writes and every venue is fresh");
+        return;
+    }
+    let venue = |v: &VenueHealthOut| match (v.status, &v.reason) {
+        (VenueStatus::NotConfigured | VenueStatus::Fresh, _) => None,
+        (_, Some(why)) => Some(why.clone()),
+        (_, None) => Some(format!("{:?}", v.status)),
+    };
+    tracing::warn!(
+        store = ?body.store.status,
+        store_error = body.store.last_error.as_deref().unwrap_or(""),
+        venue_a = venue(&body.venues.venue_a).as_deref().unwrap_or("ok"),
+        venue_b = venue(&body.venues.venue_b).as_deref().unwrap_or("ok"),
+        "not ready"
+    );
 }
 
 /// Prometheus metrics

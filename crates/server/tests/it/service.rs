@@ -767,3 +767,79 @@ fn book(exchange: Exchange, market_id: &str) -> crossbook_core::BookSnapshot {
         no_bids: vec![],
     }
 }
+
+/// A log buffer for [`readiness_is_logged_when_it_changes_never_per_request`].
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The lines logged since the last call.
+    fn take(&self) -> Vec<String> {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap());
+        String::from_utf8(bytes).unwrap().lines().map(str::to_string).collect()
+    }
+}
+
+/// `/readyz` answering 503 is not an error of the service: nothing at ERROR, one WARN when readiness is
+/// lost and one INFO when it is back, however often it is polled.
+#[tokio::test(flavor = "current_thread")]
+async fn readiness_is_logged_when_it_changes_never_per_request() {
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let app = TestApp::new(&db, |_| {});
+    // Ingesting, both venues waiting: not ready.
+    app.state.ingest.set(crossbook_venues::IngestHandle::default());
+    for _ in 0..5 {
+        assert_eq!(app.get("/readyz").await.status.as_u16(), 503);
+    }
+    let lines = log.take();
+    let at = |level: &str| lines.iter().filter(|l| l.contains(level)).cloned().collect::<Vec<_>>();
+    assert_eq!(at("ERROR"), Vec::<String>::new(), "{lines:#?}");
+    let warns = at(" WARN ");
+    assert_eq!(warns.len(), 1, "{lines:#?}");
+    assert!(
+        warns[0].contains("not ready") && warns[0].contains("connecting"),
+        "{warns:?}"
+    );
+
+    // Both venues fresh: ready, said once at INFO.
+    let now = Timestamp::now();
+    for ex in [Exchange::VenueA, Exchange::VenueB] {
+        app.state.live.upsert(book(ex, "M"));
+        app.state.health.update(ex, |h| {
+            h.last_message_at = Some(now);
+            h.connected = true;
+        });
+    }
+    for _ in 0..3 {
+        assert_eq!(app.get("/readyz").await.status.as_u16(), 200);
+    }
+    let lines = log.take();
+    let infos: Vec<&String> = lines.iter().filter(|l| l.contains("ready again")).collect();
+    assert_eq!(infos.len(), 1, "{lines:#?}");
+    assert!(infos[0].contains(" INFO "), "{infos:?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("ERROR") || l.contains(" WARN ")),
+        "{lines:#?}"
+    );
+    db.cleanup().await;
+}
