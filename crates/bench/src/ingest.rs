@@ -193,7 +193,11 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
     let (url, path) = crate::temp_sqlite("latency");
     let store = crossbook_store::open(&url).await?;
     store.migrate().await?;
-    let (live, bus, health) = (LiveBooks::new(), Bus::new(1 << 16), VenueHealth::new());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::new(1 << 16), health)
+    };
     let mut rx = bus.subscribe();
     let u = sim.urls();
     let cfg = IngestConfig {

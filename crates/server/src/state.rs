@@ -46,6 +46,8 @@ pub struct AppState {
     pub stream: Arc<crate::stream::Hub>,
     /// When `/readyz` first found the store unreachable, until it answers again.
     unreachable_since: Arc<std::sync::Mutex<Option<crossbook_core::Timestamp>>>,
+    /// The readiness `/readyz` answered last (`None` before the first), so only its changes are logged.
+    last_ready: Arc<std::sync::Mutex<Option<bool>>>,
 }
 
 impl AppState {
@@ -57,7 +59,7 @@ impl AppState {
         let arbitrage_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
         let live = LiveBooks::new();
-        let health = VenueHealth::new();
+        let health = VenueHealth::new(&live);
         let arb = crate::arbitrage::ArbCache::default().scanning_inverted_pairs(config.arbitrage_scan_inverted_pairs);
         let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
         AppState {
@@ -76,6 +78,7 @@ impl AppState {
             ingest: Arc::new(IngestSlot::default()),
             arb: Arc::new(arb),
             unreachable_since: Arc::default(),
+            last_ready: Arc::default(),
         }
     }
 
@@ -89,6 +92,17 @@ impl AppState {
             *since = None;
             None
         }
+    }
+}
+
+impl AppState {
+    /// Records the readiness `/readyz` is answering; returns the one it answered before, if it differs
+    /// (`None` when unchanged). The first answer counts as a change from ready, so a service that starts
+    /// not ready says so once.
+    pub fn readiness_changed(&self, ready: bool) -> Option<bool> {
+        let mut last = self.last_ready.lock().unwrap_or_else(|e| e.into_inner());
+        let before = last.replace(ready).unwrap_or(true);
+        (before != ready).then_some(before)
     }
 }
 

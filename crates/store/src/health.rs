@@ -6,12 +6,23 @@
 //! kind failing from that moment, the next success clears it. `/readyz` shows the store `degraded` while any
 //! kind fails, with the last error and since when.
 //!
+//! Some kinds are written rarely (an episode when an opportunity changes, the catalog once a minute) or by a
+//! writer that stopped with the outage (a leader stepping down drops what it held). Their failure must not
+//! outlive the outage until their next write, so a kind also stops failing once the store took a write of
+//! any kind after the kind's last failure and the kind has not failed for [`SETTLED`]. A writer that keeps
+//! failing (the held book events and trades are retried within seconds) keeps its kind failing even while
+//! other kinds still fit.
+//!
 //! What a writer gave up on is counted here too, per kind, in `crossbook_writes_dropped_total`; the writer
 //! itself records the capture gap where its data has one (the book log does).
 
-use std::sync::Mutex;
+use std::{sync::Mutex, time::Duration};
 
 use crossbook_core::Timestamp;
+
+/// How long a kind must go without a failure before another kind's successful write clears it: longer than
+/// any retrying writer waits between attempts (at most 2 s).
+pub const SETTLED: Duration = Duration::from_secs(10);
 
 /// What a writer writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,11 +93,18 @@ impl WriteStatus {
 #[derive(Debug, Default)]
 pub struct WriteHealth {
     failing: Mutex<Vec<Failing>>,
+    /// When a write of any kind last succeeded.
+    last_ok_at: Mutex<Option<Timestamp>>,
 }
 
 impl WriteHealth {
     /// A write of `kind` succeeded: the kind no longer fails.
     pub fn ok(&self, kind: WriteKind) {
+        self.ok_at(kind, Timestamp::now());
+    }
+
+    fn ok_at(&self, kind: WriteKind, now: Timestamp) {
+        *self.last_ok_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(now);
         let mut f = self.failing.lock().unwrap_or_else(|p| p.into_inner());
         if f.iter().any(|x| x.kind == kind) {
             f.retain(|x| x.kind != kind);
@@ -97,8 +115,11 @@ impl WriteHealth {
     /// A write of `kind` failed with `error`: counted in `crossbook_write_failures_total{kind}`, and the kind
     /// fails from now (or from its first failure, if it already did).
     pub fn failed(&self, kind: WriteKind, error: &dyn std::fmt::Display) {
+        self.failed_at(kind, error, Timestamp::now());
+    }
+
+    fn failed_at(&self, kind: WriteKind, error: &dyn std::fmt::Display, now: Timestamp) {
         metrics::counter!("crossbook_write_failures_total", "kind" => kind.as_str()).increment(1);
-        let now = Timestamp::now();
         let last_error = error.to_string();
         let mut f = self.failing.lock().unwrap_or_else(|p| p.into_inner());
         match f.iter_mut().find(|x| x.kind == kind) {
@@ -131,7 +152,27 @@ impl WriteHealth {
     }
 
     pub fn status(&self) -> WriteStatus {
-        let f = self.failing.lock().unwrap_or_else(|p| p.into_inner());
+        self.status_at(Timestamp::now())
+    }
+
+    /// The status at `now`, after clearing the kinds that settled (see the module documentation).
+    fn status_at(&self, now: Timestamp) -> WriteStatus {
+        let last_ok = *self.last_ok_at.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = self.failing.lock().unwrap_or_else(|p| p.into_inner());
+        let settled = |x: &Failing| {
+            last_ok.is_some_and(|ok| ok.millis() > x.last_at.millis())
+                && now.millis() - x.last_at.millis() >= SETTLED.as_millis() as i64
+        };
+        f.retain(|x| {
+            let keep = !settled(x);
+            if !keep {
+                tracing::info!(
+                    kind = x.kind.as_str(),
+                    "the store takes writes again; no longer failing"
+                );
+            }
+            keep
+        });
         let mut failing: Vec<WriteKind> = f.iter().map(|x| x.kind).collect();
         failing.sort();
         WriteStatus {
@@ -175,5 +216,39 @@ mod tests {
                 since: None
             }
         );
+    }
+
+    /// A kind written rarely (or whose writer stopped) stops failing once the store took another write after
+    /// its failure and it has not failed for [`SETTLED`]; a kind that keeps failing stays failing, and
+    /// nothing clears while no write succeeds.
+    #[test]
+    fn a_failure_clears_once_the_store_takes_writes_again() {
+        let t = |s: i64| Timestamp::from_millis(1_000_000 + s * 1000);
+        let h = WriteHealth::default();
+        h.failed_at(WriteKind::Episodes, &"connection refused", t(0));
+        h.failed_at(WriteKind::BookEvents, &"connection refused", t(0));
+        // The outage goes on: nothing succeeds, everything keeps failing.
+        assert_eq!(
+            h.status_at(t(30)).failing,
+            vec![WriteKind::BookEvents, WriteKind::Episodes]
+        );
+        // The database is back: trades are written; no episode is written for a while.
+        h.ok_at(WriteKind::Trades, t(31));
+        h.ok_at(WriteKind::BookEvents, t(31));
+        assert_eq!(h.status_at(t(31)).failing, vec![], "settled: last failure 31 s ago");
+
+        // A short blip: a success right after the failure does not clear it before SETTLED...
+        h.failed_at(WriteKind::Episodes, &"connection reset", t(40));
+        h.ok_at(WriteKind::Trades, t(41));
+        assert_eq!(h.status_at(t(45)).failing, vec![WriteKind::Episodes]);
+        // ...and does once the kind has gone SETTLED without failing.
+        assert_eq!(h.status_at(t(50)).failing, vec![]);
+
+        // A full disk: book events keep failing every second while small trade rows still fit.
+        for s in 60..80 {
+            h.failed_at(WriteKind::BookEvents, &"database or disk is full", t(s));
+            h.ok_at(WriteKind::Trades, t(s));
+        }
+        assert_eq!(h.status_at(t(80)).failing, vec![WriteKind::BookEvents]);
     }
 }

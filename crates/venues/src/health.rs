@@ -1,9 +1,11 @@
 //! Per-venue freshness, read by the server's `/readyz` (contracts §10: each venue's data fresher than
 //! 60 s, with a per-venue breakdown).
 //!
-//! Ingestion writes it (message received, connected or not, books held, last catalog sync, last error);
-//! the server reads a copy. It is a plain `std::sync::RwLock` map for the same reason as
-//! [`crate::LiveBooks`]: tiny critical sections with no `.await` inside.
+//! Ingestion writes it (message received, connected or not, last catalog sync, last error); the server reads
+//! a copy. The book counts are not written: they are counted from [`LiveBooks`] whenever the health is read,
+//! so they are true at that moment even while no feed loop runs (a venue that cannot be reached). It is a
+//! plain `std::sync::RwLock` map for the same reason as [`LiveBooks`]: tiny critical sections with no
+//! `.await` inside.
 
 use std::{
     collections::BTreeMap,
@@ -12,6 +14,8 @@ use std::{
 };
 
 use crossbook_core::{Exchange, Timestamp};
+
+use crate::LiveBooks;
 
 /// How a venue's books are being fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,9 +47,9 @@ pub struct FeedHealth {
     pub connected: bool,
     /// When the last valid data message (or successful poll) arrived.
     pub last_message_at: Option<Timestamp>,
-    /// Fresh books held in memory.
+    /// Fresh books held in memory (counted when read).
     pub books: usize,
-    /// Books marked stale (waiting for a resnapshot).
+    /// Books marked stale, waiting for a resnapshot (counted when read).
     pub stale_books: usize,
     /// When the last catalog sync finished successfully.
     pub last_catalog_sync_at: Option<Timestamp>,
@@ -59,23 +63,74 @@ pub struct FeedHealth {
     pub last_error: Option<String>,
 }
 
+/// Whether a venue's data can be vouched for now. Readiness and the stream's `venue` messages both
+/// follow it, so they cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freshness {
+    /// Connected, data within the limit, and books to serve.
+    Fresh,
+    /// Not fresh yet: never got data, or connected with no books yet. The reason says which.
+    Waiting(String),
+    /// Was fresh and no longer is: disconnected, silent past the limit, or every book waiting for a
+    /// snapshot. The reason says which.
+    Stale(String),
+}
+
 impl FeedHealth {
-    /// Whether the venue's data is fresher than `max_age` at `now`.
+    /// Whether the venue's data is fresh at `now` (see [`FeedHealth::freshness`]).
     pub fn is_fresh(&self, now: Timestamp, max_age: Duration) -> bool {
-        self.last_message_at
-            .is_some_and(|t| now.millis() - t.millis() <= max_age.as_millis() as i64)
+        self.freshness(now, max_age) == Freshness::Fresh
+    }
+
+    /// The venue's freshness at `now`. A venue is fresh only while its feed is connected (for polling: the
+    /// last poll succeeded), its latest data is at most `max_age` old, and it holds at least one book that
+    /// is not stale: a dropped connection makes it stale at once, not `max_age` later, and a venue that has
+    /// connected but holds no books yet serves nothing.
+    pub fn freshness(&self, now: Timestamp, max_age: Duration) -> Freshness {
+        let error = || self.last_error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+        let Some(last) = self.last_message_at else {
+            return Freshness::Waiting(if self.connected {
+                "connected, no data yet".into()
+            } else {
+                format!("connecting{}", error())
+            });
+        };
+        if !self.connected {
+            return Freshness::Stale(format!("disconnected{}", error()));
+        }
+        let age_ms = now.millis() - last.millis();
+        if age_ms > max_age.as_millis() as i64 {
+            return Freshness::Stale(format!("no data for {} s", age_ms / 1000));
+        }
+        match (self.books, self.stale_books) {
+            (0, 0) => Freshness::Waiting("no books yet".into()),
+            (0, _) => Freshness::Stale("every book is waiting for a fresh snapshot".into()),
+            _ => Freshness::Fresh,
+        }
     }
 }
 
 /// Shared per-venue health; cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct VenueHealth {
     inner: Arc<RwLock<BTreeMap<Exchange, FeedHealth>>>,
+    /// The books ingestion holds, counted into every copy read.
+    live: LiveBooks,
 }
 
 impl VenueHealth {
-    pub fn new() -> Self {
-        Self::default()
+    /// Health over the books ingestion keeps in `live`.
+    pub fn new(live: &LiveBooks) -> Self {
+        VenueHealth {
+            inner: Arc::default(),
+            live: live.clone(),
+        }
+    }
+
+    /// `h` with the book counts of `exchange` as they are now.
+    fn counted(&self, exchange: Exchange, mut h: FeedHealth) -> FeedHealth {
+        (h.books, h.stale_books) = self.live.counts(exchange);
+        h
     }
 
     /// Applies `f` to a venue's entry (created on first use).
@@ -86,16 +141,19 @@ impl VenueHealth {
 
     /// A copy of one venue's entry.
     pub fn get(&self, exchange: Exchange) -> Option<FeedHealth> {
-        self.inner
+        let h = self
+            .inner
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&exchange)
-            .cloned()
+            .cloned()?;
+        Some(self.counted(exchange, h))
     }
 
     /// A copy of every venue's entry.
     pub fn snapshot(&self) -> BTreeMap<Exchange, FeedHealth> {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
+        let map = self.inner.read().unwrap_or_else(|e| e.into_inner()).clone();
+        map.into_iter().map(|(ex, h)| (ex, self.counted(ex, h))).collect()
     }
 
     /// Whether every venue that has an entry is fresher than `max_age` (and at least one has one).
@@ -114,18 +172,82 @@ impl VenueHealth {
 
 #[cfg(test)]
 mod tests {
+    use crossbook_core::BookSnapshot;
+
     use super::*;
+
+    const LIMIT: Duration = Duration::from_secs(60);
+
+    fn book(ex: Exchange, id: &str) -> BookSnapshot {
+        BookSnapshot {
+            exchange: ex,
+            market_id: id.into(),
+            asset_id: (ex == Exchange::VenueB).then(|| format!("{id}-yes")),
+            timestamp: Timestamp::from_millis(1),
+            bids: vec![],
+            asks: vec![],
+            no_bids: vec![],
+        }
+    }
 
     #[test]
     fn freshness_follows_the_last_message() {
-        let h = VenueHealth::new();
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
         let t0 = Timestamp::from_millis(1_000_000);
-        assert!(!h.all_fresh(t0, Duration::from_secs(60)));
+        assert!(!h.all_fresh(t0, LIMIT));
+        live.upsert(book(Exchange::VenueA, "a1"));
         h.touch(Exchange::VenueA, t0);
-        assert!(h.all_fresh(Timestamp::from_millis(1_060_000), Duration::from_secs(60)));
-        assert!(!h.all_fresh(Timestamp::from_millis(1_060_001), Duration::from_secs(60)));
+        assert!(h.all_fresh(Timestamp::from_millis(1_060_000), LIMIT));
+        assert!(!h.all_fresh(Timestamp::from_millis(1_060_001), LIMIT));
         h.update(Exchange::VenueB, |e| e.mode = FeedMode::WebSocket);
-        assert!(!h.all_fresh(t0, Duration::from_secs(60)));
+        assert!(!h.all_fresh(t0, LIMIT));
         assert_eq!(h.get(Exchange::VenueB).map(|e| e.mode), Some(FeedMode::WebSocket));
+    }
+
+    /// The counts and the freshness are those of the moment of reading, whatever the feed loop last wrote:
+    /// no books yet is waiting, a dropped connection is stale at once, with its error.
+    #[test]
+    fn read_health_is_true_at_the_moment_of_reading() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueA;
+        let now = Timestamp::from_millis(1_000_000);
+        let state = || h.get(ex).unwrap().freshness(now, LIMIT);
+
+        h.update(ex, |e| e.mode = FeedMode::WebSocket);
+        assert_eq!(state(), Freshness::Waiting("connecting".into()));
+        h.touch(ex, now);
+        assert_eq!(state(), Freshness::Waiting("no books yet".into()));
+
+        live.upsert(book(ex, "a1"));
+        live.upsert(book(ex, "a2"));
+        assert_eq!(state(), Freshness::Fresh);
+        assert_eq!(h.get(ex).map(|e| (e.books, e.stale_books)), Some((2, 0)));
+
+        // The socket drops: the books are stale and the venue too, though its last data is a moment old.
+        live.mark_exchange_stale(ex);
+        h.update(ex, |e| {
+            e.connected = false;
+            e.last_error = Some("connection reset".into());
+        });
+        assert_eq!(h.get(ex).map(|e| (e.books, e.stale_books)), Some((0, 2)));
+        assert_eq!(state(), Freshness::Stale("disconnected: connection reset".into()));
+        assert_eq!(h.snapshot()[&ex].stale_books, 2);
+
+        // Reconnected, books not yet resnapshotted: still stale; one snapshot back: fresh.
+        h.touch(ex, now);
+        assert_eq!(
+            state(),
+            Freshness::Stale("every book is waiting for a fresh snapshot".into())
+        );
+        live.upsert(book(ex, "a1"));
+        assert_eq!(state(), Freshness::Fresh);
+        assert_eq!(h.get(ex).map(|e| (e.books, e.stale_books)), Some((1, 1)));
+        let late = Timestamp::from_millis(now.millis() + 61_000);
+        assert_eq!(
+            h.get(ex).unwrap().freshness(late, LIMIT),
+            Freshness::Stale("no data for 61 s".into())
+        );
     }
 }

@@ -83,7 +83,11 @@ async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harne
         .expect("simulator starts");
     let db = crossbook_store::testing::sqlite_database().await;
     db.store.migrate().await.expect("migrate");
-    let (live, bus, health) = (LiveBooks::new(), Bus::new(65_536), VenueHealth::new());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::new(65_536), health)
+    };
     let published: Published = Arc::default();
     let stale_events: Arc<Mutex<Vec<Exchange>>> = Arc::default();
     let mut rx = bus.subscribe();

@@ -136,7 +136,10 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
                 })
                 // Requests at DEBUG: at INFO the log is about the data (opportunities, whales, venues), not
                 // every call.
-                .on_response(DefaultOnResponse::new().level(tracing::Level::DEBUG)),
+                .on_response(DefaultOnResponse::new().level(tracing::Level::DEBUG))
+                // No log per 5xx here: each is logged where it is made (an internal error at ERROR, the store
+                // unavailable at WARN), and `/readyz` answers 503 by design, logging only its changes.
+                .on_failure(()),
         )
         .layer(SetSensitiveRequestHeadersLayer::new([X_API_KEY]))
         .layer(PropagateRequestIdLayer::x_request_id())

@@ -10,7 +10,7 @@ use axum::{
 };
 use crossbook_core::{Exchange, Timestamp};
 use crossbook_store::WriteKind;
-use crossbook_venues::FeedHealth;
+use crossbook_venues::{FeedHealth, Freshness};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -113,11 +113,12 @@ pub enum VenueStatus {
     /// This process does not ingest (`--role api`, or a standby waiting for the ingest lock); it does not
     /// count for readiness.
     NotConfigured,
-    /// Ingestion started but has not received data yet.
+    /// Ingestion started but the venue serves nothing yet: connecting, or connected with no books yet.
     Waiting,
-    /// Data newer than `max_age_seconds`.
+    /// Connected (or the last poll succeeded), data newer than `max_age_seconds`, and books held.
     Fresh,
-    /// The latest data is older than `max_age_seconds`.
+    /// Was serving and can no longer vouch for its data: disconnected (at once, not `max_age_seconds`
+    /// later), no data for over `max_age_seconds`, or every book waiting for a fresh snapshot.
     Stale,
 }
 
@@ -165,6 +166,10 @@ pub struct VenueHealthOut {
     /// The last feed error.
     #[schema(required = true)]
     pub last_error: Option<String>,
+    /// Why the venue is `waiting` or `stale` (e.g. `connecting`, `disconnected: …`, `no books yet`); null
+    /// when fresh or not configured.
+    #[schema(required = true)]
+    pub reason: Option<String>,
 }
 
 /// Which part of the service this process runs.
@@ -217,11 +222,11 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
     let h = health.unwrap_or_default();
     let last = h.last_message_at;
     let age_ms = last.map(|t| (now.millis() - t.millis()).max(0));
-    let status = match (configured, age_ms) {
-        (false, _) => VenueStatus::NotConfigured,
-        (true, None) => VenueStatus::Waiting,
-        (true, Some(_)) if h.is_fresh(now, FRESHNESS_LIMIT) => VenueStatus::Fresh,
-        (true, Some(_)) => VenueStatus::Stale,
+    let (status, reason) = match configured.then(|| h.freshness(now, FRESHNESS_LIMIT)) {
+        None => (VenueStatus::NotConfigured, None),
+        Some(Freshness::Fresh) => (VenueStatus::Fresh, None),
+        Some(Freshness::Waiting(why)) => (VenueStatus::Waiting, Some(why)),
+        Some(Freshness::Stale(why)) => (VenueStatus::Stale, Some(why)),
     };
     VenueHealthOut {
         status,
@@ -241,16 +246,20 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         malformed: h.malformed,
         capture_gaps: h.capture_gaps,
         last_error: h.last_error,
+        reason,
     }
 }
 
 /// Readiness
 ///
-/// 200 when the store answers, its writes succeed and, if this process ingests, both venues delivered data
-/// within the last 60 s; 503 otherwise. The body breaks the answer down by store and venue either way (feed
-/// mode, connection, books held, reconnects, malformed messages). While writes fail (a full disk, a database
+/// 200 when the store answers, its writes succeed and, if this process ingests, both venues are fresh:
+/// connected, with data within the last 60 s and books held; 503 otherwise. A venue that disconnects is
+/// `stale` at once, with the reason. The body breaks the answer down by store and venue either way (feed
+/// mode, connection, books held and stale as they are at the moment of the request, reconnects, malformed
+/// messages). While writes fail (a full disk, a database
 /// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;
-/// it is `ok` again, and the answer 200, once they succeed again. A process that does not ingest (`--role api`, or a standby
+/// it is `ok` again, and the answer 200, once they succeed again (a kind written rarely also clears once the
+/// store has taken other writes and the kind has not failed for 10 s). A process that does not ingest (`--role api`, or a standby
 /// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
 /// not count: its data comes from the store, which the leader keeps up to date.
 #[utoipa::path(
@@ -283,9 +292,6 @@ async fn readyz(State(state): State<AppState>) -> Response {
         StoreStatus::Degraded => writes.since,
         StoreStatus::Unavailable => Some(state.store_unreachable_since(true).unwrap_or_else(Timestamp::now)),
     };
-    if let Some(e) = &ping_error {
-        tracing::warn!(error = %e, "readiness: store ping failed");
-    }
     let store = StoreHealthOut {
         status,
         backend: state.store.backend().to_string(),
@@ -326,12 +332,38 @@ async fn readyz(State(state): State<AppState>) -> Response {
             leader,
         },
     };
+    log_readiness_change(&state, &body);
     let code = if ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (code, Json(body)).into_response()
+}
+
+/// Logs readiness when it changes, not per request: a probe's 503 is an answer about the service, not an
+/// error of it. Not ready at WARN with what is wrong, ready again at INFO.
+fn log_readiness_change(state: &AppState, body: &ReadyOut) {
+    let ready = body.status == ReadyStatus::Ready;
+    if state.readiness_changed(ready).is_none() {
+        return;
+    }
+    if ready {
+        tracing::info!("ready again: the store takes writes and every venue is fresh");
+        return;
+    }
+    let venue = |v: &VenueHealthOut| match (v.status, &v.reason) {
+        (VenueStatus::NotConfigured | VenueStatus::Fresh, _) => None,
+        (_, Some(why)) => Some(why.clone()),
+        (_, None) => Some(format!("{:?}", v.status)),
+    };
+    tracing::warn!(
+        store = ?body.store.status,
+        store_error = body.store.last_error.as_deref().unwrap_or(""),
+        venue_a = venue(&body.venues.venue_a).as_deref().unwrap_or("ok"),
+        venue_b = venue(&body.venues.venue_b).as_deref().unwrap_or("ok"),
+        "not ready"
+    );
 }
 
 /// Prometheus metrics
@@ -389,6 +421,8 @@ mod tests {
         let v = |configured: bool, last: Option<i64>| {
             let h = configured.then(|| FeedHealth {
                 last_message_at: last.map(Timestamp::from_millis),
+                connected: true,
+                books: 1,
                 ..FeedHealth::default()
             });
             venue_health(h, now).status

@@ -8,7 +8,7 @@ use crossbook_core::{
     book::{BookChange, GapCause},
     whale::WhaleEntry,
 };
-use crossbook_venues::{BookChanged, BookKey, FeedHealth, LiveBook};
+use crossbook_venues::{BookChanged, BookKey, FeedHealth, Freshness, LiveBook};
 use serde_json::{Value, json};
 
 use super::protocol::{Channel, Frag, frag, levels_json, side_name};
@@ -99,8 +99,13 @@ pub fn gap(exchange: Exchange, keys: &[BookKey], cause: GapCause, at: Timestamp)
     )
 }
 
-/// A `venue` message: a venue's feed as `/readyz` sees it.
-pub fn venue(exchange: Exchange, h: &FeedHealth, fresh: bool) -> Frag {
+/// A `venue` message: a venue's feed as `/readyz` sees it (the same freshness rule, the same counts, and
+/// the same reason when it is not fresh).
+pub fn venue(exchange: Exchange, h: &FeedHealth, freshness: &Freshness) -> Frag {
+    let reason = match freshness {
+        Freshness::Fresh => None,
+        Freshness::Waiting(why) | Freshness::Stale(why) => Some(why),
+    };
     frag(
         "venue",
         Some(Channel::Status),
@@ -109,7 +114,8 @@ pub fn venue(exchange: Exchange, h: &FeedHealth, fresh: bool) -> Frag {
         json!({
             "exchange": exchange.as_str(),
             "connected": h.connected,
-            "fresh": fresh,
+            "fresh": reason.is_none(),
+            "reason": reason,
             "mode": h.mode.as_str(),
             "books": h.books,
             "stale_books": h.stale_books,

@@ -17,7 +17,7 @@ use std::{
 };
 
 use crossbook_core::{Exchange, Plan, Timestamp};
-use crossbook_venues::{BookChanged, DomainEvent, FeedMode, LiveBooks, VenueHealth};
+use crossbook_venues::{BookChanged, DomainEvent, FeedMode, Freshness, LiveBooks, VenueHealth};
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -417,8 +417,8 @@ impl Hub {
             }
             Channel::Status => {
                 for (ex, h) in self.health.snapshot() {
-                    let fresh = h.is_fresh(Timestamp::now(), FRESHNESS_LIMIT);
-                    pushed(s.push_locked(&mut st, frames::venue(ex, &h, fresh)));
+                    let freshness = h.freshness(Timestamp::now(), FRESHNESS_LIMIT);
+                    pushed(s.push_locked(&mut st, frames::venue(ex, &h, &freshness)));
                 }
             }
             _ => {}
@@ -615,10 +615,10 @@ impl Hub {
     fn status_tick(&self, last: &mut BTreeMap<Exchange, (bool, FeedMode, bool)>) {
         let now = Timestamp::now();
         for (ex, h) in self.health.snapshot() {
-            let fresh = h.is_fresh(now, FRESHNESS_LIMIT);
-            let state = (h.connected, h.mode, fresh);
+            let freshness = h.freshness(now, FRESHNESS_LIMIT);
+            let state = (h.connected, h.mode, freshness == Freshness::Fresh);
             if last.insert(ex, state) != Some(state) {
-                self.send_all(Channel::Status, &[], &frames::venue(ex, &h, fresh));
+                self.send_all(Channel::Status, &[], &frames::venue(ex, &h, &freshness));
             }
         }
     }

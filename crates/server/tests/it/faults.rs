@@ -4,6 +4,8 @@
 
 use std::{sync::Arc, time::Duration};
 
+use futures_util::{SinkExt, StreamExt};
+
 use crossbook_core::{Plan, Timestamp};
 use crossbook_server::config::Config;
 use crossbook_store::{Store, StoreError, WebhookKind, sqlite::SqliteStore, testing};
@@ -180,6 +182,107 @@ async fn a_full_disk_degrades_readiness_and_writes_resume_once_there_is_room() {
         Err(format!("no write_failed gap on the books of {} markets", markets.len()))
     })
     .await;
+
+    server.stop().await.unwrap();
+    db.cleanup().await;
+}
+
+/// The simulated venues stop under a running server (their sockets closed, their ports refusing): within the
+/// silence limit `/readyz` answers 503 with both venues `stale`, disconnected with the error, every book
+/// counted stale; and the stream's status channel says the same (not fresh, the same counts and reason).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_venue_outage_turns_readiness_stale_within_the_silence_limit() {
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let keys = create_keys(&db.store).await;
+    let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(17, crossbook_sim::SimClock::default()))
+        .await
+        .unwrap();
+    let mut config = Config::for_tests(&db.url);
+    point_at(&mut config, &sim);
+    let silence = config.feed_silence_seconds;
+    let server = Server::start(config).await;
+    let readyz = server.url("/readyz");
+    let held = eventually("/readyz 200 with books on both venues", 60, async || {
+        let (status, v) = get_json(&readyz).await?;
+        let books = |ex: &str| v["venues"][ex]["books"].as_u64().unwrap_or(0);
+        if status == 200 && books("venue_a") > 0 && books("venue_b") > 0 {
+            Ok(v)
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    for ex in ["venue_a", "venue_b"] {
+        assert_eq!(
+            (&held["venues"][ex]["status"], &held["venues"][ex]["reason"]),
+            (&json!("fresh"), &Value::Null)
+        );
+    }
+
+    let url = format!("ws://{}/v1/stream", server.addr);
+    let mut req = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url).unwrap();
+    req.headers_mut().insert("x-api-key", keys.free.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    ws.send(tokio_tungstenite::tungstenite::Message::Text(
+        json!({"op": "subscribe", "channel": "status"}).to_string().into(),
+    ))
+    .await
+    .unwrap();
+
+    let stopped = std::time::Instant::now();
+    sim.shutdown().await;
+    let down = eventually("/readyz 503 with both venues stale", silence, async || {
+        let (status, v) = get_json(&readyz).await?;
+        let venue_down = |ex: &str| {
+            let h = &v["venues"][ex];
+            h["status"] == "stale"
+                && h["connected"] == false
+                && h["books"] == 0
+                && h["stale_books"].as_u64().unwrap_or(0) > 0
+                && h["last_error"].is_string()
+                && h["reason"].as_str().is_some_and(|r| r.starts_with("disconnected"))
+        };
+        if status == 503 && v["status"] == "not_ready" && venue_down("venue_a") && venue_down("venue_b") {
+            Ok(v)
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    let took = stopped.elapsed();
+    assert!(took < Duration::from_secs(silence), "took {took:?}");
+    eprintln!("readiness turned stale {took:?} after the venues stopped");
+
+    // The stream's last `venue` message of each venue agrees with /readyz.
+    let mut last = std::collections::BTreeMap::<String, Value>::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(silence);
+    while last.len() < 2 || last.values().any(|m| m["fresh"] != false) {
+        let m = tokio::time::timeout_at(deadline, ws.next())
+            .await
+            .unwrap_or_else(|_| panic!("no venue message saying stale: {last:?}"))
+            .unwrap()
+            .unwrap();
+        let Ok(m) = serde_json::from_str::<Value>(m.to_text().unwrap_or("null")) else {
+            continue;
+        };
+        if m["type"] == "venue" {
+            last.insert(m["exchange"].as_str().unwrap().to_string(), m);
+        }
+    }
+    for (ex, m) in &last {
+        let h = &down["venues"][ex];
+        // (The reason's error may differ: each failed reconnect records its own.)
+        assert!(
+            m["reason"].as_str().is_some_and(|r| r.starts_with("disconnected")),
+            "{m}"
+        );
+        assert_eq!(
+            (&m["connected"], &m["books"], &m["stale_books"]),
+            (&h["connected"], &h["books"], &h["stale_books"]),
+            "{m} / {h}"
+        );
+    }
 
     server.stop().await.unwrap();
     db.cleanup().await;

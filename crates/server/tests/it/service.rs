@@ -20,7 +20,7 @@ async fn health_and_readiness() {
         let not_configured = json!({
             "status": "not_configured", "last_update_at": null, "age_seconds": null, "max_age_seconds": 60,
             "mode": "idle", "connected": false, "books": 0, "stale_books": 0, "last_catalog_sync_at": null,
-            "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null,
+            "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null, "reason": null,
         });
         let body = app.get("/readyz").await.ok();
         assert_eq!(body["status"], "ready");
@@ -46,12 +46,16 @@ async fn health_and_readiness() {
         // Ingestion runs: both venues count; venue_b has no data yet.
         app.state.ingest.set(crossbook_venues::IngestHandle::default());
         let now = Timestamp::now();
+        // The books are counted from those held in memory: 12 fresh, 1 stale.
+        let live = &app.state.live;
+        for i in 0..13 {
+            live.upsert(book(Exchange::VenueA, &format!("A-{i}")));
+        }
+        live.mark_stale([&crossbook_venues::BookKey::of(&book(Exchange::VenueA, "A-0"))]);
         health.update(Exchange::VenueA, |h| {
             h.last_message_at = Some(now);
             h.mode = FeedMode::WebSocket;
             h.connected = true;
-            h.books = 12;
-            h.stale_books = 1;
             h.reconnects = 2;
             h.malformed = 3;
         });
@@ -61,8 +65,10 @@ async fn health_and_readiness() {
         assert_eq!(v["status"], "not_ready");
         assert_eq!(v["ingest"]["leader"], true);
         assert_eq!(v["venues"]["venue_b"]["status"], "waiting");
+        assert_eq!(v["venues"]["venue_b"]["reason"], "connecting");
         let a = &v["venues"]["venue_a"];
         assert_eq!(a["status"], "fresh", "{v}");
+        assert_eq!(a["reason"], Value::Null, "{v}");
         assert_eq!(a["last_update_at"], now.to_iso());
         assert_eq!(
             (
@@ -83,8 +89,33 @@ async fn health_and_readiness() {
             )
         );
 
-        health.update(Exchange::VenueB, |h| h.last_message_at = Some(now));
+        // venue_b connected and delivering, but no books yet: still waiting.
+        health.update(Exchange::VenueB, |h| {
+            h.last_message_at = Some(now);
+            h.connected = true;
+        });
+        let v = app.get("/readyz").await.json();
+        assert_eq!(v["venues"]["venue_b"]["status"], "waiting", "{v}");
+        assert_eq!(v["venues"]["venue_b"]["reason"], "no books yet", "{v}");
+        live.upsert(book(Exchange::VenueB, "B-0"));
         assert_eq!(app.get("/readyz").await.ok()["status"], "ready");
+
+        // venue_b's socket drops: stale at once, though its last data is a moment old.
+        health.update(Exchange::VenueB, |h| {
+            h.connected = false;
+            h.last_error = Some("connection reset".into());
+        });
+        let r = app.get("/readyz").await;
+        assert_eq!(r.status.as_u16(), 503);
+        let b = &r.json()["venues"]["venue_b"];
+        assert_eq!(
+            (&b["status"], &b["reason"]),
+            (&json!("stale"), &json!("disconnected: connection reset"))
+        );
+        health.update(Exchange::VenueB, |h| {
+            h.connected = true;
+            h.last_error = None;
+        });
 
         // venue_b delivered data two minutes ago: stale, not ready.
         health.update(Exchange::VenueB, |h| {
@@ -722,4 +753,93 @@ async fn request_headers_over_the_limit_are_answered_431() {
         server.stop().await.unwrap();
     })
     .await;
+}
+
+/// An empty book of `market_id`.
+fn book(exchange: Exchange, market_id: &str) -> crossbook_core::BookSnapshot {
+    crossbook_core::BookSnapshot {
+        exchange,
+        market_id: market_id.into(),
+        asset_id: (exchange == Exchange::VenueB).then(|| format!("{market_id}-yes")),
+        timestamp: Timestamp::now(),
+        bids: vec![],
+        asks: vec![],
+        no_bids: vec![],
+    }
+}
+
+/// A log buffer for [`readiness_is_logged_when_it_changes_never_per_request`].
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The lines logged since the last call.
+    fn take(&self) -> Vec<String> {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap());
+        String::from_utf8(bytes).unwrap().lines().map(str::to_string).collect()
+    }
+}
+
+/// `/readyz` answering 503 is not an error of the service: nothing at ERROR, one WARN when readiness is
+/// lost and one INFO when it is back, however often it is polled.
+#[tokio::test(flavor = "current_thread")]
+async fn readiness_is_logged_when_it_changes_never_per_request() {
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let app = TestApp::new(&db, |_| {});
+    // Ingesting, both venues waiting: not ready.
+    app.state.ingest.set(crossbook_venues::IngestHandle::default());
+    for _ in 0..5 {
+        assert_eq!(app.get("/readyz").await.status.as_u16(), 503);
+    }
+    let lines = log.take();
+    let at = |level: &str| lines.iter().filter(|l| l.contains(level)).cloned().collect::<Vec<_>>();
+    assert_eq!(at("ERROR"), Vec::<String>::new(), "{lines:#?}");
+    let warns = at(" WARN ");
+    assert_eq!(warns.len(), 1, "{lines:#?}");
+    assert!(
+        warns[0].contains("not ready") && warns[0].contains("connecting"),
+        "{warns:?}"
+    );
+
+    // Both venues fresh: ready, said once at INFO.
+    let now = Timestamp::now();
+    for ex in [Exchange::VenueA, Exchange::VenueB] {
+        app.state.live.upsert(book(ex, "M"));
+        app.state.health.update(ex, |h| {
+            h.last_message_at = Some(now);
+            h.connected = true;
+        });
+    }
+    for _ in 0..3 {
+        assert_eq!(app.get("/readyz").await.status.as_u16(), 200);
+    }
+    let lines = log.take();
+    let infos: Vec<&String> = lines.iter().filter(|l| l.contains("ready again")).collect();
+    assert_eq!(infos.len(), 1, "{lines:#?}");
+    assert!(infos[0].contains(" INFO "), "{infos:?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("ERROR") || l.contains(" WARN ")),
+        "{lines:#?}"
+    );
+    db.cleanup().await;
 }

@@ -126,7 +126,14 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
         if ctx.cancel.is_cancelled() {
             break;
         }
+        // The books are marked before the venue shows disconnected, so a reader that sees it disconnected
+        // also sees its books stale.
         let stale = ctx.live.mark_exchange_stale(ex);
+        ctx.health.update(ex, |h| {
+            h.connected = false;
+            h.reconnects += 1;
+            h.last_error = Some(reason.clone());
+        });
         if !stale.is_empty() {
             let at = Timestamp::now();
             lose(&ctx, stale.clone(), cause, at).await;
@@ -137,11 +144,6 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
                 at,
             });
         }
-        ctx.health.update(ex, |h| {
-            h.connected = false;
-            h.reconnects += 1;
-            h.last_error = Some(reason.clone());
-        });
         metrics::counter!("crossbook_venue_reconnects_total", "venue" => ex.as_str()).increment(1);
         let delay = backoff.next_delay();
         warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, reason = %reason, "feed disconnected; reconnecting");
@@ -251,11 +253,6 @@ async fn ws_session<V: Venue>(
                 }
             }
             _ = watchdog.tick() => {
-                let (fresh, stale) = ctx.live.counts(ex);
-                ctx.health.update(ex, |h| {
-                    h.books = fresh;
-                    h.stale_books = stale;
-                });
                 if last_data.elapsed() < silence {
                     session.on_tick(Timestamp::now())
                 } else if resubscribed {

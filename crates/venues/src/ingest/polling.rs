@@ -74,11 +74,6 @@ pub(super) async fn poll_books_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
                 }
             }
         }
-        let (fresh, stale) = ctx.live.counts(ex);
-        ctx.health.update(ex, |h| {
-            h.books = fresh;
-            h.stale_books = stale;
-        });
         tokio::select! {
             _ = ctx.cancel.cancelled() => return,
             _ = tokio::time::sleep_until(round_start + ctx.settings.book_poll) => {}

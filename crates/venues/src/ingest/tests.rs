@@ -511,7 +511,7 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         store.clone(),
         rx,
         KeyframePolicy::DEFAULT,
-        VenueHealth::new(),
+        VenueHealth::new(&LiveBooks::new()),
         crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     for v in 1..=5 {
@@ -561,7 +561,7 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
         max_deltas: 3,
         max_age_ms: 60_000,
     };
-    let health = VenueHealth::new();
+    let health = VenueHealth::new(&LiveBooks::new());
     let mut log = LogBuffer::new(policy, health.clone());
     let feed = |log: &mut LogBuffer, input: BookInput| match input {
         BookInput::Update { update, received_at } => {
@@ -893,7 +893,11 @@ fn best_bid(live: &LiveBooks, asset: &str) -> Option<i64> {
 async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once() {
     let server = Server::start().await;
     let store = Arc::new(MemStore::default());
-    let (live, bus, health) = (LiveBooks::new(), Bus::new(1024), VenueHealth::new());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::new(1024), health)
+    };
     let mut bus_rx = bus.subscribe();
     let tape = Arc::new(Mutex::new(vec![trade("t1")]));
     let venue = FakeVenue {
@@ -1022,7 +1026,11 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
 #[tokio::test]
 async fn without_a_websocket_the_feed_polls_rest_books() {
     let store = Arc::new(MemStore::default());
-    let (live, bus, health) = (LiveBooks::new(), Bus::default(), VenueHealth::new());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::default(), health)
+    };
     let books = Arc::new(Mutex::new(vec![book(COND, Some(UP), 51, 1)]));
     let venue = FakeVenue {
         ws_url: None,
@@ -1069,7 +1077,7 @@ async fn bad_credentials_fail_at_start() {
         Arc::new(MemStore::default()),
         LiveBooks::new(),
         Bus::default(),
-        VenueHealth::new(),
+        VenueHealth::new(&LiveBooks::new()),
         CancellationToken::new(),
         &tracker,
     )
@@ -1087,7 +1095,7 @@ async fn bad_credentials_fail_at_start() {
             Arc::new(MemStore::default()),
             LiveBooks::new(),
             Bus::default(),
-            VenueHealth::new(),
+            VenueHealth::new(&LiveBooks::new()),
             CancellationToken::new(),
             &tracker,
         )
