@@ -7,6 +7,10 @@
 
 use std::{sync::OnceLock, time::Instant};
 
+use crossbook_core::{Exchange, Timestamp, book::GapCause};
+use crossbook_store::WriteKind;
+use crossbook_venues::VenueHealth;
+
 use axum::{
     extract::{MatchedPath, Request},
     middleware::Next,
@@ -46,6 +50,7 @@ pub fn prometheus() -> PrometheusHandle {
             if let Err(e) = metrics::set_global_recorder(recorder) {
                 tracing::warn!(error = %e, "a metrics recorder was already installed; /metrics will miss its values");
             }
+            describe();
             handle
         })
         .clone()
@@ -65,4 +70,250 @@ pub async fn track(req: Request, next: Next) -> Response {
     metrics::counter!(REQUESTS_TOTAL, &labels).increment(1);
     metrics::histogram!(REQUEST_DURATION, &labels).record(start.elapsed().as_secs_f64());
     resp
+}
+
+/// The values a counter's label takes: every one is a fixed set, never a value a caller chooses.
+#[derive(Clone, Copy)]
+enum Labels {
+    None,
+    Venue,
+    VenueAndGapCause,
+    WriteKind,
+    Of(&'static str, &'static [&'static str]),
+}
+
+/// Every counter the service records, with its HELP text and its labels. Each starts at zero for every label
+/// value, so an alert on `increase()` sees the first event too.
+const COUNTERS: &[(&str, &str, Labels)] = &[
+    (
+        "crossbook_venue_reconnects_total",
+        "Reconnections of a venue's feed.",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_venue_seq_gaps_total",
+        "Sequence gaps in a venue's feed (each one resnapshots the book).",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_venue_bad_deltas_total",
+        "Book changes that did not apply to the book held (the book waits for a fresh snapshot).",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_venue_malformed_total",
+        "Venue payloads that could not be read, skipped.",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_venue_watchdog_resubscribes_total",
+        "Resubscriptions after a venue's feed went silent on an open connection.",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_book_events_written_total",
+        "Book events written to the event log.",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_book_events_dropped_total",
+        "Book events dropped because the store refused writes for longer than the write buffer holds.",
+        Labels::None,
+    ),
+    (
+        "crossbook_capture_gaps_total",
+        "Capture gaps recorded in the event log, by venue and cause.",
+        Labels::VenueAndGapCause,
+    ),
+    ("crossbook_trades_ingested_total", "New trades stored.", Labels::Venue),
+    (
+        "crossbook_whale_entries_total",
+        "Whale trades found on tracked events.",
+        Labels::Venue,
+    ),
+    (
+        "crossbook_write_failures_total",
+        "Failed writes to the store, by what was written.",
+        Labels::WriteKind,
+    ),
+    (
+        "crossbook_writes_dropped_total",
+        "Items given up on after the store refused them for too long, by what was written.",
+        Labels::WriteKind,
+    ),
+    (
+        "crossbook_book_log_chunks_compacted_total",
+        "Event-log chunks compacted into compressed per-book chunks.",
+        Labels::None,
+    ),
+    (
+        "crossbook_book_log_chunks_corrupt_total",
+        "Event-log chunks found unreadable during compaction.",
+        Labels::None,
+    ),
+    (
+        "crossbook_replays_total",
+        "Replays and exports ended, by how they ended.",
+        Labels::Of("ended", &["complete", "client_gone", "failed"]),
+    ),
+    (
+        "crossbook_replay_messages_total",
+        "Messages sent by replays and exports.",
+        Labels::None,
+    ),
+    (
+        "crossbook_replay_corrupt_chunks_total",
+        "Stored chunks a replay could not read (sent as `unreadable` gaps).",
+        Labels::None,
+    ),
+    (
+        "crossbook_arbitrage_scanner_lagged_total",
+        "Times the arbitrage scanner fell behind the bus and rescanned every pair.",
+        Labels::None,
+    ),
+    (
+        "crossbook_whale_tracker_lagged_total",
+        "Trades the whale tracker missed because it fell behind the bus.",
+        Labels::None,
+    ),
+    (
+        "crossbook_webhook_deliveries_total",
+        "Webhook delivery attempts, by outcome.",
+        Labels::Of("outcome", &["delivered", "failed", "blocked"]),
+    ),
+    (
+        "crossbook_stream_messages_total",
+        "Messages written to live-stream clients.",
+        Labels::None,
+    ),
+    (
+        "crossbook_stream_slow_consumers_total",
+        "Live-stream connections cut because the client read too slowly.",
+        Labels::None,
+    ),
+    (
+        "crossbook_stream_lagged_total",
+        "Times the live stream fell behind the bus (its sessions got fresh snapshots).",
+        Labels::None,
+    ),
+    (
+        "crossbook_stream_resumes_total",
+        "Live-stream resumptions, by whether the missed messages were replayed or the session reset.",
+        Labels::Of("result", &["resumed", "reset"]),
+    ),
+];
+
+/// Gauges and histograms: HELP text only (they have a value from their first use).
+const GAUGES: &[(&str, &str)] = &[
+    (
+        "crossbook_ingest_leader",
+        "1 while this process holds the ingest role, else 0.",
+    ),
+    ("crossbook_arbitrage_opportunities", "Arbitrage opportunities open now."),
+    ("crossbook_replay_streams", "Replays and exports being sent now."),
+    ("crossbook_stream_connections", "Open live-stream connections."),
+    (
+        "crossbook_stream_sessions",
+        "Live-stream sessions held (connected, or kept for resumption).",
+    ),
+    (
+        VENUE_CONNECTED,
+        "1 while the venue's feed is connected (or its last poll succeeded), else 0.",
+    ),
+    (VENUE_CONNECTIONS, "Open WebSocket connections to the venue."),
+    (
+        VENUE_DATA_AGE,
+        "Seconds since the venue's last message (absent before the first).",
+    ),
+    (VENUE_BOOKS, "Books of the venue held in memory."),
+    (
+        VENUE_STALE_BOOKS,
+        "Books of the venue held but waiting for a fresh snapshot.",
+    ),
+];
+
+const HISTOGRAMS: &[(&str, &str)] = &[
+    (
+        REQUEST_DURATION,
+        "HTTP request latency in seconds, by method, route template and status.",
+    ),
+    (
+        "crossbook_arbitrage_scan_seconds",
+        "Duration of a full arbitrage scan pass.",
+    ),
+    (
+        "crossbook_arbitrage_reprice_seconds",
+        "Duration of re-pricing the pairs of one changed book.",
+    ),
+];
+
+const VENUE_CONNECTED: &str = "crossbook_venue_connected";
+const VENUE_CONNECTIONS: &str = "crossbook_venue_connections";
+const VENUE_DATA_AGE: &str = "crossbook_venue_data_age_seconds";
+const VENUE_BOOKS: &str = "crossbook_venue_books";
+const VENUE_STALE_BOOKS: &str = "crossbook_venue_stale_books";
+
+/// Gives every metric its HELP text and starts every counter at zero (once per process).
+fn describe() {
+    metrics::describe_counter!(
+        REQUESTS_TOTAL,
+        "HTTP requests answered, by method, route template and status."
+    );
+    for &(name, help) in GAUGES {
+        metrics::describe_gauge!(name, help);
+    }
+    for &(name, help) in HISTOGRAMS {
+        metrics::describe_histogram!(name, help);
+    }
+    for &(name, help, labels) in COUNTERS {
+        metrics::describe_counter!(name, help);
+        let venues = Exchange::ALL.map(Exchange::as_str);
+        match labels {
+            Labels::None => metrics::counter!(name).increment(0),
+            Labels::Venue => {
+                for v in venues {
+                    metrics::counter!(name, "venue" => v).increment(0);
+                }
+            }
+            Labels::VenueAndGapCause => {
+                for v in venues {
+                    for c in GapCause::ALL {
+                        metrics::counter!(name, "venue" => v, "cause" => c.as_str()).increment(0);
+                    }
+                }
+            }
+            Labels::WriteKind => {
+                for k in WriteKind::ALL {
+                    metrics::counter!(name, "kind" => k.as_str()).increment(0);
+                }
+            }
+            Labels::Of(label, values) => {
+                for &v in values {
+                    metrics::counter!(name, label => v).increment(0);
+                }
+            }
+        }
+    }
+}
+
+/// Sets the per-venue gauges from the feed health as it is now, so alerts need not read `/readyz`. A venue
+/// this process does not ingest from has none.
+pub fn set_venue_gauges(health: &VenueHealth, now: Timestamp) {
+    for (ex, h) in health.snapshot() {
+        let v = ex.as_str();
+        metrics::gauge!(VENUE_CONNECTED, "venue" => v).set(if h.connected { 1.0 } else { 0.0 });
+        // One WebSocket per venue today.
+        let sockets = if h.connected && h.mode == crossbook_venues::FeedMode::WebSocket {
+            1.0
+        } else {
+            0.0
+        };
+        metrics::gauge!(VENUE_CONNECTIONS, "venue" => v).set(sockets);
+        if let Some(at) = h.last_message_at {
+            let age_ms = (now.millis() - at.millis()).max(0);
+            metrics::gauge!(VENUE_DATA_AGE, "venue" => v).set(age_ms as f64 / 1000.0);
+        }
+        metrics::gauge!(VENUE_BOOKS, "venue" => v).set(h.books as f64);
+        metrics::gauge!(VENUE_STALE_BOOKS, "venue" => v).set(h.stale_books as f64);
+    }
 }

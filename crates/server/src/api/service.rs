@@ -377,6 +377,7 @@ fn log_readiness_change(state: &AppState, body: &ReadyOut) {
     responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain"))
 )]
 async fn metrics(State(state): State<AppState>) -> Response {
+    crate::metrics::set_venue_gauges(&state.health, Timestamp::now());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         state.metrics.render(),

@@ -215,6 +215,71 @@ async fn metrics_are_labelled_by_route_template() {
     .await;
 }
 
+/// `/metrics` for alerting: every metric family has HELP text; every counter the README names is there at 0
+/// before its first event (so `increase()` sees the first one); the per-venue gauges follow the feed health.
+#[tokio::test]
+async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let app = TestApp::new(&db, |_| {});
+    let now = Timestamp::now();
+    app.state.health.update(Exchange::VenueA, |h| {
+        h.mode = FeedMode::WebSocket;
+        h.connected = true;
+        h.last_message_at = Some(Timestamp::from_millis(now.millis() - 4_000));
+    });
+    app.state.health.update(Exchange::VenueB, |h| {
+        h.mode = FeedMode::WebSocket;
+        h.connected = false;
+    });
+    let r = app.get("/metrics").await;
+    assert_eq!(r.status.as_u16(), 200);
+    let text = r.text;
+
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let mut named: Vec<&str> = readme
+        .match_indices("crossbook_")
+        .map(|(i, _)| {
+            let rest = &readme[i..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .filter(|n| n.ends_with("_total"))
+        .collect();
+    named.sort();
+    named.dedup();
+    assert!(named.len() >= 10, "{named:?}");
+    for name in &named {
+        assert!(text.contains(&format!("# HELP {name} ")), "no HELP for {name}:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} "))),
+            "{name} is absent before its first event:\n{text}"
+        );
+    }
+    // Every family has HELP text.
+    for line in text.lines().filter(|l| l.starts_with("# TYPE ")) {
+        let family = line.split_whitespace().nth(2).unwrap();
+        assert!(text.contains(&format!("# HELP {family} ")), "no HELP for {family}");
+    }
+    let value = |series: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("no {series}:\n{text}"))
+    };
+    assert_eq!(value("crossbook_venue_connected{venue=\"venue_a\"}"), 1.0);
+    assert_eq!(value("crossbook_venue_connected{venue=\"venue_b\"}"), 0.0);
+    assert_eq!(value("crossbook_venue_connections{venue=\"venue_a\"}"), 1.0);
+    assert_eq!(value("crossbook_venue_connections{venue=\"venue_b\"}"), 0.0);
+    let age = value("crossbook_venue_data_age_seconds{venue=\"venue_a\"}");
+    assert!((4.0..60.0).contains(&age), "{age}");
+    assert_eq!(value("crossbook_venue_books{venue=\"venue_a\"}"), 0.0);
+    assert_eq!(value("crossbook_venue_stale_books{venue=\"venue_a\"}"), 0.0);
+    db.cleanup().await;
+}
+
 const SEARCH_PATHS: [&str; 7] = [
     "/v1/search",
     "/v1/search/series",
