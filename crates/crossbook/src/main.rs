@@ -160,7 +160,7 @@ fn execute(command: impl std::future::Future<Output = anyhow::Result<()>>) -> Ex
             // One line: the outermost context and its cause.
             let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ");
             eprintln!("crossbook: {}", msg.replace('\n', " "));
-            ExitCode::from(1)
+            ExitCode::from(if e.is::<cmd::BadInput>() { 2 } else { 1 })
         }
     }
 }
