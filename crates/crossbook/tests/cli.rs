@@ -164,6 +164,38 @@ async fn writing_commands_refuse_a_missing_database_and_name_the_one_they_use() 
 }
 
 #[test]
+fn other_crossbook_variables_warn_and_unknown_file_keys_name_the_file() {
+    let dir = scratch("env");
+    let db = format!("sqlite://{}/none.db", dir.display());
+    // The example webhook receivers' variable, as a user following older instructions might have set it.
+    let o = crossbook(
+        &["keys", "list", "--database-url", &db],
+        &[("CROSSBOOK_WEBHOOK_SECRET", "whsec_x")],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "the command ran (and found no database): {e}");
+    assert!(e.contains("no database at"), "{e}");
+    assert!(
+        e.lines()
+            .any(|l| l.contains("warning") && l.contains("CROSSBOOK_WEBHOOK_SECRET")),
+        "{e}"
+    );
+
+    let file = dir.join("crossbook.toml");
+    std::fs::write(&file, "listen = \"127.0.0.1:0\"\nwebhook_secret = \"x\"\n").unwrap();
+    let o = crossbook(&["keys", "list", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    let first = e.lines().next().unwrap_or("");
+    assert!(
+        first.contains("webhook_secret") && first.contains(&file.display().to_string()),
+        "{e}"
+    );
+    assert!(e.lines().all(|l| l.chars().count() <= 200), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn keys_list_says_which_database_it_read_and_aligns_its_columns() {
     let dir = scratch("keys");
     let db = format!("sqlite://{}/cb.db", dir.display());
