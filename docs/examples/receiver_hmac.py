@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A crossbook webhook receiver that verifies each delivery with the standard library only (`hmac`).
 
-    CROSSBOOK_WEBHOOK_SECRET=<the registration's secret> python3 receiver_hmac.py [port]
+    WEBHOOK_SECRET=<the registration's secret> python3 receiver_hmac.py [port]
 
 Listens on 127.0.0.1 (port 8000 by default; 0 picks a free one) and prints the URL, then one line per event.
 Answers 204 to a delivery that verifies and 400 to anything else.
@@ -17,7 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 # The HMAC key is the secret's own characters (64 hex digits) as bytes: not hex-decoded, not base64-decoded.
-SECRET = os.environ["CROSSBOOK_WEBHOOK_SECRET"].encode()
+SECRET = os.environ["WEBHOOK_SECRET"].encode()
 # Deliveries older or newer than this are refused, so a captured delivery cannot be replayed later.
 TOLERANCE_SECONDS = 300
 

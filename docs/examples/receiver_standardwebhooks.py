@@ -2,7 +2,7 @@
 """A crossbook webhook receiver that verifies each delivery with the `standardwebhooks` library.
 
     pip install standardwebhooks
-    CROSSBOOK_WEBHOOK_SECRET=<the registration's secret> python3 receiver_standardwebhooks.py [port]
+    WEBHOOK_SECRET=<the registration's secret> python3 receiver_standardwebhooks.py [port]
 
 Listens on 127.0.0.1 (port 8000 by default; 0 picks a free one) and prints the URL, then one line per event.
 Answers 204 to a delivery that verifies and 400 to anything else.
@@ -16,7 +16,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 # Bytes, not str: the HMAC key is the 64 hex characters themselves. Given a str, the library base64-decodes
 # it into another key and every delivery fails with "No matching signature found".
-hook = Webhook(os.environ["CROSSBOOK_WEBHOOK_SECRET"].encode())
+hook = Webhook(os.environ["WEBHOOK_SECRET"].encode())
 
 
 def verify(headers, body):

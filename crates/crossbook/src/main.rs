@@ -21,6 +21,8 @@ mod cmd;
 ///
 /// Every flag also reads the environment variable CROSSBOOK_<FLAG> (e.g. CROSSBOOK_DATABASE_URL) and the
 /// same key in the optional TOML file given with --config; flag beats variable beats file beats default.
+/// Settings without a flag are listed in config.default.toml (and the README); a CROSSBOOK_ variable that names
+/// no setting is ignored with a warning, while an unknown key in the file is an error.
 /// The log filter is CROSSBOOK_LOG (or RUST_LOG), e.g. CROSSBOOK_LOG=debug or "info,crossbook_venues=debug".
 #[derive(Parser, Debug)]
 #[command(name = "crossbook", version, about, long_about)]
@@ -116,6 +118,12 @@ fn main() -> ExitCode {
         Command::Simulate(a) => Some(a),
         _ => None,
     };
+    for name in crossbook_server::config::ignored_environment() {
+        let key = name
+            .trim_start_matches(crossbook_server::config::ENV_PREFIX)
+            .to_ascii_lowercase();
+        eprintln!("crossbook: warning: ignoring the environment variable {name}: there is no setting {key}");
+    }
     let config = match Config::load(
         cli.global.config.as_deref(),
         &Overrides {
@@ -160,7 +168,7 @@ fn execute(command: impl std::future::Future<Output = anyhow::Result<()>>) -> Ex
             // One line: the outermost context and its cause.
             let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ");
             eprintln!("crossbook: {}", msg.replace('\n', " "));
-            ExitCode::from(1)
+            ExitCode::from(if e.is::<cmd::BadInput>() { 2 } else { 1 })
         }
     }
 }

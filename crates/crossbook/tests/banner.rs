@@ -70,11 +70,67 @@ async fn banner_lines_work_and_a_restart_points_at_the_keys() {
     })
     .await;
     assert!(
+        second.printed(&format!("crossbook keys create --database-url '{}'", db.url)),
+        "{}",
+        second.log()
+    );
+    assert!(
         second.printed(&format!("listening on http://{addr}")),
         "{}",
         second.log()
     );
     assert!(!second.printed("Demo API keys"), "{}", second.log());
     drop(second);
+    db.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_serve_says_where_it_listens_and_how_to_make_a_key() {
+    let db = crossbook_store::testing::sqlite_database().await;
+    // Plain `serve --config FILE`, its venues on a closed loopback port (never the live venues): nothing to
+    // ingest, which the banner does not need.
+    let file = std::env::temp_dir().join(format!("crossbook-banner-{}.toml", std::process::id()));
+    let nowhere = "127.0.0.1:1";
+    std::fs::write(
+        &file,
+        format!(
+            "venue_a_rest_url = \"http://{nowhere}/a\"\nvenue_a_ws_url = \"ws://{nowhere}/a\"\n\
+             venue_b_gamma_url = \"http://{nowhere}/g\"\nvenue_b_clob_url = \"http://{nowhere}/c\"\n\
+             venue_b_data_url = \"http://{nowhere}/d\"\nvenue_b_ws_url = \"ws://{nowhere}/w\"\n"
+        ),
+    )
+    .unwrap();
+    let quiet = ["--config", file.to_str().unwrap()];
+    let mut first = Proc::serve_with("first", &db.url, &quiet);
+    let addr = first.addr(Duration::from_secs(60)).await;
+    until("the banner", 30, &[&first], async || first.printed("listening on")).await;
+    until("the key hint", 30, &[&first], async || first.printed("keys create")).await;
+    let text = first.stdout_lines().join("\n");
+    assert!(
+        text.contains(&format!("listening on http://{addr}; dashboard: http://{addr}/")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "crossbook keys create --database-url '{}' --name NAME --plan trader",
+            db.url
+        )),
+        "{text}"
+    );
+    drop(first);
+
+    // With a key in the database: where it listens, no hint.
+    db.store.create_key("me", crossbook_core::Plan::Trader).await.unwrap();
+    let mut second = Proc::serve_with("second", &db.url, &quiet);
+    let addr = second.addr(Duration::from_secs(60)).await;
+    until("the banner", 30, &[&second], async || second.printed("listening on")).await;
+    assert!(
+        second.printed(&format!("listening on http://{addr}")),
+        "{}",
+        second.log()
+    );
+    assert!(!second.printed("keys create"), "{}", second.log());
+    drop(second);
+    let _ = std::fs::remove_file(&file);
     db.cleanup().await;
 }

@@ -86,13 +86,132 @@ fn reading_commands_never_create_a_database() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test]
+async fn writing_commands_refuse_a_missing_database_and_name_the_one_they_use() {
+    let dir = scratch("write");
+    // Run from another folder with the default database: nothing there, so nothing is created.
+    let o = Command::new(env!("CARGO_BIN_EXE_crossbook"))
+        .args(["keys", "create", "--name", "me", "--plan", "trader"])
+        .current_dir(&dir)
+        .env_remove("CROSSBOOK_DATABASE_URL")
+        .output()
+        .expect("run crossbook");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let default_file = dir.join("data").join("crossbook.db");
+    assert!(
+        stderr(&o).contains(&default_file.display().to_string()) && stderr(&o).contains("--create"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(!default_file.exists());
+
+    let file = dir.join("elsewhere.db");
+    let db = format!("sqlite://{}", file.display());
+    for args in [
+        &["keys", "create", "--name", "me", "--plan", "trader"][..],
+        &["pairs", "add", "KX-1", "0xabc"],
+        &["pairs", "reject", "--venue-a", "KX-1", "--venue-b", "0xabc"],
+    ] {
+        let o = crossbook(&[args, &["--database-url", &db]].concat(), &[]);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("no database at") && e.contains("elsewhere.db"),
+            "{args:?}: {e}"
+        );
+        assert_plain(&e);
+        assert!(!file.exists(), "{args:?} created {}", file.display());
+    }
+
+    // --create makes it, says where on standard error, and the key stays standard output's last line.
+    let create = [
+        "keys",
+        "create",
+        "--name",
+        "me",
+        "--plan",
+        "trader",
+        "--create",
+        "--database-url",
+        &db,
+    ];
+    let o = crossbook(&create, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("database: {db}")), "{e}");
+    assert!(e.contains("no running crossbook server ingests from it"), "{e}");
+    assert!(
+        stdout(&o).trim_end().lines().last().unwrap().starts_with("cbk_"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A server ingesting from the database holds its ingest lock: the command says it writes where that
+    // server reads.
+    let store = crossbook_store::open(&db).await.unwrap();
+    let guard = store.try_leader_lock().await.unwrap().expect("the lock is free");
+    let o = crossbook(&create, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("(a running crossbook server ingests from it)"),
+        "{}",
+        stderr(&o)
+    );
+    guard.release().await;
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn other_crossbook_variables_warn_and_unknown_file_keys_name_the_file() {
+    let dir = scratch("env");
+    let db = format!("sqlite://{}/none.db", dir.display());
+    // The example webhook receivers' variable, as a user following older instructions might have set it.
+    let o = crossbook(
+        &["keys", "list", "--database-url", &db],
+        &[("CROSSBOOK_WEBHOOK_SECRET", "whsec_x")],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "the command ran (and found no database): {e}");
+    assert!(e.contains("no database at"), "{e}");
+    assert!(
+        e.lines()
+            .any(|l| l.contains("warning") && l.contains("CROSSBOOK_WEBHOOK_SECRET")),
+        "{e}"
+    );
+
+    let file = dir.join("crossbook.toml");
+    std::fs::write(&file, "listen = \"127.0.0.1:0\"\nwebhook_secret = \"x\"\n").unwrap();
+    let o = crossbook(&["keys", "list", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    let first = e.lines().next().unwrap_or("");
+    assert!(
+        first.contains("webhook_secret") && first.contains(&file.display().to_string()),
+        "{e}"
+    );
+    assert!(e.lines().all(|l| l.chars().count() <= 200), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn keys_list_says_which_database_it_read_and_aligns_its_columns() {
     let dir = scratch("keys");
     let db = format!("sqlite://{}/cb.db", dir.display());
     for (name, plan) in [("al", "trader"), ("a-much-longer-customer-name", "free")] {
         let o = crossbook(
-            &["keys", "create", "--name", name, "--plan", plan, "--database-url", &db],
+            &[
+                "keys",
+                "create",
+                "--name",
+                name,
+                "--plan",
+                plan,
+                "--create",
+                "--database-url",
+                &db,
+            ],
             &[],
         );
         assert!(o.status.success(), "{}", stderr(&o));

@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+use crossbook_core::{Exchange, Market, Timestamp};
+
 fn run(db: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_crossbook"))
         .args(args)
@@ -21,15 +23,20 @@ async fn pairs_add_list_remove() {
     let db = crossbook_store::testing::sqlite_database().await;
     let url = db.url.clone();
 
-    let o = run(&url, &["pairs", "add", "KXELECT-26-YES", "0xabc"]);
+    let o = run(&url, &["pairs", "add", "KXELECT-26-YES", "0xabc", "--allow-unknown"]);
     assert!(o.status.success(), "{o:?}");
     assert!(stdout(&o).contains("paired venue_a KXELECT-26-YES with venue_b 0xabc"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not in the catalog yet"));
 
-    // Either market already paired: refused, exit 1, one line.
-    let o = run(&url, &["pairs", "add", "KXELECT-26-YES", "0xdef"]);
+    // Either market already paired: refused, exit 1, the reason on the last line (after the database and
+    // the notes).
+    let o = run(&url, &["pairs", "add", "KXELECT-26-YES", "0xdef", "--allow-unknown"]);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.trim().lines().last().unwrap().contains("already in an override"),
+        "{err}"
+    );
 
     let o = run(&url, &["pairs", "list"]);
     assert!(o.status.success());
@@ -60,7 +67,15 @@ async fn pairs_add_list_remove() {
 async fn pairs_reject_list_unreject() {
     let db = crossbook_store::testing::sqlite_database().await;
     let url = db.url.clone();
-    let reject = ["pairs", "reject", "--venue-a", "KXNBAGAME-1-AUS", "--venue-b", "0xpor"];
+    let reject = [
+        "pairs",
+        "reject",
+        "--venue-a",
+        "KXNBAGAME-1-AUS",
+        "--venue-b",
+        "0xpor",
+        "--allow-unknown",
+    ];
 
     let o = run(
         &url,
@@ -104,7 +119,7 @@ async fn pairs_reject_list_unreject() {
     assert!(o.status.success(), "{o:?}");
     assert!(db.store.pair_rejections().await.unwrap().is_empty());
     // Nothing left to lift: exit 1, the reason on the last line (after the database the command opened).
-    let o = run(&url, &unreject);
+    let o = run(&url, &[&unreject[..], &["--allow-unknown"]].concat());
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.trim().lines().last().unwrap().ends_with("is not rejected"), "{err}");
@@ -112,5 +127,76 @@ async fn pairs_reject_list_unreject() {
     // Both ids are required: bad usage.
     let o = run(&url, &["pairs", "reject", "--venue-a", "KX-ONLY"]);
     assert_eq!(o.status.code(), Some(2));
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_id_no_market_of_its_venue_has_is_bad_usage_unless_allowed() {
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let (a, b) = ("KXNBAGAME-1-AUS", "0xaus");
+    db.store
+        .upsert_markets(
+            &[
+                Market::new(Exchange::VenueA, a, "KXNBAGAME-1", "KXNBAGAME", "Austin?"),
+                Market::new(Exchange::VenueB, b, "nba-1", "nba", "Austin?"),
+            ],
+            Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    let url = db.url.clone();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    // Each venue's id is looked up in that venue: a venue_b id given as the venue_a one is unknown too.
+    for (args, id, venue) in [
+        (vec!["pairs", "add", "null", "null"], "null", "venue_a"),
+        (vec!["pairs", "add", a, "null"], "null", "venue_b"),
+        (vec!["pairs", "add", b, a], b, "venue_a"),
+        (
+            vec!["pairs", "reject", "--venue-a", a, "--venue-b", "0xnope"],
+            "0xnope",
+            "venue_b",
+        ),
+        (
+            vec!["pairs", "unreject", "--venue-a", "null", "--venue-b", b],
+            "null",
+            "venue_a",
+        ),
+    ] {
+        let o = run(&url, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let last = stderr(&o).trim().lines().last().unwrap_or("").to_string();
+        assert!(
+            last.contains(&format!("no {venue} market has the id \"{id}\"")) && last.contains("--allow-unknown"),
+            "{args:?}: {last}"
+        );
+    }
+    assert!(db.store.pair_overrides().await.unwrap().is_empty());
+    assert!(db.store.pair_rejections().await.unwrap().is_empty());
+
+    // Known ids need no flag; an unknown one is stored with it, and a note says it waits for the catalog.
+    let o = run(&url, &["pairs", "add", a, b]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(!stderr(&o).contains("not in the catalog"), "{}", stderr(&o));
+    let o = run(
+        &url,
+        &[
+            "pairs",
+            "reject",
+            "--venue-a",
+            "KX-SOON",
+            "--venue-b",
+            b,
+            "--allow-unknown",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        stderr(&o).contains("KX-SOON is not in the catalog yet"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(db.store.pair_overrides().await.unwrap().len(), 1);
+    assert_eq!(db.store.pair_rejections().await.unwrap().len(), 1);
     db.cleanup().await;
 }

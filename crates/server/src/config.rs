@@ -128,6 +128,98 @@ pub struct Config {
     pub stream_markets_trader: usize,
 }
 
+/// The prefix of the environment variables that set a key (`CROSSBOOK_LISTEN` sets `listen`).
+pub const ENV_PREFIX: &str = "CROSSBOOK_";
+
+/// Every key a configuration has, in the order of [`Config`]'s fields (as serde knows them, so the list
+/// cannot drift from the struct).
+pub fn keys() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Fields<'a>(&'a std::cell::Cell<&'static [&'static str]>);
+    impl<'de> serde::Deserializer<'de> for Fields<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only the field names are read"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.set(fields);
+            Err(de::Error::custom("only the field names are read"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+            unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    static KEYS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let fields = std::cell::Cell::new(&[][..]);
+        let _ = Config::deserialize(Fields(&fields));
+        fields.get()
+    })
+}
+
+/// Whether `name` (any case) is a key of the configuration.
+fn is_key(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    keys().contains(&name.as_str())
+}
+
+/// The environment variables with the [`ENV_PREFIX`] that name no key, hence are not read; the command line
+/// warns about each. `CROSSBOOK_TEST_*` (the test harness's) and `CROSSBOOK_KEY` (`crossbook tail`'s API key)
+/// are expected there and not listed.
+pub fn ignored_environment() -> Vec<String> {
+    let mut names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            let Some(rest) = k.strip_prefix(ENV_PREFIX) else {
+                return false;
+            };
+            let rest = rest.to_ascii_lowercase();
+            !is_key(&rest) && !rest.starts_with("test_") && rest != "key"
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// A configuration error as one line naming the key and where its value came from; an unknown key (only a
+/// file can hold one: the environment is filtered, the flags are known) names the file and is followed by
+/// the valid keys, a few to a line.
+fn describe_error(e: figment::Error, file: Option<&Path>) -> String {
+    let Some(first) = e.into_iter().next() else {
+        return "invalid configuration".into();
+    };
+    if let figment::error::Kind::UnknownField(key, _) = &first.kind {
+        let source = file.map_or_else(
+            || "the configuration".to_string(),
+            |p| format!("config file {}", p.display()),
+        );
+        let mut lines = vec![format!(
+            "invalid configuration: unknown key `{key}` in {source}; the keys are (see config.default.toml):"
+        )];
+        let mut line = String::new();
+        for k in keys() {
+            if !line.is_empty() && line.len() + k.len() > 100 {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push_str(if line.is_empty() { "  " } else { " " });
+            line.push_str(k);
+        }
+        lines.push(line);
+        return lines.join("\n");
+    }
+    // figment names a file's key with its profile ("default.listen"); the key alone is what the file holds.
+    format!(
+        "invalid configuration: {}",
+        first.to_string().replace("\"default.", "\"")
+    )
+}
+
 impl Default for Config {
     fn default() -> Self {
         Figment::from(Toml::string(DEFAULTS))
@@ -159,20 +251,12 @@ impl Config {
         if let Some(filter) = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty()) {
             fig = fig.merge(Serialized::default("log", filter));
         }
-        // `CROSSBOOK_TEST_*` variables belong to the test harness, and `CROSSBOOK_KEY` to `crossbook tail`
-        // (the API key it streams with), not to the service.
-        fig = fig.merge(Env::prefixed("CROSSBOOK_").filter(|k| {
-            let k = k.as_str().to_ascii_lowercase();
-            !k.starts_with("test_") && k != "key"
-        }));
+        // Only variables that name a setting are read: others with the prefix belong to something else (a
+        // webhook receiver's secret, `crossbook tail`'s key, the test harness) and `ignored_environment`
+        // lists them for a warning.
+        fig = fig.merge(Env::prefixed(ENV_PREFIX).filter(|k| is_key(k.as_str())));
         fig = fig.merge(Serialized::defaults(overrides));
-        let cfg: Config = fig.extract().map_err(|e| {
-            let mut msg = e.to_string();
-            if let Some(first) = e.into_iter().next() {
-                msg = first.to_string();
-            }
-            format!("invalid configuration: {msg}")
-        })?;
+        let cfg: Config = fig.extract().map_err(|e| describe_error(e, file))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -408,6 +492,56 @@ mod tests {
             jail.create_file("c.toml", "no_such_key = 1")?;
             let e = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap_err();
             assert!(e.contains("no_such_key"), "{e}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn other_crossbook_variables_are_ignored_and_listed() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CROSSBOOK_WEBHOOK_SECRET", "whsec_x");
+            jail.set_env("CROSSBOOK_KEY", "cbk_x");
+            jail.set_env("CROSSBOOK_TEST_ANYTHING", "1");
+            jail.set_env("CROSSBOOK_SIM_SEED", "9");
+            let c = Config::load(None, &Flags::default()).unwrap();
+            assert_eq!(c.sim_seed, 9, "a setting's variable is still read");
+            let ignored = ignored_environment();
+            assert!(ignored.contains(&"CROSSBOOK_WEBHOOK_SECRET".to_string()), "{ignored:?}");
+            for not in ["CROSSBOOK_KEY", "CROSSBOOK_TEST_ANYTHING", "CROSSBOOK_SIM_SEED"] {
+                assert!(!ignored.contains(&not.to_string()), "{not}: {ignored:?}");
+            }
+            Ok(())
+        });
+        for key in [
+            "listen",
+            "venue_b_fee_rate",
+            "snapshot_interval_ms",
+            "stream_markets_trader",
+        ] {
+            assert!(keys().contains(&key), "{key}: {:?}", keys());
+        }
+    }
+
+    #[test]
+    fn an_unknown_file_key_names_the_file_and_lists_the_keys_on_short_lines() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("c.toml", "webhook_secret = \"x\"")?;
+            let e = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap_err();
+            let first = e.lines().next().unwrap();
+            assert!(
+                first.contains("`webhook_secret`") && first.contains("config file c.toml"),
+                "{e}"
+            );
+            assert!(e.lines().all(|l| l.len() <= 120), "{e}");
+            assert!(
+                e.lines()
+                    .skip(1)
+                    .any(|l| l.split_whitespace().any(|w| w == "database_url")),
+                "{e}"
+            );
+            jail.create_file("d.toml", "rate_limit_free = \"lots\"")?;
+            let e = Config::load(Some(Path::new("d.toml")), &Flags::default()).unwrap_err();
+            assert!(e.contains("\"rate_limit_free\"") && e.contains("d.toml"), "{e}");
             Ok(())
         });
     }

@@ -46,18 +46,72 @@ pub struct Tour {
     pub pair: Option<(String, String, String)>,
 }
 
+/// The address a banner shows for `addr`: an unspecified listen address (0.0.0.0) is reached on loopback.
+pub fn base_url(mut addr: std::net::SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    format!("http://{addr}")
+}
+
+/// `database` (a URL without its password) with a relative SQLite path made absolute, so that a command
+/// pasted from the banner into another folder still names this database.
+fn absolute_database(database: &str) -> String {
+    let Some(path) = database.strip_prefix("sqlite://") else {
+        return database.to_string();
+    };
+    let (file, query) = path.split_once('?').map_or((path, None), |(f, q)| (f, Some(q)));
+    if file.is_empty() || file.contains(":memory:") || std::path::Path::new(file).is_absolute() {
+        return database.to_string();
+    }
+    match std::path::absolute(file) {
+        Ok(abs) => format!(
+            "sqlite://{}{}",
+            abs.display(),
+            query.map(|q| format!("?{q}")).unwrap_or_default()
+        ),
+        Err(_) => database.to_string(),
+    }
+}
+
+/// The first line of every start-up banner.
+fn listening_line(base: &str) -> String {
+    format!("crossbook is listening on {base}; dashboard: {base}/; API reference: {base}/docs\n")
+}
+
+/// The command that makes a key for the database: keys are shown only when created, so a lost one is
+/// replaced by a new one.
+fn create_key_command(database: &str) -> String {
+    format!("  crossbook keys create --database-url '{database}' --name NAME --plan trader\n")
+}
+
+/// What plain `serve` prints at start: where it listens, and on a database without keys (`has_keys` false)
+/// how to create one.
+pub fn serve_banner(base: &str, database: &str, has_keys: bool) -> String {
+    let mut s = listening_line(base);
+    if !has_keys {
+        s.push_str("\nThe database has no API keys yet. Create one (it is shown only once) with:\n");
+        s.push_str(&create_key_command(&absolute_database(database)));
+    }
+    s
+}
+
 /// The text `serve --simulate` prints at start: where it listens and the API docs; with new demo `keys`
 /// (created because the database had none) each key and `curl` lines with real ids from `tour`; without
-/// them (a restart) how to list the existing keys in `database` (a URL without its password).
+/// them (a restart) how to make a new key and list the existing ones in `database` (a URL without its
+/// password).
 pub fn demo_banner(keys: &[(Plan, NewKey)], base: &str, tour: &Tour, database: &str) -> String {
     let key_of = |p: Plan| keys.iter().find(|(q, _)| *q == p).map(|(_, k)| k.key.as_str());
-    let mut s = format!("crossbook is listening on {base}; dashboard: {base}/; API reference: {base}/docs\n\n");
+    let mut s = listening_line(base);
+    s.push('\n');
     let (Some(free), Some(trader)) = (key_of(Plan::Free), key_of(Plan::Trader)) else {
-        // Keys are shown only when created; a restart can only point at them.
+        // Keys are shown only when created; a restart can only point at them, or make a new one.
+        let database = absolute_database(database);
+        s.push_str("The database already has API keys, shown only when they were created. To get a new one:\n");
+        s.push_str(&create_key_command(&database));
         s.push_str(&format!(
-            "The database already has API keys (shown only when created). List them with:\n  \
-             crossbook keys list --database-url '{database}'\nor create one with:\n  \
-             crossbook keys create --database-url '{database}' --name me --plan trader\n\n"
+            "List the existing ones (their prefixes, names and plans) with:\n  \
+             crossbook keys list --database-url '{database}'\n\n"
         ));
         s.push_str("Try (no key needed):\n");
         s.push_str(&format!("  curl '{base}/readyz'\n"));
@@ -161,15 +215,35 @@ mod tests {
             &[],
             "http://127.0.0.1:8080",
             &Tour::default(),
-            "sqlite://data/crossbook.db",
+            "sqlite:///srv/crossbook.db",
         );
         for needle in [
             "listening on http://127.0.0.1:8080",
             "http://127.0.0.1:8080/docs",
-            "crossbook keys list --database-url 'sqlite://data/crossbook.db'",
+            "crossbook keys create --database-url 'sqlite:///srv/crossbook.db' --name NAME --plan trader",
+            "crossbook keys list --database-url 'sqlite:///srv/crossbook.db'",
         ] {
             assert!(b.contains(needle), "{needle} missing from\n{b}");
         }
         assert!(!b.contains("Demo API keys") && !b.contains("X-API-Key"), "{b}");
+    }
+
+    #[test]
+    fn plain_serve_banner_says_where_and_how_to_make_a_key_when_there_is_none() {
+        let b = serve_banner("http://127.0.0.1:8080", "sqlite://./data/crossbook.db", false);
+        assert!(
+            b.contains("listening on http://127.0.0.1:8080; dashboard: http://127.0.0.1:8080/"),
+            "{b}"
+        );
+        let abs = std::path::absolute("./data/crossbook.db").unwrap();
+        assert!(
+            b.contains(&format!(
+                "crossbook keys create --database-url 'sqlite://{}'",
+                abs.display()
+            )),
+            "relative SQLite paths are made absolute: {b}"
+        );
+        let b = serve_banner("http://127.0.0.1:8080", "postgres://u:***@db/cb", true);
+        assert_eq!(b.trim_end().lines().count(), 1, "{b}");
     }
 }

@@ -201,14 +201,8 @@ async fn print_demo_keys(
         }
         None => Vec::new(),
     };
-    let mut addr = listener.local_addr()?;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    println!(
-        "{}",
-        demo::demo_banner(&keys, &format!("http://{addr}"), tour, database)
-    );
+    let base = demo::base_url(listener.local_addr()?);
+    println!("{}", demo::demo_banner(&keys, &base, tour, database));
     Ok(())
 }
 

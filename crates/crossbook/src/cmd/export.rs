@@ -98,7 +98,7 @@ pub async fn run(args: ExportArgs, config: Config) -> anyhow::Result<()> {
         Format::Parquet => FileFormat::Parquet,
     };
     let (from, to) = (args.date.from, args.date.to);
-    let store = super::open_existing_store(&config).await?;
+    let store = super::open_named_store(&config, false).await?;
     store.migrate().await?;
     let market = store
         .get_market(exchange, args.market.trim())

@@ -13,6 +13,10 @@ pub enum KeysCommand {
         /// Plan of the key.
         #[arg(long, value_parser = ["free", "builder", "trader"])]
         plan: String,
+        /// Create the SQLite database file if it does not exist (otherwise that is an error: the key would go
+        /// to a database no server reads).
+        #[arg(long)]
+        create: bool,
     },
     /// List keys: prefix, customer name, plan, created, revoked.
     List,
@@ -24,16 +28,14 @@ pub enum KeysCommand {
 }
 
 pub async fn run(cmd: KeysCommand, config: Config) -> anyhow::Result<()> {
-    let store = match cmd {
-        // Listing or revoking keys of a database that does not exist is a mistake in the URL, not a request
-        // to create an empty one.
-        KeysCommand::List | KeysCommand::Revoke { .. } => super::open_existing_store(&config).await?,
-        KeysCommand::Create { .. } => super::open_store(&config).await?,
-    };
+    // A database that does not exist is a mistake in the URL or the working folder, not a request to create
+    // an empty one, unless the user says so.
+    let create = matches!(cmd, KeysCommand::Create { create: true, .. });
+    let store = super::open_named_store(&config, create).await?;
     store.migrate().await?;
     let result = async {
         match cmd {
-            KeysCommand::Create { name, plan } => {
+            KeysCommand::Create { name, plan, .. } => {
                 let plan: Plan = plan.parse().map_err(anyhow::Error::msg)?;
                 let name = name.trim();
                 anyhow::ensure!(!name.is_empty(), "--name must not be empty");

@@ -13,6 +13,19 @@ use std::sync::Arc;
 
 use crossbook_server::config::Config;
 
+/// An error in what the user asked for (exit code 2, as a usage error), found only once the database is read:
+/// a market id no market of its venue has, say.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
 /// Opens the configured store and checks that it answers; errors name the database (password redacted).
 pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
     let url = crossbook_store::redact_url(&config.database_url);
@@ -26,17 +39,41 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_sto
     Ok(store)
 }
 
-/// [`open_store`] for a command that only reads: a SQLite file that does not exist is an error naming it,
-/// rather than an empty database created to be read. Says on standard error which database it reads.
-pub async fn open_existing_store(config: &Config) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
-    if let Some(path) = sqlite_file(&config.database_url) {
+/// [`open_store`] for the commands other than `serve`: a SQLite file that does not exist is an error naming it
+/// (a mistyped URL or the wrong working folder would otherwise give a new, empty database that no server
+/// reads) unless `create` (the `--create` flag). Says on standard error which database it opened and
+/// whether a running server ingests from it, so that a key or a pair made on the wrong database shows.
+pub async fn open_named_store(config: &Config, create: bool) -> anyhow::Result<Arc<dyn crossbook_store::Store>> {
+    let url = crossbook_store::redact_url(&config.database_url);
+    let file = sqlite_file(&config.database_url).map(|p| std::path::absolute(p).unwrap_or_else(|_| p.into()));
+    if let Some(path) = &file
+        && !create
+    {
         anyhow::ensure!(
-            std::path::Path::new(path).exists(),
-            "no database at {path} (`crossbook serve` creates it; give another with --database-url)"
+            path.exists(),
+            "no database at {} (`crossbook serve` creates it; give another with --database-url, or pass --create \
+             to create an empty one)",
+            path.display()
         );
     }
-    eprintln!("database: {}", crossbook_store::redact_url(&config.database_url));
-    open_store(config).await
+    let store = open_store(config).await?;
+    let file = file.map(|p| format!(", file {}", p.display())).unwrap_or_default();
+    eprintln!("database: {url}{file}{}", server_note(store.as_ref()).await);
+    Ok(store)
+}
+
+/// Whether a `crossbook serve` ingests from the store: that process holds the ingest lock (a lock file next to
+/// a SQLite database, an advisory lock on PostgreSQL) for as long as it runs. A server with role `api` takes
+/// no lock and is not seen. The lock is taken and given back at once when free.
+async fn server_note(store: &dyn crossbook_store::Store) -> &'static str {
+    match store.try_leader_lock().await {
+        Ok(None) => " (a running crossbook server ingests from it)",
+        Ok(Some(guard)) => {
+            guard.release().await;
+            " (no running crossbook server ingests from it)"
+        }
+        Err(_) => "",
+    }
 }
 
 /// The file of a `sqlite://PATH` URL (without its query); `None` for PostgreSQL and in-memory databases.

@@ -90,6 +90,23 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let listener = crossbook_server::http::bind(config.listen)
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(addr = %listener.local_addr()?, "listening");
+    // `--simulate` prints its own banner (with the demo keys) once the simulated venues run; every other
+    // start says where it listens, and how to make a key when there is none.
+    if !config.simulate || config.role == Role::Api {
+        let url = crossbook_store::redact_url(&config.database_url);
+        // The server migrates too; a second run finds nothing to do.
+        store
+            .migrate()
+            .await
+            .with_context(|| format!("cannot migrate database {url}"))?;
+        let has_keys = !store
+            .list_keys()
+            .await
+            .with_context(|| format!("cannot list the keys of {url}"))?
+            .is_empty();
+        let base = crossbook_server::demo::base_url(listener.local_addr()?);
+        println!("{}", crossbook_server::demo::serve_banner(&base, &url, has_keys));
+    }
     let before_ingest = config.simulate.then(simulate_step);
     crossbook_server::serve_on(config, store, listener, super::shutdown_signal(), before_ingest).await
 }

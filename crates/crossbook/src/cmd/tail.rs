@@ -4,7 +4,6 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use anyhow::Context as _;
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::{
@@ -43,7 +42,7 @@ Channels:
   book       the order books of the --market ids: a snapshot of each, then every change   (any key)
   trades     trades as the venues report them, of the --market ids or of every market     (any key)
   status     venue feeds connecting and dropping; books that lost continuity              (any key)
-  whales     whale entries: large trades by tracked wallets                               (Builder plan)
+  whales     whale entries: trades of any market at or over the platform's size threshold  (Builder plan)
   arbitrage  arbitrage opportunities as they open, change and close                       (Trader plan)
 
 Each line starts with the time the server sent it (UTC). Notes about the connection (welcome, subscribed,
@@ -64,8 +63,9 @@ pub struct TailArgs {
     /// without it trades and arbitrage cover every market).
     #[arg(long = "market", value_name = "ID")]
     markets: Vec<String>,
-    /// The stream's address (`crossbook serve` listens on 127.0.0.1:8080 unless told otherwise).
-    #[arg(long, value_name = "URL", default_value = "ws://127.0.0.1:8080/v1/stream")]
+    /// The server's address, http(s):// or ws(s)://; without a path the stream's (/v1/stream) is used
+    /// (`crossbook serve` listens on 127.0.0.1:8080 unless told otherwise).
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080")]
     url: String,
     /// Your API key (cbk_...).
     #[arg(long, value_name = "KEY", env = "CROSSBOOK_KEY", hide_env_values = true)]
@@ -73,19 +73,24 @@ pub struct TailArgs {
     /// Print every server message as one JSON line, unchanged, instead of a readable line.
     #[arg(long)]
     json: bool,
+    /// `tail` is a client of a running server and reads no database or configuration: these take the place
+    /// of the global flags so that its help does not list them, and refuse them (see `validate`).
+    #[arg(long, hide = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    #[arg(long = "database-url", hide = true, value_name = "URL")]
+    database_url: Option<String>,
 }
 
 impl TailArgs {
     /// Checks that clap cannot express; the message is for a usage error (exit 2).
     pub fn validate(&self) -> Result<(), String> {
+        if self.config.is_some() || self.database_url.is_some() {
+            return Err("tail reads no database or configuration file: give the server's address with --url".into());
+        }
         if self.channels.contains(&Channel::Book) && self.markets.is_empty() {
             return Err("the book channel needs at least one --market ID".into());
         }
-        match url::Url::parse(&self.url) {
-            Ok(u) if matches!(u.scheme(), "ws" | "wss") => Ok(()),
-            Ok(u) => Err(format!("--url must start with ws:// or wss://, not {}://", u.scheme())),
-            Err(e) => Err(format!("--url {:?} is not a URL: {e}", self.url)),
-        }
+        stream_address(&self.url).map(|_| ())
     }
 
     /// The channels once each, in a stable order, whatever the flags repeated.
@@ -250,9 +255,30 @@ async fn connect(url: &url::Url, key: Option<&str>) -> Result<Ws, ConnectError> 
     }
 }
 
+/// The stream's address from the `--url` given: the server's base address or the stream's own, over
+/// http(s):// or ws(s):// (the stream is a WebSocket either way); without a path, the stream's path.
+fn stream_address(given: &str) -> Result<url::Url, String> {
+    let mut url = url::Url::parse(given).map_err(|e| format!("--url {given:?} is not a URL: {e}"))?;
+    let scheme = match url.scheme() {
+        "http" | "ws" => "ws",
+        "https" | "wss" => "wss",
+        other => {
+            return Err(format!(
+                "--url must start with http://, https://, ws:// or wss://, not {other}://"
+            ));
+        }
+    };
+    url.set_scheme(scheme)
+        .map_err(|()| format!("--url {given:?}: cannot use it as a {scheme}:// address"))?;
+    if url.path().is_empty() || url.path() == "/" {
+        url.set_path("/v1/stream");
+    }
+    Ok(url)
+}
+
 /// The URL of the next connection: the given one, plus where to resume once the server has named a session.
 fn stream_url(base: &str, session: &Session) -> anyhow::Result<url::Url> {
-    let mut url = url::Url::parse(base).with_context(|| format!("--url {base:?}"))?;
+    let mut url = stream_address(base).map_err(anyhow::Error::msg)?;
     if let Some(id) = &session.id {
         let mut q = url.query_pairs_mut();
         q.append_pair("session", id);
@@ -450,7 +476,9 @@ pub fn render(msg: &Value) -> Option<Line> {
             };
             let mut sides = vec![
                 best("bids", "bid").unwrap_or_else(|| "bid —".into()),
-                best("asks", "ask").unwrap_or_else(|| "ask —".into()),
+                best("asks", "ask")
+                    .or_else(|| ask_from_no_bids(f("no_bids")))
+                    .unwrap_or_else(|| "ask —".into()),
             ];
             // Only one venue quotes NO bids; an empty list says nothing worth a column.
             sides.extend(best("no_bids", "no-bid"));
@@ -485,9 +513,10 @@ pub fn render(msg: &Value) -> Option<Line> {
             text(f("cause"))
         )),
         "trade" => data(format!(
-            "trade {} {} {} {}×{} = ${}",
+            "trade {} {}{} {} {}×{} = ${}",
             text(f("exchange")),
-            text(f("market_id")),
+            short_id(f("market_id")),
+            outcome(f("outcome")),
             text(f("taker_side")),
             price(f("price")),
             size(f("size")),
@@ -495,14 +524,15 @@ pub fn render(msg: &Value) -> Option<Line> {
         )),
         "whale" => {
             let d = f("data");
-            let ticker = text(&d["market_ticker"]);
+            let ticker = short_id(&d["market_ticker"]);
             let title = match &d["market_title"] {
                 Value::String(t) if *t != ticker => format!(" \"{t}\""),
                 _ => String::new(),
             };
             data(format!(
-                "whale {} {ticker} {} {}×{} = ${}{title}",
+                "whale {} {ticker}{} {} {}×{} = ${}{title}",
                 text(&d["exchange"]),
+                outcome(&d["outcome"]),
                 text(&d["taker_side"]),
                 price(&d["price"]),
                 size(&d["size"]),
@@ -599,13 +629,51 @@ fn clock(msg: &Value) -> String {
         .unwrap_or_else(|| "--:--:--.---".into())
 }
 
-/// The market, and the asset where it names something else (a venue_b outcome token).
+/// The market, and the asset where it names something else (a venue_b outcome token), each shortened.
 fn book_id(msg: &Value) -> String {
     let market = text(&msg["market_id"]);
     match msg.get("asset_id") {
-        Some(Value::String(a)) if *a != market => format!("{market}/{a}"),
-        _ => market,
+        Some(Value::String(a)) if *a != market => format!("{}/{}", short_id(&msg["market_id"]), shorten(a)),
+        _ => short_id(&msg["market_id"]),
     }
+}
+
+/// The outcome a trade bought or sold (YES or NO) after a space; nothing from a server that does not say.
+fn outcome(v: &Value) -> String {
+    match v {
+        Value::String(o) => format!(" {}", o.to_ascii_uppercase()),
+        _ => String::new(),
+    }
+}
+
+/// An id as [`text`], shortened when long (see [`shorten`]).
+fn short_id(v: &Value) -> String {
+    shorten(&text(v))
+}
+
+/// A venue_b condition id (66 characters) or token id (up to 78 digits) as its first and last characters, so
+/// that a line fits a terminal and still tells markets apart; venue_a tickers and short ids are kept whole.
+fn shorten(id: &str) -> String {
+    const KEEP: usize = 8;
+    let venue_b = id.starts_with("0x") || id.bytes().all(|b| b.is_ascii_digit());
+    if !venue_b || id.len() <= 2 * KEEP + 4 || !id.is_ascii() {
+        return id.to_string();
+    }
+    format!(
+        "{}…{}",
+        &id[..KEEP + 2 * usize::from(id.starts_with("0x"))],
+        &id[id.len() - KEEP..]
+    )
+}
+
+/// The YES ask of a venue_a book, which carries bids only: the best NO bid at `1 − p` for its size
+/// ([`crossbook_core::book::ask_from_opposite_bid`], the one place that rule is written).
+fn ask_from_no_bids(no_bids: &Value) -> Option<String> {
+    let top = no_bids.as_array()?.first()?;
+    let price: crossbook_core::Price = top["price"].as_str()?.parse().ok()?;
+    let amount: crossbook_core::Amount = size(&top["size"]).parse().ok()?;
+    let ask = crossbook_core::book::ask_from_opposite_bid(&crossbook_core::book::Level { price, size: amount });
+    Some(format!("ask {}×{}", ask.price.to_string4(), size(&top["size"])))
 }
 
 fn markets(v: &Value) -> String {
@@ -724,6 +792,66 @@ mod tests {
     }
 
     #[test]
+    fn help_lists_only_what_tail_uses() {
+        use clap::CommandFactory as _;
+        let mut cmd = crate::Cli::command();
+        cmd.build();
+        let help = cmd.find_subcommand_mut("tail").unwrap().render_long_help().to_string();
+        assert!(!help.contains("--database-url") && !help.contains("--config"), "{help}");
+        assert!(!help.contains("tracked wallets"), "{help}");
+        assert!(help.contains("http(s)://"), "{help}");
+        let given = args(&["--channel", "status", "--database-url", "sqlite://x.db"]);
+        assert!(given.validate().unwrap_err().contains("--url"));
+    }
+
+    #[test]
+    fn the_server_address_is_accepted_in_any_form() {
+        for (given, stream) in [
+            ("http://127.0.0.1:8080", "ws://127.0.0.1:8080/v1/stream"),
+            ("http://127.0.0.1:8080/", "ws://127.0.0.1:8080/v1/stream"),
+            ("ws://127.0.0.1:8080", "ws://127.0.0.1:8080/v1/stream"),
+            ("ws://127.0.0.1:8080/v1/stream", "ws://127.0.0.1:8080/v1/stream"),
+            ("https://cb.example.com", "wss://cb.example.com/v1/stream"),
+            (
+                "wss://cb.example.com/base/v1/stream",
+                "wss://cb.example.com/base/v1/stream",
+            ),
+        ] {
+            assert_eq!(stream_address(given).unwrap().as_str(), stream, "{given}");
+            assert_eq!(args(&["--channel", "status", "--url", given]).validate(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn a_venue_a_book_shows_its_yes_ask_from_the_best_no_bid() {
+        // venue_a books carry bids only: the YES ask is 1 − the best NO bid, for its size.
+        let m = msg(json!({"type": "snapshot", "channel": "book", "exchange": "venue_a",
+            "market_id": "KX1", "asset_id": "KX1", "book_seq": 3,
+            "bids": [{"price": "0.5300", "size": 120.0}], "asks": [],
+            "no_bids": [{"price": "0.4500", "size": 80.0}, {"price": "0.4400", "size": 5.0}]}));
+        assert_eq!(
+            render(&m),
+            data("12:00:01.234 book snapshot venue_a KX1 bid 0.5300×120 / ask 0.5500×80 / no-bid 0.4500×80 (seq 3)")
+        );
+    }
+
+    #[test]
+    fn long_venue_b_ids_are_shortened() {
+        let cond = format!("0x{}", "ab".repeat(32));
+        let token = "7".repeat(77);
+        let m = msg(
+            json!({"type": "stale", "channel": "book", "exchange": "venue_b", "market_id": cond,
+            "asset_id": token, "cause": "disconnect"}),
+        );
+        assert_eq!(
+            render(&m),
+            data(
+                "12:00:01.234 book stale venue_b 0xabababab…abababab/77777777…77777777 (disconnect): unknown until the next snapshot"
+            )
+        );
+    }
+
+    #[test]
     fn book_change_lists_every_level() {
         let m = msg(
             json!({"type": "change", "channel": "book", "exchange": "venue_a", "market_id": "KX1",
@@ -753,18 +881,19 @@ mod tests {
     fn trade_shows_price_size_and_notional_as_sent() {
         let m = msg(
             json!({"type": "trade", "channel": "trades", "exchange": "venue_b", "event_id": "e",
-            "market_id": "0xabc", "asset_id": "7123", "trade_id": "t1", "executed_at": AT,
+            "market_id": "0xabc", "asset_id": "7123", "outcome": "NO", "trade_id": "t1", "executed_at": AT,
             "price": 0.41, "size": 500.0, "taker_side": "buy", "notional_usd": 205.0}),
         );
         assert_eq!(
             render(&m),
-            data("12:00:01.234 trade venue_b 0xabc buy 0.4100×500 = $205.00")
+            data("12:00:01.234 trade venue_b 0xabc NO buy 0.4100×500 = $205.00")
         );
         let strings = msg(json!({"type": "trade", "channel": "trades", "exchange": "venue_a",
-            "market_id": "KX1", "price": "0.4100", "size": 3.5, "taker_side": "sell", "notional_usd": 1.435}));
+            "market_id": "KX1", "outcome": "YES", "price": "0.4100", "size": 3.5, "taker_side": "sell",
+            "notional_usd": 1.435}));
         assert_eq!(
             render(&strings),
-            data("12:00:01.234 trade venue_a KX1 sell 0.4100×3.5 = $1.435")
+            data("12:00:01.234 trade venue_a KX1 YES sell 0.4100×3.5 = $1.435")
         );
     }
 
@@ -774,12 +903,12 @@ mod tests {
             json!({"type": "whale", "channel": "whales", "data": {"exchange": "venue_b",
             "event_id": "e", "market_id": "0xabc", "market_ticker": "btc-up-nov-21",
             "market_title": "Bitcoin up on November 21?", "source_trade_id": "t9", "executed_at": AT,
-            "taker_side": "buy", "price": 0.62, "size": 50000.0, "notional_usd": 31000.0}}),
+            "taker_side": "buy", "outcome": "YES", "price": 0.62, "size": 50000.0, "notional_usd": 31000.0}}),
         );
         assert_eq!(
             render(&m),
             data(
-                "12:00:01.234 whale venue_b btc-up-nov-21 buy 0.6200×50000 = $31000.00 \"Bitcoin up on November 21?\""
+                "12:00:01.234 whale venue_b btc-up-nov-21 YES buy 0.6200×50000 = $31000.00 \"Bitcoin up on November 21?\""
             )
         );
     }
@@ -972,7 +1101,10 @@ mod tests {
             "KX1",
         ]);
         assert_eq!(a.validate(), Ok(()));
-        assert_eq!(a.url, "ws://127.0.0.1:8080/v1/stream");
+        assert_eq!(
+            stream_address(&a.url).unwrap().as_str(),
+            "ws://127.0.0.1:8080/v1/stream"
+        );
         assert_eq!(
             subscribe_ops(&a),
             vec![
@@ -986,8 +1118,12 @@ mod tests {
             no_market.validate(),
             Err("the book channel needs at least one --market ID".to_string())
         );
-        let http = args(&["--channel", "status", "--url", "http://127.0.0.1:8080/v1/stream"]);
-        assert!(http.validate().unwrap_err().contains("ws://"));
+        let ftp = args(&["--channel", "status", "--url", "ftp://127.0.0.1:8080"]);
+        assert!(
+            ftp.validate()
+                .unwrap_err()
+                .contains("http://, https://, ws:// or wss://")
+        );
         let whales = args(&["--channel", "whales", "--market", "KX1"]);
         assert_eq!(
             subscribe_ops(&whales),
@@ -999,7 +1135,10 @@ mod tests {
     fn the_default_url_is_where_serve_listens() {
         let config = crossbook_server::config::Config::load(None, &json!({})).expect("defaults load");
         let a = args(&["--channel", "status"]);
-        assert_eq!(a.url, format!("ws://{}/v1/stream", config.listen));
+        assert_eq!(
+            stream_address(&a.url).unwrap().as_str(),
+            format!("ws://{}/v1/stream", config.listen)
+        );
     }
 
     #[test]

@@ -25,8 +25,13 @@ pub struct Proc {
 impl Proc {
     /// `crossbook serve --simulate` on `database_url`, listening on a free port, with `args` added.
     pub fn serve(name: &'static str, database_url: &str, args: &[&str]) -> Proc {
+        Proc::serve_with(name, database_url, &[&["--simulate"], args].concat())
+    }
+
+    /// `crossbook serve` on `database_url`, listening on a free port, with `args` added.
+    pub fn serve_with(name: &'static str, database_url: &str, args: &[&str]) -> Proc {
         let mut child = Command::new(env!("CARGO_BIN_EXE_crossbook"))
-            .args(["serve", "--simulate", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .args(["--database-url", database_url])
             .args(args)
             .env("CROSSBOOK_LOG_FORMAT", "json")

@@ -1337,7 +1337,7 @@ impl PyReceiver {
         let path = format!("{}/../../docs/examples/{script}", env!("CARGO_MANIFEST_DIR"));
         let mut child = std::process::Command::new("python3")
             .args([path.as_str(), "0"])
-            .env("CROSSBOOK_WEBHOOK_SECRET", secret)
+            .env("WEBHOOK_SECRET", secret)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {script}: {e}"));
