@@ -601,6 +601,13 @@ pub fn render(msg: &Value) -> Option<Line> {
         }
         "authenticated" => note(format!("authenticated: plan {}", plan_name(f("plan")))),
         "subscribed" | "unsubscribed" => note(format!("{kind} {} ({})", text(f("channel")), markets(f("markets")))),
+        "not_live" => note(format!(
+            "no live book for {} {} ({}): {}",
+            text(f("exchange")),
+            short_id(f("market_id")),
+            text(f("reason")),
+            text(f("detail"))
+        )),
         "resumed" => note(format!("resumed after seq {}", text(f("from")))),
         "reset" => note(format!(
             "reset: the session could not be resumed ({}); messages were lost, books follow as fresh snapshots",
@@ -1019,6 +1026,12 @@ mod tests {
         );
         let all = msg(json!({"type": "subscribed", "channel": "trades", "markets": null}));
         assert_eq!(render(&all), note("12:00:01.234 subscribed trades (all markets)"));
+        let not_live = msg(json!({"type": "not_live", "channel": "book", "exchange": "venue_a",
+            "market_id": "KX1", "reason": "closed", "detail": "the market is closed: it has no live book"}));
+        assert_eq!(
+            render(&not_live),
+            note("12:00:01.234 no live book for venue_a KX1 (closed): the market is closed: it has no live book")
+        );
         let unsub = msg(json!({"type": "unsubscribed", "channel": "book", "markets": ["KX1"]}));
         assert_eq!(render(&unsub), note("12:00:01.234 unsubscribed book (1 market: KX1)"));
         let resumed = msg(json!({"type": "resumed", "channel": "control", "from": 16}));
