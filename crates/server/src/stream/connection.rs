@@ -15,7 +15,7 @@ use super::{
     protocol::{Channel, ClientOp, OpError, control, envelope, error_frag},
     session::{Out, Owner, Session},
 };
-use crate::state::AppState;
+use crate::{api::stream::MAX_CLIENT_MESSAGE, state::AppState};
 
 /// Close code for a client that reads too slowly ("try again later").
 const CLOSE_SLOW: u16 = 1013;
@@ -70,6 +70,19 @@ async fn unless_ended<T>(
         () = cut.cancelled() => Err(slow_close()),
         r = write => Ok(r),
     }
+}
+
+/// Whether a read failed on a client message over [`MAX_CLIENT_MESSAGE`] (the connection can still send its
+/// close frame: nothing of the message was taken).
+fn too_big(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(tungstenite::Error::Capacity(_)) = err.downcast_ref() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 async fn write(sink: &mut Sink, (seq, frag): &Out, sent_at: &str) -> Result<(), axum::Error> {
@@ -203,6 +216,10 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                     }
                     Some(Ok(Message::Binary(_))) => hub.push(&session, error_frag(&OpError::invalid("op", "send JSON text messages, not binary ones"), None)),
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    Some(Err(e)) if too_big(&e) => break Some(close(
+                        close_code::SIZE,
+                        &format!("message too big: a client message may be at most {MAX_CLIENT_MESSAGE} bytes"),
+                    )),
                     Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
                 }
             }

@@ -656,6 +656,24 @@ async fn a_cut_client_that_never_reads_frees_its_slot_and_its_connection() {
 }
 
 #[tokio::test]
+async fn an_oversized_message_is_answered_with_close_code_1009() {
+    let (db, keys, s) = served(|_| {}).await;
+    for size in [65 * 1024, 10 * 1024 * 1024] {
+        let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+        ws.next_of("welcome").await;
+        ws.ws.send(Message::Text("x".repeat(size).into())).await.unwrap();
+        match ws.until_closed().await {
+            Ended::Closed(Some((code, reason))) => {
+                assert_eq!(code, 1009, "{reason}");
+                assert!(reason.contains("65536 bytes"), "{reason}");
+            }
+            other => panic!("expected a 1009 close for {size} bytes, got {other:?}"),
+        }
+    }
+    db.cleanup().await;
+}
+
+#[tokio::test]
 async fn the_server_pings_and_closes_a_client_that_never_answers() {
     let (db, keys, s) = served(|c| c.stream_ping_seconds = 1).await;
     // A client that reads (and so answers pings, as tungstenite does) stays open; it counts the pings.
