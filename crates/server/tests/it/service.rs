@@ -727,6 +727,36 @@ async fn connections_over_the_cap_wait_until_one_closes() {
     .await;
 }
 
+#[tokio::test]
+async fn a_client_that_never_reads_its_response_is_closed_after_the_send_timeout() {
+    use tokio::io::AsyncWriteExt;
+    for_each_backend(async |db| {
+        let mut config = Config::for_tests(&db.url);
+        config.response_send_timeout_seconds = 1;
+        // The stuck client holds the only connection: another is served only once the stuck one is closed.
+        config.max_connections = 1;
+        let server = Server::start(config).await;
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut stuck = socket.connect(server.addr).await.unwrap();
+        // Many copies of the API document, pipelined: far more than both sockets' buffers hold. This client
+        // never reads a byte of them.
+        let one = "GET /openapi.json HTTP/1.1\r\nHost: crossbook\r\n\r\n";
+        stuck.write_all(one.repeat(100).as_bytes()).await.unwrap();
+        let healthz = tokio::time::timeout(
+            std::time::Duration::from_secs(15),
+            client().get(server.url("/healthz")).send(),
+        )
+        .await
+        .expect("the connection that does not read was never closed")
+        .unwrap();
+        assert_eq!(healthz.status().as_u16(), 200);
+        drop(stuck);
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
 /// A GET of `/healthz` whose head (request line, headers, blank line) is exactly `len` bytes, padded by one
 /// `X-Pad` header.
 fn get_with_head_of(len: usize) -> Vec<u8> {
