@@ -25,7 +25,7 @@ use std::{
 
 use axum::{
     extract::{ConnectInfo, FromRequestParts, Request, State},
-    http::{HeaderMap, HeaderName, request::Parts},
+    http::{HeaderMap, HeaderName, StatusCode, request::Parts},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -371,16 +371,61 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         retry_after_secs,
     } = decision
     {
-        return ApiError::RateLimited {
+        let mut resp = ApiError::RateLimited {
             retry_after_secs,
             limit_per_minute,
         }
         .into_response();
+        resp.extensions_mut().insert(RateCharged);
+        return resp;
     }
     req.extensions_mut().insert(caller);
     let mut resp = next.run(req).await;
     decision.apply(resp.headers_mut());
+    resp.extensions_mut().insert(RateCharged);
     resp
+}
+
+/// Marks a response whose request [`authenticate`] has already charged to its caller's bucket.
+#[derive(Debug, Clone, Copy)]
+struct RateCharged;
+
+/// Middleware of the whole app ([`crate::api::with_common_layers`]): the answers no rate-limited route made,
+/// the 404 of an unknown path and the 405 of a known path asked with another method (service paths included),
+/// are charged to the caller's bucket as well, and over the limit answered 429 instead. Otherwise anyone could
+/// send such requests as fast as the server answers them. Only these two statuses: the service routes' own
+/// answers (`/healthz` for load balancers, say) stay unlimited.
+pub async fn limit_unrouted(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    // Just the key header, kept for after the answer: most requests never need it.
+    let mut key = HeaderMap::new();
+    if let Some(v) = req.headers().get(X_API_KEY) {
+        key.insert(X_API_KEY, v.clone());
+    }
+    let ip = client_ip(req.extensions());
+    let resp = next.run(req).await;
+    let unrouted = matches!(resp.status(), StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED);
+    if !unrouted || resp.extensions().get::<RateCharged>().is_some() {
+        return resp;
+    }
+    let caller = match resolve_caller(&state, &key).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    match state.limits.check(&caller, ip) {
+        Decision::Limited {
+            limit_per_minute,
+            retry_after_secs,
+        } => ApiError::RateLimited {
+            retry_after_secs,
+            limit_per_minute,
+        }
+        .into_response(),
+        decision => {
+            let mut resp = resp;
+            decision.apply(resp.headers_mut());
+            resp
+        }
+    }
 }
 
 /// The caller of this request: left by [`authenticate`], or resolved now (routers without the middleware).

@@ -60,6 +60,7 @@ pub struct Config {
     pub header_read_timeout_seconds: u64,
     pub keep_alive_timeout_seconds: u64,
     pub request_body_timeout_seconds: u64,
+    pub response_send_timeout_seconds: u64,
     pub max_connections: usize,
     pub max_header_bytes: usize,
 
@@ -334,10 +335,11 @@ impl Config {
         if self.header_read_timeout_seconds == 0
             || self.keep_alive_timeout_seconds == 0
             || self.request_body_timeout_seconds == 0
+            || self.response_send_timeout_seconds == 0
         {
             return Err(
-                "invalid configuration: header_read_timeout_seconds, keep_alive_timeout_seconds and \
-                 request_body_timeout_seconds must be positive"
+                "invalid configuration: header_read_timeout_seconds, keep_alive_timeout_seconds, \
+                 request_body_timeout_seconds and response_send_timeout_seconds must be positive"
                     .into(),
             );
         }

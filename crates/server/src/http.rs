@@ -15,6 +15,9 @@
 //!   close every idle keep-alive connection after the (short) header timeout.
 //! - **Request body timeout**: a body still arriving `request_body_timeout_seconds` after its headers fails
 //!   ([`DeadlineBody`]) and the request is answered 408 `request_timeout` ([`answer_body_timeout`]).
+//! - **Response send timeout**: a response write that makes no progress for `response_send_timeout_seconds`
+//!   (the client stopped reading and the socket buffers are full) closes the connection, so the response body
+//!   behind it (a replay, an export) is dropped too. The watchdog sees stalled writes through [`TrackedIo`].
 //! - **Connection cap**: a semaphore permit per open connection, taken *before* `accept`: at the cap the loop
 //!   stops accepting and new clients wait in the kernel's listen backlog, rather than being accepted and
 //!   dropped. The permit lives in the socket wrapper, so an upgraded (WebSocket) connection keeps holding it.
@@ -74,6 +77,7 @@ pub struct Limits {
     pub header_read: Duration,
     pub keep_alive: Duration,
     pub request_body: Duration,
+    pub response_send: Duration,
     pub max_connections: usize,
     pub max_header_bytes: usize,
 }
@@ -85,6 +89,7 @@ impl Limits {
             header_read: Duration::from_secs(config.header_read_timeout_seconds),
             keep_alive: Duration::from_secs(config.keep_alive_timeout_seconds),
             request_body: Duration::from_secs(config.request_body_timeout_seconds),
+            response_send: Duration::from_secs(config.response_send_timeout_seconds),
             max_connections: connection_cap(config.max_connections, file_limit, config.webhook_concurrency),
             max_header_bytes: config.max_header_bytes,
         }
@@ -177,6 +182,7 @@ pub async fn serve(
         header_read_timeout_s = limits.header_read.as_secs(),
         keep_alive_timeout_s = limits.keep_alive.as_secs(),
         request_body_timeout_s = limits.request_body.as_secs(),
+        response_send_timeout_s = limits.response_send.as_secs(),
         max_header_bytes = limits.max_header_bytes,
         "HTTP listener"
     );
@@ -270,6 +276,8 @@ struct ConnState {
     idle_since: AtomicU64,
     /// The first byte read since `idle_since` (the start of the next request), or [`UNSET`].
     head_started: AtomicU64,
+    /// Since when a write has been waiting for the client to take bytes (none taken since), or [`UNSET`].
+    write_stalled: AtomicU64,
 }
 
 impl ConnState {
@@ -280,6 +288,7 @@ impl ConnState {
             requests: AtomicU64::new(0),
             idle_since: AtomicU64::new(0),
             head_started: AtomicU64::new(UNSET),
+            write_stalled: AtomicU64::new(UNSET),
         }
     }
 
@@ -295,12 +304,29 @@ impl ConnState {
             .compare_exchange(UNSET, now, Ordering::SeqCst, Ordering::SeqCst);
     }
 
-    /// When the connection is to be closed, in ms since it was accepted; `None` while a request is in flight.
+    /// A write waits for the client (`progress`: false) or took bytes (true).
+    fn on_write(&self, progress: bool) {
+        if progress {
+            self.write_stalled.store(UNSET, Ordering::SeqCst);
+        } else {
+            let now = self.now_ms();
+            let _ = self
+                .write_stalled
+                .compare_exchange(UNSET, now, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
+
+    /// When the connection is to be closed, in ms since it was accepted; `None` while a request is in flight
+    /// and its response is not stalled.
     fn deadline(&self, limits: &Limits) -> Option<u64> {
+        let ms = |d: Duration| d.as_millis() as u64;
+        match self.write_stalled.load(Ordering::SeqCst) {
+            UNSET => {}
+            stalled => return Some(stalled + ms(limits.response_send)),
+        }
         if self.in_flight.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let ms = |d: Duration| d.as_millis() as u64;
         if self.requests.load(Ordering::SeqCst) == 0 {
             // The first request's headers are due a header timeout after the connection opened.
             return Some(ms(limits.header_read));
@@ -316,12 +342,14 @@ impl ConnState {
     async fn expired(&self, limits: Limits) -> &'static str {
         // Deadlines only move later, and a new one is always at least the shorter timeout after the change
         // that set it: re-checking that often while a request is in flight never finds one late.
-        let recheck = limits.header_read.min(limits.keep_alive);
+        let recheck = limits.header_read.min(limits.keep_alive).min(limits.response_send);
         loop {
             match self.deadline(&limits) {
                 None => tokio::time::sleep(recheck).await,
                 Some(at) if self.now_ms() >= at => {
-                    return if self.requests.load(Ordering::SeqCst) == 0
+                    return if self.write_stalled.load(Ordering::SeqCst) != UNSET {
+                        "response send timeout"
+                    } else if self.requests.load(Ordering::SeqCst) == 0
                         || self.head_started.load(Ordering::SeqCst) != UNSET
                     {
                         "header read timeout"
@@ -378,7 +406,10 @@ impl AsyncRead for TrackedIo {
 
 impl AsyncWrite for TrackedIo {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.state.on_write(polled.is_ready());
+        polled
     }
 
     fn poll_write_vectored(
@@ -386,7 +417,10 @@ impl AsyncWrite for TrackedIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.state.on_write(polled.is_ready());
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {

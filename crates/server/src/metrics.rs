@@ -1,7 +1,7 @@
 //! Prometheus metrics: the process-wide recorder and the per-request middleware.
 //!
 //! Requests are counted in `http_requests_total` and timed in `http_request_duration_seconds` (a histogram),
-//! both labelled by `method`, `route` and `status`. `route` is the route template (`/v1/search/events/{event_id}/markets`)
+//! both labelled by `method` (a standard method, or `other`), `route` and `status`. `route` is the route template (`/v1/search/events/{event_id}/markets`)
 //! from axum's `MatchedPath`, never the raw path, so label cardinality stays bounded; unmatched requests are
 //! labelled `unmatched`.
 
@@ -59,14 +59,14 @@ pub fn prometheus() -> PrometheusHandle {
 /// Middleware: counts and times each request by route template and status.
 pub async fn track(req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method());
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |m| m.as_str().to_owned());
     let resp = next.run(req).await;
     let status = resp.status().as_u16().to_string();
-    let labels = [("method", method), ("route", route), ("status", status)];
+    let labels = [("method", method.to_owned()), ("route", route), ("status", status)];
     metrics::counter!(REQUESTS_TOTAL, &labels).increment(1);
     metrics::histogram!(REQUEST_DURATION, &labels).record(start.elapsed().as_secs_f64());
     resp
@@ -315,5 +315,23 @@ pub fn set_venue_gauges(health: &VenueHealth, now: Timestamp) {
         }
         metrics::gauge!(VENUE_BOOKS, "venue" => v).set(h.books as f64);
         metrics::gauge!(VENUE_STALE_BOOKS, "venue" => v).set(h.stale_books as f64);
+    }
+}
+
+/// The `method` label: a standard method by name, anything else `other`. Clients choose the method freely, and
+/// each distinct label value is a new series (counter and histogram buckets) held for the process's life.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
     }
 }

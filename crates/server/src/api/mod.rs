@@ -109,10 +109,11 @@ pub fn with_auth(router: Router<AppState>, state: &AppState) -> Router<AppState>
 /// 4. Metrics by route template and status.
 /// 5. Error bodies made by the framework (404, 405 with `Allow`, 413, 415, 400/422) rewritten into ours, and
 ///    on webhook paths every error body put into the envelope (see [`normalize_errors`]).
-/// 6. A request body cut by the listener's body timeout answered 408 `request_timeout`
+/// 6. 404 and 405 answers charged to the caller's rate limit ([`auth::limit_unrouted`]).
+/// 7. A request body cut by the listener's body timeout answered 408 `request_timeout`
 ///    ([`crate::http::answer_body_timeout`]).
-/// 7. Panics caught and answered as 500 `internal`.
-/// 8. The 64 KiB body limit.
+/// 8. Panics caught and answered as 500 `internal`.
+/// 9. The 64 KiB body limit.
 pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
     // `Router::layer` wraps what is already there, so the innermost layer comes first. Each call re-boxes the
     // service, which keeps the layers' body types independent of each other.
@@ -122,6 +123,7 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(from_fn(crate::http::answer_body_timeout))
+        .layer(from_fn_with_state(state.clone(), auth::limit_unrouted))
         .layer(from_fn(normalize_errors))
         .layer(from_fn(crate::metrics::track))
         .layer(

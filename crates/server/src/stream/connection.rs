@@ -1,7 +1,7 @@
 //! One stream connection: the client's ops in, the session's messages out, heartbeats, and the close frame
 //! that says why it ended.
 
-use std::{sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, close_code};
 use crossbook_core::{Exchange, Plan, Status, Timestamp};
@@ -15,13 +15,14 @@ use super::{
     protocol::{Channel, ClientOp, OpError, control, envelope, error_frag},
     session::{Out, Owner, Session},
 };
-use crate::state::AppState;
+use crate::{api::stream::MAX_CLIENT_MESSAGE, state::AppState};
 
 /// Close code for a client that reads too slowly ("try again later").
 const CLOSE_SLOW: u16 = 1013;
 /// How long a connection may stay open without a valid key.
 const AUTH_WITHIN: Duration = Duration::from_secs(10);
-/// How long a closing connection waits for the client's close frame.
+/// How long a closing connection waits for the client's close frame (and, for a client that reads nothing,
+/// for its socket to take the close frame at all); then the socket is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Most queued messages written before one flush.
 const WRITE_BATCH: usize = 256;
@@ -42,6 +43,46 @@ fn close(code: u16, reason: &str) -> Message {
         code,
         reason: Utf8Bytes::from(reason),
     }))
+}
+
+fn slow_close() -> Message {
+    close(
+        CLOSE_SLOW,
+        "slow consumer: the client read too slowly; resume to continue",
+    )
+}
+
+fn going_away() -> Message {
+    close(close_code::AWAY, "going away: the server is shutting down")
+}
+
+/// Runs `write` unless the connection is cut or the server shuts down first (then the close frame to send).
+/// A client that stops reading blocks every write once its socket buffers are full; without this the cut
+/// would wait for a write that never ends, holding the socket and the plan's slot.
+async fn unless_ended<T>(
+    cut: &CancellationToken,
+    closing: &CancellationToken,
+    write: impl Future<Output = T>,
+) -> Result<T, Message> {
+    tokio::select! {
+        biased;
+        () = closing.cancelled() => Err(going_away()),
+        () = cut.cancelled() => Err(slow_close()),
+        r = write => Ok(r),
+    }
+}
+
+/// Whether a read failed on a client message over [`MAX_CLIENT_MESSAGE`] (the connection can still send its
+/// close frame: nothing of the message was taken).
+fn too_big(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(tungstenite::Error::Capacity(_)) = err.downcast_ref() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 async fn write(sink: &mut Sink, (seq, frag): &Out, sent_at: &str) -> Result<(), axum::Error> {
@@ -139,25 +180,31 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
     let end: Option<Message> = loop {
         tokio::select! {
             biased;
-            () = closing.cancelled() => break Some(close(close_code::AWAY, "going away: the server is shutting down")),
-            () = cut.cancelled() => break Some(close(CLOSE_SLOW, "slow consumer: the client read too slowly; resume to continue")),
+            () = closing.cancelled() => break Some(going_away()),
+            () = cut.cancelled() => break Some(slow_close()),
             () = tokio::time::sleep_until(auth_deadline), if slot.is_none() => {
                 break Some(close(close_code::POLICY, "no API key: send it in the X-API-Key header or an auth message within 10 s"));
             }
             out = att.rx.recv() => {
                 let Some(out) = out else { break None };
-                let sent_at = Timestamp::now().to_iso();
-                if write(&mut sink, &out, &sent_at).await.is_err() { break None; }
-                // Messages already waiting go out in the same flush: one write call for many messages is
-                // what lets one core serve a thousand clients.
-                let mut n = 1;
-                while n < WRITE_BATCH {
-                    let Ok(more) = att.rx.try_recv() else { break };
-                    if write(&mut sink, &more, &sent_at).await.is_err() { break; }
-                    n += 1;
+                let batch = async {
+                    let sent_at = Timestamp::now().to_iso();
+                    write(&mut sink, &out, &sent_at).await?;
+                    // Messages already waiting go out in the same flush: one write call for many messages is
+                    // what lets one core serve a thousand clients.
+                    let mut n = 1;
+                    while n < WRITE_BATCH {
+                        let Ok(more) = att.rx.try_recv() else { break };
+                        write(&mut sink, &more, &sent_at).await?;
+                        n += 1;
+                    }
+                    sink.flush().await.map(|()| n)
+                };
+                match unless_ended(&cut, &closing, batch).await {
+                    Ok(Ok(n)) => metrics::counter!("crossbook_stream_messages_total").increment(n as u64),
+                    Ok(Err(_)) => break None,
+                    Err(frame) => break Some(frame),
                 }
-                metrics::counter!("crossbook_stream_messages_total").increment(n as u64);
-                if sink.flush().await.is_err() { break None; }
             }
             msg = stream.next() => {
                 last_heard = Instant::now();
@@ -169,6 +216,10 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                     }
                     Some(Ok(Message::Binary(_))) => hub.push(&session, error_frag(&OpError::invalid("op", "send JSON text messages, not binary ones"), None)),
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                    Some(Err(e)) if too_big(&e) => break Some(close(
+                        close_code::SIZE,
+                        &format!("message too big: a client message may be at most {MAX_CLIENT_MESSAGE} bytes"),
+                    )),
                     Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
                 }
             }
@@ -176,11 +227,17 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                 if last_heard.elapsed() > ping_every * 3 {
                     break Some(close(close_code::AWAY, "no answer to pings"));
                 }
-                if sink.send(Message::Ping(Default::default())).await.is_err() { break None; }
+                match unless_ended(&cut, &closing, sink.send(Message::Ping(Default::default()))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => break None,
+                    Err(frame) => break Some(frame),
+                }
             }
         }
     };
     hub.detach(&session, att.id);
+    // The plan's slot is free from here: a client cut as slow, or gone, may open another stream at once.
+    drop(slot);
     if let Some(frame) = end {
         // The closing handshake: send the close frame, then read until the client answers it. Dropping the
         // socket with the client's frames unread would reset the connection, and the client could lose the
@@ -196,7 +253,6 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
         })
         .await;
     }
-    drop(slot);
 }
 
 /// Handles one client message; returns a close frame when the connection must end.

@@ -280,6 +280,79 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
     db.cleanup().await;
 }
 
+/// `method` on `path` in process, with no key.
+async fn send_method(app: &TestApp, method: &str, path: &str) -> Resp {
+    let method = axum::http::Method::from_bytes(method.as_bytes()).unwrap();
+    app.send(method, path, &[], axum::body::Body::empty()).await
+}
+
+#[tokio::test]
+async fn made_up_methods_add_no_metrics_series() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |_| {});
+        let healthz_405 = |text: &str| {
+            text.lines()
+                .filter(|l| {
+                    l.starts_with("http_requests_total{")
+                        && l.contains("route=\"/healthz\"")
+                        && l.contains("status=\"405\"")
+                })
+                .count()
+        };
+        send_method(&app, "M0", "/healthz")
+            .await
+            .error(405, "method_not_allowed", None);
+        let before = app.get("/metrics").await.text;
+        for i in 1..=300 {
+            send_method(&app, &format!("M{i}"), "/healthz")
+                .await
+                .error(405, "method_not_allowed", None);
+        }
+        let after = app.get("/metrics").await.text;
+        assert_eq!(healthz_405(&after), healthz_405(&before), "{after}");
+        assert_eq!(healthz_405(&after), 1, "{after}");
+        // Every method label anywhere is a standard method or `other`.
+        const METHODS: [&str; 10] = [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE", "other",
+        ];
+        for label in after.split("method=\"").skip(1) {
+            let value = label.split('"').next().unwrap();
+            assert!(METHODS.contains(&value), "method label {value:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unknown_methods_and_paths_count_against_the_rate_limit() {
+    for_each_backend(async |db| {
+        let app = TestApp::new(db, |c| c.rate_limit_anonymous = 6);
+        for i in 0..3 {
+            send_method(&app, &format!("M{i}"), "/healthz")
+                .await
+                .error(405, "method_not_allowed", None);
+        }
+        for i in 0..3 {
+            let r = app.get(&format!("/no/such/path/{i}")).await;
+            r.error(404, "not_found", None);
+            assert_eq!(r.header("x-ratelimit-remaining"), Some(&*(2 - i).to_string()));
+        }
+        // The bucket is empty: both kinds are now refused, on service and API paths alike.
+        send_method(&app, "M9", "/healthz")
+            .await
+            .error(429, "rate_limited", None);
+        send_method(&app, "BREW", "/v1/search")
+            .await
+            .error(429, "rate_limited", None);
+        let r = app.get("/no/such/path/9").await;
+        r.error(429, "rate_limited", None);
+        assert!(r.header("retry-after").is_some());
+        // The service routes' own answers stay unlimited.
+        assert_eq!(app.get("/healthz").await.status.as_u16(), 200);
+    })
+    .await;
+}
+
 const SEARCH_PATHS: [&str; 7] = [
     "/v1/search",
     "/v1/search/series",
@@ -745,6 +818,36 @@ async fn connections_over_the_cap_wait_until_one_closes() {
         // ...until one of the two closes.
         drop(open.pop());
         assert!(read_response(&mut third).await.starts_with("HTTP/1.1 200"));
+        server.stop().await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_its_response_is_closed_after_the_send_timeout() {
+    use tokio::io::AsyncWriteExt;
+    for_each_backend(async |db| {
+        let mut config = Config::for_tests(&db.url);
+        config.response_send_timeout_seconds = 1;
+        // The stuck client holds the only connection: another is served only once the stuck one is closed.
+        config.max_connections = 1;
+        let server = Server::start(config).await;
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut stuck = socket.connect(server.addr).await.unwrap();
+        // Many copies of the API document, pipelined: far more than both sockets' buffers hold. This client
+        // never reads a byte of them.
+        let one = "GET /openapi.json HTTP/1.1\r\nHost: crossbook\r\n\r\n";
+        stuck.write_all(one.repeat(100).as_bytes()).await.unwrap();
+        let healthz = tokio::time::timeout(
+            std::time::Duration::from_secs(15),
+            client().get(server.url("/healthz")).send(),
+        )
+        .await
+        .expect("the connection that does not read was never closed")
+        .unwrap();
+        assert_eq!(healthz.status().as_u16(), 200);
+        drop(stuck);
         server.stop().await.unwrap();
     })
     .await;

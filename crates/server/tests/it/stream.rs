@@ -568,6 +568,111 @@ async fn a_client_that_does_not_read_is_cut_without_slowing_others() {
     db.cleanup().await;
 }
 
+/// A stream client that upgrades over a raw socket with a small receive buffer, sends `op` (a masked text
+/// frame, as clients must) and then never reads again, so the kernel buffers on both sides fill up.
+async fn never_reading_stream(addr: SocketAddr, key: &str, op: Value) -> TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut s = socket.connect(addr).await.unwrap();
+    let head = format!(
+        "GET /v1/stream HTTP/1.1\r\nHost: crossbook\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-API-Key: {key}\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let mut b = [0u8; 1];
+        assert_eq!(s.read(&mut b).await.unwrap(), 1, "closed during the upgrade");
+        got.push(b[0]);
+    }
+    assert!(got.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&got));
+    let payload = op.to_string().into_bytes();
+    assert!(payload.len() < 126);
+    let mask = [1u8, 2, 3, 4];
+    let mut frame = vec![0x81, 0x80 | payload.len() as u8];
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    s.write_all(&frame).await.unwrap();
+    s
+}
+
+#[tokio::test]
+async fn a_cut_client_that_never_reads_frees_its_slot_and_its_connection() {
+    let (db, keys, s) = served(|c| {
+        c.stream_queue = 64;
+        c.stream_connections_free = 1;
+        // The stuck client and the stream that replaces it: a third connection only once the stuck one is gone.
+        c.max_connections = 2;
+    })
+    .await;
+    let stuck = never_reading_stream(s.addr, &keys.free, json!({"op": "subscribe", "channel": "trades"})).await;
+    let hub = s.app.state.stream.clone();
+    // Once it is attached, publish until it is cut (trades before its subscription lands just go nowhere).
+    eventually("the stream attached", 10, async || {
+        if hub.attached_count() == 1 {
+            Ok(())
+        } else {
+            Err("not yet".to_string())
+        }
+    })
+    .await;
+    // Small bursts the connection keeps up with until the socket buffers are full and its write blocks; only
+    // then does its queue fill and the cut come.
+    let mut n = 0u64;
+    while hub.attached_count() > 0 {
+        for _ in 0..16 {
+            n += 1;
+            s.publish(DomainEvent::TradeIngested(trade(n)));
+        }
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        assert!(n < 2_000_000, "the client was never cut");
+    }
+    // Its plan slot is free: the same Free key (one stream allowed) opens a new stream...
+    let mut again = eventually("a new stream for the key", 10, async || {
+        let mut ws = Ws::try_connect(s.addr, "", Some(&keys.free))
+            .await
+            .map_err(|e| e.to_string())?;
+        let first = ws.next().await;
+        if first["type"] == "welcome" {
+            Ok(ws)
+        } else {
+            Err(first.to_string())
+        }
+    })
+    .await;
+    // ...and within a few seconds its connection is dropped too: another client gets the second connection.
+    let healthz = tokio::time::timeout(WAIT, client().get(format!("http://{}/healthz", s.addr)).send())
+        .await
+        .expect("the stuck connection still holds its place under max_connections")
+        .unwrap();
+    assert_eq!(healthz.status().as_u16(), 200);
+    again.send(json!({"op": "ping"})).await;
+    again.next_of("pong").await;
+    drop(stuck);
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_oversized_message_is_answered_with_close_code_1009() {
+    let (db, keys, s) = served(|_| {}).await;
+    for size in [65 * 1024, 10 * 1024 * 1024] {
+        let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+        ws.next_of("welcome").await;
+        ws.ws.send(Message::Text("x".repeat(size).into())).await.unwrap();
+        match ws.until_closed().await {
+            Ended::Closed(Some((code, reason))) => {
+                assert_eq!(code, 1009, "{reason}");
+                assert!(reason.contains("65536 bytes"), "{reason}");
+            }
+            other => panic!("expected a 1009 close for {size} bytes, got {other:?}"),
+        }
+    }
+    db.cleanup().await;
+}
+
 #[tokio::test]
 async fn the_server_pings_and_closes_a_client_that_never_answers() {
     let (db, keys, s) = served(|c| c.stream_ping_seconds = 1).await;
