@@ -70,6 +70,9 @@ pub enum ApiError {
         retry_after_secs: u64,
         limit_per_minute: u32,
     },
+    /// 429 `rate_limited`: the customer already runs as many replays and exports as its plan allows at once;
+    /// `Retry-After` 1 s.
+    TooManyReads { limit: usize, plan: crossbook_core::Plan },
     /// 503 `unavailable`: the store cannot be reached. `cause` is logged, not sent.
     Unavailable {
         cause: String,
@@ -238,7 +241,7 @@ impl ApiError {
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::TooManyReads { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -258,7 +261,7 @@ impl ApiError {
             ApiError::Conflict { .. } => ErrorCode::Conflict,
             ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             ApiError::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
-            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::RateLimited { .. } | ApiError::TooManyReads { .. } => ErrorCode::RateLimited,
             ApiError::Unavailable { .. } => ErrorCode::Unavailable,
             ApiError::Internal { .. } => ErrorCode::Internal,
         }
@@ -292,6 +295,10 @@ impl ApiError {
             ApiError::RateLimited { retry_after_secs, .. } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")
             }
+            ApiError::TooManyReads { limit, plan } => format!(
+                "the {} plan runs at most {limit} replays and exports at once per customer; retry when one has ended",
+                plan.display_name()
+            ),
             ApiError::Unavailable { .. } => "the service is temporarily unavailable; retry shortly".to_string(),
             ApiError::Internal { .. } => "internal error".to_string(),
         }
@@ -333,6 +340,9 @@ impl ApiError {
                 h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
                 h.insert(X_RATELIMIT_LIMIT, HeaderValue::from(*limit_per_minute));
                 h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(0u32));
+            }
+            ApiError::TooManyReads { .. } => {
+                h.insert(header::RETRY_AFTER, HeaderValue::from(1u32));
             }
             _ => {}
         }

@@ -14,7 +14,7 @@ use utoipa::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::replay::{replay_market, stream};
+use super::replay::{replay_market, stream, take_slot};
 use crate::{
     AppState,
     auth::{Gate, groups},
@@ -118,7 +118,12 @@ fn parse(q: &QueryMap) -> ApiResult<Parsed> {
     })
 }
 
-async fn export(state: AppState, raw: Option<String>, table: Table) -> ApiResult<Response> {
+async fn export(
+    state: AppState,
+    gate: Gate<groups::Historical>,
+    raw: Option<String>,
+    table: Table,
+) -> ApiResult<Response> {
     let q = QueryMap::parse(raw.as_deref().unwrap_or(""))?;
     let p = parse(&q)?;
     let (from, to) = p.day;
@@ -134,8 +139,10 @@ async fn export(state: AppState, raw: Option<String>, table: Table) -> ApiResult
         },
     };
     let enc = p.format.encoder(table).map_err(ApiError::internal)?;
+    let slot = take_slot(&state, &gate)?;
     Ok(stream(
         &state,
+        slot,
         plan,
         enc,
         p.format.media_type(),
@@ -176,10 +183,10 @@ async fn export(state: AppState, raw: Option<String>, table: Table) -> ApiResult
 )]
 async fn export_books(
     State(state): State<AppState>,
-    _gate: Gate<groups::Historical>,
+    gate: Gate<groups::Historical>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    export(state, raw, Table::Books).await
+    export(state, gate, raw, Table::Books).await
 }
 
 /// Export a day of trades
@@ -207,10 +214,10 @@ async fn export_books(
 )]
 async fn export_trades(
     State(state): State<AppState>,
-    _gate: Gate<groups::Historical>,
+    gate: Gate<groups::Historical>,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    export(state, raw, Table::Trades).await
+    export(state, gate, raw, Table::Trades).await
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use crossbook_core::{Exchange, Plan, Timestamp};
+use crossbook_store::KeyOwner;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -169,7 +170,71 @@ async fn replay_route(
         to: parsed.to,
         include: Include::ALL,
     };
-    Ok(stream(&state, plan, Ndjson::default(), "application/x-ndjson", &[]))
+    let slot = take_slot(&state, &gate)?;
+    Ok(stream(
+        &state,
+        slot,
+        plan,
+        Ndjson::default(),
+        "application/x-ndjson",
+        &[],
+    ))
+}
+
+/// Replays and exports one customer may have running at once. Each holds a reader of the log and a
+/// connection for as long as its client reads, so without a bound one key that opens many and reads none
+/// holds the server's memory and connections from everyone else.
+pub const fn concurrent_reads(plan: Plan) -> usize {
+    match plan {
+        Plan::Free => 2,
+        Plan::Builder => 4,
+        Plan::Trader => 8,
+    }
+}
+
+/// The replays and exports running now, per customer.
+#[derive(Debug, Default)]
+pub struct ReadSlots {
+    open: std::sync::Mutex<std::collections::HashMap<i64, usize>>,
+}
+
+/// One running replay or export, counted against its customer until dropped (when its read ends).
+#[derive(Debug)]
+pub struct ReadSlot {
+    slots: std::sync::Arc<ReadSlots>,
+    customer_id: i64,
+}
+
+impl ReadSlots {
+    /// Takes a slot of `owner`'s plan, or answers 429 when the customer already runs as many as it allows.
+    pub fn take(self: &std::sync::Arc<Self>, owner: &KeyOwner) -> ApiResult<ReadSlot> {
+        let limit = concurrent_reads(owner.plan);
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(owner.customer_id).or_insert(0);
+        if *n >= limit {
+            return Err(ApiError::TooManyReads {
+                limit,
+                plan: owner.plan,
+            });
+        }
+        *n += 1;
+        Ok(ReadSlot {
+            slots: self.clone(),
+            customer_id: owner.customer_id,
+        })
+    }
+}
+
+impl Drop for ReadSlot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.customer_id) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.customer_id);
+            }
+        }
+    }
 }
 
 /// A catalog market and its books, or a 404 naming `market_id`.
@@ -184,8 +249,17 @@ pub(super) async fn replay_market(state: &AppState, exchange: Exchange, id: &str
 
 /// Streams `plan` encoded by `enc` as the response body, with `headers` beside its content type. The read
 /// runs in its own task, which counts itself in the metrics and ends when the client goes away.
+/// The caller's slot for one more replay or export (the gate has checked there is a key).
+pub(super) fn take_slot(state: &AppState, gate: &Gate<groups::Historical>) -> ApiResult<ReadSlot> {
+    let owner = gate
+        .owner()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a historical route without a key")))?;
+    state.reads.take(owner)
+}
+
 pub(super) fn stream<E: export::Encoder + 'static>(
     state: &AppState,
+    slot: ReadSlot,
     plan: ReplayPlan,
     enc: E,
     content_type: &'static str,
@@ -198,6 +272,7 @@ pub(super) fn stream<E: export::Encoder + 'static>(
     tokio::spawn(async move {
         metrics::gauge!("crossbook_replay_streams").increment(1.0);
         let (ended, messages) = export::run(store, plan, enc, tx).await;
+        drop(slot);
         metrics::gauge!("crossbook_replay_streams").decrement(1.0);
         metrics::counter!("crossbook_replays_total", "ended" => ended.as_str()).increment(1);
         metrics::counter!("crossbook_replay_messages_total").increment(messages);
@@ -218,6 +293,41 @@ pub(super) fn stream<E: export::Encoder + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn owner(customer_id: i64, plan: Plan) -> KeyOwner {
+        KeyOwner {
+            key_id: customer_id,
+            customer_id,
+            plan,
+        }
+    }
+
+    /// A customer runs at most its plan's number of replays and exports at once; the next is a 429 naming the
+    /// plan and the limit, and a slot is free again as soon as a read ends. Other customers are not affected.
+    #[test]
+    fn replays_and_exports_at_once_are_bounded_per_customer() {
+        let slots = std::sync::Arc::new(ReadSlots::default());
+        let free = owner(1, Plan::Free);
+        let mut held: Vec<ReadSlot> = (0..concurrent_reads(Plan::Free))
+            .map(|_| slots.take(&free).unwrap())
+            .collect();
+        let e = slots.take(&free).expect_err("over the Free plan's bound");
+        assert_eq!(e.status().as_u16(), 429);
+        assert_eq!(e.body().code, crate::error::ErrorCode::RateLimited);
+        assert!(e.detail().contains("Free plan runs at most 2"), "{}", e.detail());
+        // Another customer, and a Trader's larger bound.
+        let trader = owner(2, Plan::Trader);
+        let more: Vec<ReadSlot> = (0..8).map(|_| slots.take(&trader).unwrap()).collect();
+        assert!(slots.take(&trader).is_err());
+        held.pop();
+        let again = slots.take(&free).expect("a read ended: its slot is free");
+        assert!(slots.take(&free).is_err(), "and only that one");
+        drop((again, held, more));
+        assert!(
+            slots.open.lock().unwrap().get(&2).is_none(),
+            "no count left for a customer with none open"
+        );
+    }
 
     fn err(raw: &str, plan: Plan) -> (String, String) {
         let q = QueryMap::parse_repeating(raw, &["market_id"]).unwrap();
