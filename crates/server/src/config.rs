@@ -127,6 +127,7 @@ pub struct Config {
     pub stream_markets_free: usize,
     pub stream_markets_builder: usize,
     pub stream_markets_trader: usize,
+    pub stream_anonymous_per_address: usize,
 }
 
 /// The prefix of the environment variables that set a key (`CROSSBOOK_LISTEN` sets `listen`).
@@ -308,6 +309,7 @@ impl Config {
                 limits(self.stream_connections_builder, self.stream_markets_builder),
                 limits(self.stream_connections_trader, self.stream_markets_trader),
             ],
+            anonymous_per_address: self.stream_anonymous_per_address,
         }
     }
 

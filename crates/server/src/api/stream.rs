@@ -66,12 +66,13 @@ impl FromQuery for StreamParams {
         (status = 101, description = "Switched to the WebSocket protocol."),
         (status = 400, description = "Not a WebSocket upgrade request, or `session` without `resume_from` (or the reverse).", body = ErrorBody),
         (status = 401, description = "The `X-API-Key` header holds an unknown or revoked key.", body = ErrorBody),
-        (status = 429, description = "Over the caller's request rate.", body = ErrorBody),
+        (status = 429, description = "Over the caller's request rate, or (without a key) as many streams open from the client's address as allowed.", body = ErrorBody),
     )
 )]
 async fn stream(
     State(state): State<AppState>,
     AnyCaller(caller): AnyCaller,
+    extensions: axum::http::Extensions,
     ValidQuery(p): ValidQuery<StreamParams>,
     ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
@@ -88,6 +89,19 @@ async fn stream(
         Caller::Anonymous => None,
     };
     let ws = ws.map_err(|r| ApiError::invalid_request(format!("GET /v1/stream is a WebSocket: {}", r.body_text())))?;
+    // Taken before the upgrade and held by the connection until it ends.
+    let anonymous = match owner {
+        Some(_) => None,
+        None => {
+            let ip = crate::auth::client_ip(&extensions);
+            Some(
+                state
+                    .stream
+                    .connect_anonymous(ip)
+                    .map_err(|limit| ApiError::TooManyAnonymousStreams { limit })?,
+            )
+        }
+    };
     let opening = connection::Opening {
         owner,
         resume: p.session.zip(p.resume_from.map(|n| n as u64)),
@@ -98,5 +112,8 @@ async fn stream(
         // and a stream is read on every wake-up: with a thousand streams that was a fifth of the server's
         // time, and 128 MiB of memory.
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| connection::run(state, socket, opening)))
+        .on_upgrade(move |socket| async move {
+            connection::run(state, socket, opening).await;
+            drop(anonymous);
+        }))
 }

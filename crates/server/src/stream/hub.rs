@@ -51,6 +51,8 @@ pub struct StreamSettings {
     pub ping: Duration,
     /// Free, Builder, Trader.
     pub limits: [PlanLimits; 3],
+    /// Streams without a key open at once from one client address (0: no limit).
+    pub anonymous_per_address: usize,
 }
 
 impl Default for StreamSettings {
@@ -74,6 +76,7 @@ impl Default for StreamSettings {
                     markets: 5_000,
                 },
             ],
+            anonymous_per_address: 4,
         }
     }
 }
@@ -153,6 +156,8 @@ pub struct Hub {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     index: RwLock<[ChannelIndex; 5]>,
     connections: Mutex<HashMap<i64, usize>>,
+    /// Streams opened without a key, per client address.
+    anonymous: Mutex<HashMap<std::net::IpAddr, usize>>,
     next_connection: AtomicU64,
     closing: CancellationToken,
 }
@@ -166,6 +171,25 @@ fn pushed(p: Pushed) {
     if p == Pushed::CutSlow {
         metrics::counter!("crossbook_stream_slow_consumers_total").increment(1);
         tracing::info!("stream client too slow; disconnected (it may resume)");
+    }
+}
+
+/// One stream opened without a key, counted against its client address until dropped.
+#[derive(Debug)]
+pub struct AnonymousSlot {
+    hub: Arc<Hub>,
+    ip: std::net::IpAddr,
+}
+
+impl Drop for AnonymousSlot {
+    fn drop(&mut self) {
+        let mut map = lock(&self.hub.anonymous);
+        if let Some(n) = map.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.ip);
+            }
+        }
     }
 }
 
@@ -198,6 +222,7 @@ impl Hub {
             sessions: Mutex::new(HashMap::new()),
             index: RwLock::new(Default::default()),
             connections: Mutex::new(HashMap::new()),
+            anonymous: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
             closing: CancellationToken::new(),
         })
@@ -233,6 +258,20 @@ impl Hub {
         sessions.insert(id, s.clone());
         metrics::gauge!("crossbook_stream_sessions").set(sessions.len() as f64);
         s
+    }
+
+    /// Takes up a stream without a key from `ip`, or `Err(limit)` when that address already has as many open
+    /// as allowed. Such a stream holds a connection until it authenticates or is closed (10 s), so without a
+    /// bound one address could take every connection the server has.
+    pub fn connect_anonymous(self: &Arc<Self>, ip: std::net::IpAddr) -> Result<AnonymousSlot, usize> {
+        let limit = self.settings.anonymous_per_address;
+        let mut map = lock(&self.anonymous);
+        let n = map.entry(ip).or_insert(0);
+        if limit > 0 && *n >= limit {
+            return Err(limit);
+        }
+        *n += 1;
+        Ok(AnonymousSlot { hub: self.clone(), ip })
     }
 
     /// Takes up a connection of the owner's plan, or refuses when the plan's limit is reached.

@@ -977,3 +977,40 @@ async fn a_book_subscription_to_a_market_without_a_live_book_says_so() {
     drop(s);
     db.cleanup().await;
 }
+
+/// Streams without a key are bounded per client address: one more than allowed is refused 429 before the
+/// upgrade, a keyed stream from the same address is not affected, and a closed one frees its place.
+#[tokio::test]
+async fn streams_without_a_key_are_bounded_per_address() {
+    let (db, keys, s) = served(|c| c.stream_anonymous_per_address = 2).await;
+    let mut first = Ws::connect(s.addr, "", None).await;
+    assert_eq!(first.next().await["type"], "welcome");
+    let mut second = Ws::connect(s.addr, "", None).await;
+    assert_eq!(second.next().await["type"], "welcome");
+    let err = Ws::try_connect(s.addr, "", None)
+        .await
+        .err()
+        .expect("a third is refused");
+    assert!(err.to_string().contains("429"), "{err}");
+    let mut keyed = Ws::connect(s.addr, "", Some(&keys.free)).await;
+    assert_eq!(keyed.next().await["type"], "welcome");
+
+    first.ws.close(None).await.unwrap();
+    assert!(matches!(first.until_closed().await, Ended::Closed(_) | Ended::Eof));
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match Ws::try_connect(s.addr, "", None).await {
+            Ok(mut again) => {
+                assert_eq!(again.next().await["type"], "welcome");
+                break;
+            }
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                assert!(e.to_string().contains("429"), "{e}");
+                tokio::task::yield_now().await;
+            }
+            Err(e) => panic!("a closed stream's place was never freed: {e}"),
+        }
+    }
+    drop((second, keyed, s));
+    db.cleanup().await;
+}
