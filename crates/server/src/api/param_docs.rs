@@ -239,7 +239,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
             t.push((path, name, Facts::rule(Q_OR_SERIES)));
         }
     }
-    // The historical routes take times as Unix milliseconds, digits only.
+    // The historical routes take times as Unix milliseconds (from 2001 on), RFC 3339 times or bare dates.
     for path in [
         "/v1/historical/venue_a/orderbook",
         "/v1/historical/venue_b/orderbook",
@@ -251,15 +251,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "/v1/historical/venue_b/top-of-book",
     ] {
         for name in ["start_time", "end_time"] {
-            t.push((
-                path,
-                name,
-                Facts::keywords(vec![
-                    ("type", Value::from("integer")),
-                    ("format", Value::from("int64")),
-                    ("minimum", Value::from(0)),
-                ]),
-            ));
+            t.push((path, name, Facts::keywords(vec![("type", Value::from("string"))])));
         }
         t.push((path, "end_time", Facts::rule(END_NEEDS_START)));
     }
@@ -342,8 +334,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         return if is_array { Value::from(vec![t]) } else { Value::from(t) };
     }
     match name {
-        "start_time" => return Value::from(1_763_748_000_000_i64),
-        "end_time" => return Value::from(1_763_751_600_000_i64),
+        "start_time" => return Value::from("1763748000000"),
+        "end_time" => return Value::from("1763751600000"),
         "from" | "start_date" | "discovered_after" | "settled_after" => return Value::from("2026-11-21T00:00:00Z"),
         "to" | "end_date" | "settled_before" => return Value::from("2026-11-22T00:00:00Z"),
         "min_net_cents" => return Value::from(0.5),
