@@ -413,11 +413,19 @@ pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
     reached
 }
 
-/// The bounds of request body fields that their derive cannot take from a constant.
+/// The bounds of request body fields that their derive cannot take from a constant: every body with a
+/// `whale_threshold_usd` (each one is read by the same parser) gets the same maximum.
 fn apply_to_bodies(doc: &mut Value) {
-    for body in ["AddEventIn", "PatchEventIn"] {
-        let field = &mut doc["components"]["schemas"][body]["properties"]["whale_threshold_usd"];
-        if let Some(field) = field.as_object_mut() {
+    let Some(schemas) = doc["components"]["schemas"].as_object_mut() else {
+        return;
+    };
+    for schema in schemas.values_mut() {
+        // `get_mut`, not indexing: indexing a missing key would insert a null property into every schema.
+        let field = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut("whale_threshold_usd"))
+            .and_then(Value::as_object_mut);
+        if let Some(field) = field {
             field.insert("maximum".into(), Value::from(MAX_THRESHOLD_USD));
         }
     }
@@ -454,6 +462,11 @@ mod tests {
     #[test]
     fn documented_values_are_the_enforced_ones() {
         let doc = crate::api::openapi();
+        // Both ways of adding an event, and the patch, bound the threshold alike.
+        for body in ["AddEventIn", "AddByUrlIn", "PatchEventIn"] {
+            let field = &doc["components"]["schemas"][body]["properties"]["whale_threshold_usd"];
+            assert_eq!(field["maximum"], Value::from(MAX_THRESHOLD_USD), "{body}");
+        }
         let path = "/v1/search/series";
         let limit = param(doc, path, "limit");
         assert_eq!(limit["minimum"], Value::from(Limit::MIN), "{path}");
