@@ -334,6 +334,9 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
 
 /// A route's validated parameters, built from the raw query.
 pub trait FromQuery: Sized {
+    /// Parameters that may be given many times (read with [`QueryMap::all`]); every other one at most once.
+    const REPEATING: &'static [&'static str] = &[];
+
     fn from_query(q: &QueryMap) -> ApiResult<Self>;
 }
 
@@ -345,7 +348,8 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for ValidQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let q = QueryMap::from_request_parts(parts, state).await?;
+        let _ = state;
+        let q = QueryMap::parse_repeating(parts.uri.query().unwrap_or(""), T::REPEATING)?;
         T::from_query(&q).map(ValidQuery)
     }
 }
