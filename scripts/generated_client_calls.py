@@ -9,7 +9,7 @@ import sys
 
 from crossbook_client import AuthenticatedClient, Client
 from crossbook_client.api.arbitrage import current, difference, history
-from crossbook_client.api.historical import gaps, venue_a_orderbook
+from crossbook_client.api.historical import gaps, markets_ohlcv, venue_a_orderbook
 from crossbook_client.api.search import search, search_markets
 from crossbook_client.api.service import readyz
 from crossbook_client.api.webhooks import list_webhooks
@@ -41,6 +41,13 @@ if not markets:
 market_id = markets[0].market_id
 ok("historical: venue_a orderbook", venue_a_orderbook.sync(client=trader, market_id=market_id))
 ok("historical: gaps", gaps.sync(client=trader, exchange=GapsExchange.VENUE_A, market_id=market_id))
+# Several markets: the generated client sends the list as a repeated parameter (market_ids=A&market_ids=B).
+two = [m.market_id for m in markets[:2]]
+if len(two) < 2:
+    sys.exit("search: fewer than two venue_a markets to ask candles for")
+candles = ok("historical: markets ohlcv", markets_ohlcv.sync(client=free, market_ids=two))
+if [m.market_id for m in candles.markets] != two:
+    sys.exit(f"historical: markets ohlcv answered {[m.market_id for m in candles.markets]}, asked {two}")
 ok("arbitrage: current", current.sync(client=free, min_net_cents=0))
 ok("arbitrage: difference", difference.sync(client=trader))
 ok("arbitrage: history", history.sync(client=anonymous))

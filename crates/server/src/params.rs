@@ -8,7 +8,7 @@
 //! - A parameter given empty (`?limit=`) is an error, never "absent".
 //! - Values are validated against their range or enum and never clamped; integers are plain decimal integers.
 //! - Money thresholds (`min_*`) are non-negative decimals parsed exactly into micro-units, never `f64`.
-//! - Timestamps are ISO 8601 / RFC 3339 (or a bare date), or Unix milliseconds where the spec says so.
+//! - Timestamps are ISO 8601 / RFC 3339 (or a bare date), or Unix milliseconds (from 2001 on) where the spec says so.
 //! - Every error is 400 with `param` naming the parameter and a `detail` such as
 //!   "limit must be an integer from 1 to 100".
 //!
@@ -19,6 +19,10 @@ use std::collections::BTreeMap;
 
 use axum::{extract::FromRequestParts, http::request::Parts};
 use crossbook_core::{Amount, Timestamp, arb::MicroUsd};
+
+/// 2001-01-01T00:00:00Z in Unix milliseconds: the earliest time a millisecond parameter accepts (see
+/// [`QueryMap::instant`]).
+pub const MIN_MILLIS: i64 = 978_307_200_000;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ApiResult};
@@ -215,33 +219,39 @@ impl QueryMap {
         )
     }
 
-    /// Unix milliseconds written as a non-negative integer string (the historical routes).
-    pub fn unix_millis(&self, name: &str) -> ApiResult<Option<Timestamp>> {
-        let Some(v) = self.raw(name) else { return Ok(None) };
-        let ok = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        match v.parse::<i64>() {
-            Ok(ms) if ok => Ok(Some(Timestamp::from_millis(ms))),
-            _ => Err(ApiError::invalid(
-                name,
-                format!("{name} must be a time in Unix milliseconds (e.g. 1763752500000)"),
-            )),
+    /// A time written either way: Unix milliseconds (digits only), or as [`QueryMap::timestamp`] reads it
+    /// (RFC 3339, ISO 8601 without offset as UTC, or a bare date as midnight UTC).
+    ///
+    /// Digits that would be a time before 2001 as milliseconds are refused: such a value is almost surely Unix
+    /// seconds, and answering it with an empty range would hide the mistake.
+    pub fn instant(&self, name: &str) -> ApiResult<Option<Timestamp>> {
+        match self.raw(name) {
+            Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => match v.parse::<i64>() {
+                Ok(ms) if ms >= MIN_MILLIS => Ok(Some(Timestamp::from_millis(ms))),
+                Ok(secs) => Err(ApiError::invalid(
+                    name,
+                    format!(
+                        "{name} must be in Unix milliseconds, not seconds: {secs} is before 2001 as milliseconds \
+                         (as seconds, send {name}={})",
+                        secs * 1000
+                    ),
+                )),
+                Err(_) => Err(Self::bad_instant(name)),
+            },
+            Some(v) if Timestamp::parse_iso(v).is_ok() => self.timestamp(name),
+            Some(_) => Err(Self::bad_instant(name)),
+            None => Ok(None),
         }
     }
 
-    /// A time written either way: Unix milliseconds (digits only), else as [`QueryMap::timestamp`] reads it.
-    pub fn instant(&self, name: &str) -> ApiResult<Option<Timestamp>> {
-        match self.raw(name) {
-            Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => self.unix_millis(name),
-            Some(v) if Timestamp::parse_iso(v).is_ok() => self.timestamp(name),
-            Some(_) => Err(ApiError::invalid(
-                name,
-                format!(
-                    "{name} must be an ISO 8601 timestamp (e.g. 2026-11-21T19:15:00Z), a date (e.g. 2026-11-21) or \
-                     Unix milliseconds (e.g. 1763752500000)"
-                ),
-            )),
-            None => Ok(None),
-        }
+    fn bad_instant(name: &str) -> ApiError {
+        ApiError::invalid(
+            name,
+            format!(
+                "{name} must be Unix milliseconds (e.g. 1763752500000), an ISO 8601 timestamp (e.g. \
+                 2026-11-21T19:15:00Z) or a date (e.g. 2026-11-21)"
+            ),
+        )
     }
 
     /// `true` or `false` (also `1` / `0`), case-insensitive.
@@ -324,6 +334,9 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
 
 /// A route's validated parameters, built from the raw query.
 pub trait FromQuery: Sized {
+    /// Parameters that may be given many times (read with [`QueryMap::all`]); every other one at most once.
+    const REPEATING: &'static [&'static str] = &[];
+
     fn from_query(q: &QueryMap) -> ApiResult<Self>;
 }
 
@@ -335,7 +348,8 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for ValidQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let q = QueryMap::from_request_parts(parts, state).await?;
+        let _ = state;
+        let q = QueryMap::parse_repeating(parts.uri.query().unwrap_or(""), T::REPEATING)?;
         T::from_query(&q).map(ValidQuery)
     }
 }
@@ -444,11 +458,19 @@ mod tests {
         assert_eq!(m.timestamp("b").unwrap().unwrap().to_iso(), "2026-11-21T17:15:00.000Z");
         assert_eq!(err(m.timestamp("c")).0.as_deref(), Some("c"));
         assert_eq!(err(m.timestamp("d")).0.as_deref(), Some("d"));
-        assert_eq!(
-            m.unix_millis("e").unwrap(),
-            Some(Timestamp::from_millis(1_763_752_500_000))
+        assert_eq!(m.instant("e").unwrap(), Some(Timestamp::from_millis(1_763_752_500_000)));
+        assert_eq!(err(m.instant("f")).0.as_deref(), Some("f"));
+        assert_eq!(m.instant("a").unwrap(), m.timestamp("a").unwrap());
+        // Unix seconds are refused, naming the milliseconds they would be.
+        let m = q("s=1763752500&t=978307200000&u=978307199999");
+        let (param, detail) = err(m.instant("s"));
+        assert_eq!(param.as_deref(), Some("s"));
+        assert!(
+            detail.contains("milliseconds") && detail.contains("s=1763752500000"),
+            "{detail}"
         );
-        assert_eq!(err(m.unix_millis("f")).0.as_deref(), Some("f"));
+        assert_eq!(m.instant("t").unwrap(), Some(Timestamp::from_millis(MIN_MILLIS)));
+        assert!(m.instant("u").is_err());
         let m = q("a=true&b=FALSE&c=1&d=yes&e=");
         assert_eq!(m.boolean("a").unwrap(), Some(true));
         assert_eq!(m.boolean("b").unwrap(), Some(false));

@@ -313,6 +313,98 @@ async fn market_relevance_is_exact_id_then_prefix_then_substring_then_other_fiel
 }
 
 #[tokio::test]
+async fn several_words_match_each_word_and_rank_the_whole_phrase_first() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        s.upsert_markets(
+            &[
+                Market {
+                    interval_code: Some(IntervalCode::M15),
+                    ..titled(A, "BTC-WORDS", "BTC up or down in 15 minutes", 10)
+                },
+                titled(A, "BTC-PHRASE", "Will btc 15m close up?", 1),
+                titled(A, "NBA", "Boston Celtics vs Phoenix Suns", 100),
+                titled(A, "RATES-HEAD", "Fed rates hike", 1),
+                Market {
+                    description: Some("About fed rates.".into()),
+                    ..titled(A, "RATES-DESC", "Unrelated", 5)
+                },
+                Market {
+                    subtitle: Some("Will rates rise?".into()),
+                    ..titled(A, "RATES-WORDS", "Fed decision", 50)
+                },
+                titled(A, "FED-ONLY", "Fed chair", 500),
+            ],
+            at(0),
+        )
+        .await
+        .unwrap();
+        // Every word matches somewhere, in any order and field; the interval code counts for a word.
+        assert_eq!(search(db, &mq(Some("btc 15m"))).await, ["BTC-PHRASE", "BTC-WORDS"]);
+        assert_eq!(search(db, &mq(Some("boston phoenix"))).await, ["NBA"]);
+        assert_eq!(search(db, &mq(Some("  Phoenix   BOSTON "))).await, ["NBA"]);
+        assert!(search(db, &mq(Some("boston lakers"))).await.is_empty());
+        // Whole-phrase matches (headline prefix, other field) before rows holding only the separate words.
+        assert_eq!(
+            search(db, &mq(Some("fed rates"))).await,
+            ["RATES-HEAD", "RATES-DESC", "RATES-WORDS"]
+        );
+        // Words of 1–2 characters, which trigrams cannot index, match as substrings too.
+        assert_eq!(search(db, &mq(Some("celtics vs"))).await, ["NBA"]);
+        assert_eq!(search(db, &mq(Some("vs su"))).await, ["NBA"]);
+        // The other sorts apply to the same matches.
+        assert_eq!(
+            search(
+                db,
+                &MarketQuery {
+                    sort: MarketSort::Volume,
+                    ..mq(Some("fed rates"))
+                }
+            )
+            .await,
+            ["RATES-WORDS", "RATES-DESC", "RATES-HEAD"]
+        );
+
+        s.upsert_events(
+            &[
+                Event {
+                    subtitle: Some("Rates in December".into()),
+                    ..Event::new(A, "FED-DEC", "FED", "Fed decision")
+                },
+                Event::new(A, "FED-RATES", "FED", "Fed rates in 2026"),
+                Event::new(A, "NBA-1", "NBA", "Celtics game"),
+            ],
+            at(1),
+        )
+        .await
+        .unwrap();
+        s.upsert_markets(&[market(A, "NBA-1-BOS", "NBA-1", "Will Boston win?")], at(1))
+            .await
+            .unwrap();
+        let events = async |q: &str| -> Vec<String> {
+            s.search_events(&eq(Some(q)))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| e.event.event_id)
+                .collect()
+        };
+        assert_eq!(events("fed rates").await, ["FED-RATES", "FED-DEC"]);
+        // One word in the title, the other in a market's question.
+        assert_eq!(events("celtics boston").await, ["NBA-1"]);
+        assert_eq!(events("game bo").await, ["NBA-1"]);
+        assert!(events("fed lakers").await.is_empty());
+
+        s.upsert_series(&[Series::new(A, "KXBTC15M", "Bitcoin 15 minute")], at(1))
+            .await
+            .unwrap();
+        let series = s.search_series(&sq(Some("bitcoin 15"))).await.unwrap();
+        assert_eq!(series.len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn market_sorts_and_pagination() {
     for_each_backend(async |db| {
         let s = db.store.as_ref();
@@ -794,12 +886,13 @@ async fn dense_matches_rank_exactly_like_a_full_sort() {
                 );
             }
         }
-        // A rarer needle in the same catalog takes the candidate path.
+        // A rarer needle (one word: several words are ranked in one statement) in the same catalog takes the
+        // candidate path.
         let rare = search(
             db,
             &MarketQuery {
                 sort: MarketSort::Volume,
-                ..mq(Some("common thing 2099 "))
+                ..mq(Some("0c02099"))
             },
         )
         .await;

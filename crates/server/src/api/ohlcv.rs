@@ -115,7 +115,7 @@ impl Window {
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MarketsOhlcvParams {
-    /// Market ids, separated by commas (1 to 50): venue_a tickers, venue_b condition ids (`0x…`) or venue_b
+    /// Market ids, separated by commas or in repeated parameters (1 to 50): venue_a tickers, venue_b condition ids (`0x…`) or venue_b
     /// numeric market ids. Each is looked up on venue_a, then venue_b, unless `exchange` names one. An id given
     /// twice is answered once.
     #[param(value_type = Vec<String>, style = Form, explode = false)]
@@ -128,13 +128,18 @@ pub struct MarketsOhlcvParams {
 }
 
 impl FromQuery for MarketsOhlcvParams {
+    // Generated clients ignore `explode: false` and repeat the parameter (`market_ids=A&market_ids=B`): both
+    // forms, and a mix of them, name the same list.
+    const REPEATING: &'static [&'static str] = &["market_ids"];
+
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         // Not `required_text`: its length cap is for one id, and fifty venue_b ids are 3,400 characters.
-        let Some(raw) = q.raw("market_ids") else {
+        let given = q.all("market_ids");
+        if given.is_empty() {
             return Err(ApiError::missing("market_ids"));
-        };
+        }
         let mut ids: Vec<String> = Vec::new();
-        for part in raw.split(',') {
+        for part in given.iter().flat_map(|v| v.split(',')) {
             let id = text_value("market_ids", part).map_err(|_| {
                 ApiError::invalid("market_ids", "market_ids must be ids separated by commas, none empty")
             })?;
@@ -575,8 +580,15 @@ mod tests {
 
     #[test]
     fn market_ids_are_a_list_of_up_to_fifty() {
-        let p = |q: &str| MarketsOhlcvParams::from_query(&QueryMap::parse(q).unwrap());
+        let p = |q: &str| {
+            MarketsOhlcvParams::from_query(&QueryMap::parse_repeating(q, MarketsOhlcvParams::REPEATING).unwrap())
+        };
         assert_eq!(p("market_ids=a,b,a").unwrap().market_ids, ["a", "b"]);
+        assert_eq!(
+            p("market_ids=a&market_ids=b,c&market_ids=a").unwrap().market_ids,
+            ["a", "b", "c"]
+        );
+        assert_eq!(named(p("market_ids=a&market_ids=")), "market_ids");
         assert_eq!(named(p("market_ids=a,,b")), "market_ids");
         assert_eq!(named(p("")), "market_ids");
         let many: Vec<String> = (0..51).map(|i| format!("m{i}")).collect();

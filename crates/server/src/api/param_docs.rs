@@ -239,7 +239,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
             t.push((path, name, Facts::rule(Q_OR_SERIES)));
         }
     }
-    // The historical routes take times as Unix milliseconds, digits only.
+    // The historical routes take times as Unix milliseconds (from 2001 on), RFC 3339 times or bare dates.
     for path in [
         "/v1/historical/venue_a/orderbook",
         "/v1/historical/venue_b/orderbook",
@@ -251,15 +251,7 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "/v1/historical/venue_b/top-of-book",
     ] {
         for name in ["start_time", "end_time"] {
-            t.push((
-                path,
-                name,
-                Facts::keywords(vec![
-                    ("type", Value::from("integer")),
-                    ("format", Value::from("int64")),
-                    ("minimum", Value::from(0)),
-                ]),
-            ));
+            t.push((path, name, Facts::keywords(vec![("type", Value::from("string"))])));
         }
         t.push((path, "end_time", Facts::rule(END_NEEDS_START)));
     }
@@ -342,8 +334,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         return if is_array { Value::from(vec![t]) } else { Value::from(t) };
     }
     match name {
-        "start_time" => return Value::from(1_763_748_000_000_i64),
-        "end_time" => return Value::from(1_763_751_600_000_i64),
+        "start_time" => return Value::from("1763748000000"),
+        "end_time" => return Value::from("1763751600000"),
         "from" | "start_date" | "discovered_after" | "settled_after" => return Value::from("2026-11-21T00:00:00Z"),
         "to" | "end_date" | "settled_before" => return Value::from("2026-11-22T00:00:00Z"),
         "min_net_cents" => return Value::from(0.5),
@@ -421,11 +413,19 @@ pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
     reached
 }
 
-/// The bounds of request body fields that their derive cannot take from a constant.
+/// The bounds of request body fields that their derive cannot take from a constant: every body with a
+/// `whale_threshold_usd` (each one is read by the same parser) gets the same maximum.
 fn apply_to_bodies(doc: &mut Value) {
-    for body in ["AddEventIn", "PatchEventIn"] {
-        let field = &mut doc["components"]["schemas"][body]["properties"]["whale_threshold_usd"];
-        if let Some(field) = field.as_object_mut() {
+    let Some(schemas) = doc["components"]["schemas"].as_object_mut() else {
+        return;
+    };
+    for schema in schemas.values_mut() {
+        // `get_mut`, not indexing: indexing a missing key would insert a null property into every schema.
+        let field = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut("whale_threshold_usd"))
+            .and_then(Value::as_object_mut);
+        if let Some(field) = field {
             field.insert("maximum".into(), Value::from(MAX_THRESHOLD_USD));
         }
     }
@@ -462,6 +462,11 @@ mod tests {
     #[test]
     fn documented_values_are_the_enforced_ones() {
         let doc = crate::api::openapi();
+        // Both ways of adding an event, and the patch, bound the threshold alike.
+        for body in ["AddEventIn", "AddByUrlIn", "PatchEventIn"] {
+            let field = &doc["components"]["schemas"][body]["properties"]["whale_threshold_usd"];
+            assert_eq!(field["maximum"], Value::from(MAX_THRESHOLD_USD), "{body}");
+        }
         let path = "/v1/search/series";
         let limit = param(doc, path, "limit");
         assert_eq!(limit["minimum"], Value::from(Limit::MIN), "{path}");

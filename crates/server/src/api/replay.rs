@@ -53,11 +53,13 @@ struct ReplayParams {
     /// (`venue_b:0x…`) to mix venues in one replay. Repeat the parameter for more markets, up to 50. A
     /// venue_b market replays both of its tokens' books.
     market_id: Vec<String>,
-    /// Range start, Unix milliseconds (inclusive): each book starts with its state at this instant.
-    start_time: i64,
-    /// Range end, Unix milliseconds (inclusive). The range may span at most 24 hours with a Free key, 7 days with
+    /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
+    /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Each book starts with its state at this
+    /// instant.
+    start_time: String,
+    /// Range end (inclusive), written as `start_time`. The range may span at most 24 hours with a Free key, 7 days with
     /// Builder and 31 days with Trader.
-    end_time: i64,
+    end_time: String,
 }
 
 /// What a valid request asks for.
@@ -68,7 +70,7 @@ struct Parsed {
 }
 
 fn millis(q: &QueryMap, name: &str) -> ApiResult<Timestamp> {
-    q.unix_millis(name)?.ok_or_else(|| ApiError::missing(name))
+    q.instant(name)?.ok_or_else(|| ApiError::missing(name))
 }
 
 fn parse(q: &QueryMap, plan: Plan) -> ApiResult<Parsed> {

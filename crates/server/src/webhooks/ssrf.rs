@@ -82,12 +82,16 @@ const V6_FORBIDDEN: &[(Ipv6Net, &str)] = &[
 ];
 
 const NAT64: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
+/// IPv4-translated addresses (`::ffff:0:a.b.c.d`, stateless IP/ICMP translation): some hosts reach the IPv4
+/// address through them.
+const TRANSLATED: Ipv6Net = v6([0, 0, 0, 0, 0xffff, 0, 0, 0], 96);
 const SIX_TO_FOUR: Ipv6Net = v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16);
 
 /// Why `ip` may not receive webhooks, or `None` when it is a public address.
 ///
-/// IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4
-/// `2002:aabb:ccdd::`) are judged by the IPv4 address they lead to.
+/// IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`,
+/// NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:aabb:ccdd::`) are judged by the IPv4 address they lead to; the
+/// IPv4-compatible (`::a.b.c.d`) and Teredo (`2001::/32`) ranges are refused whole.
 pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(a) => V4_FORBIDDEN
@@ -99,7 +103,7 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
                 return forbidden(IpAddr::V4(inner));
             }
             let s = a.segments();
-            if NAT64.contains(&a) {
+            if NAT64.contains(&a) || TRANSLATED.contains(&a) {
                 let inner = Ipv4Addr::from(u128::from(a) as u32);
                 return forbidden(IpAddr::V4(inner));
             }
@@ -114,6 +118,10 @@ pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
         }
     }
 }
+
+/// Ends every refusal of a private or loopback target: how a development server may allow them.
+const ALLOW_HINT: &str = "; a development server may allow private and loopback targets with \
+     --allow-private-webhook-targets (allow_private_webhook_targets), never in production";
 
 /// Why a URL may not receive webhooks; the message is the client-facing `detail`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,11 +181,13 @@ pub fn parse_url(raw: &str, allow_private: bool) -> Result<(Url, Target), Reject
         match &target {
             Target::Ip(ip) => {
                 if let Some(why) = forbidden(*ip) {
-                    return Err(reject(format!("url host {ip} is a forbidden address ({why})")));
+                    return Err(reject(format!(
+                        "url host {ip} is a forbidden address ({why}){ALLOW_HINT}"
+                    )));
                 }
             }
             Target::Name(n) if n == "localhost" || n.ends_with(".localhost") => {
-                return Err(reject(format!("url host {n} is a loopback name")));
+                return Err(reject(format!("url host {n} is a loopback name{ALLOW_HINT}")));
             }
             Target::Name(_) => {}
         }
@@ -207,7 +217,7 @@ pub async fn check_target(raw: &str, resolver: &dyn Resolve, allow_private: bool
     }
     if let Some((ip, why)) = addrs.iter().find_map(|a| forbidden(a.ip()).map(|why| (a.ip(), why))) {
         return Err(reject(format!(
-            "url host {name} resolves to {ip}, a forbidden address ({why})"
+            "url host {name} resolves to {ip}, a forbidden address ({why}){ALLOW_HINT}"
         )));
     }
     Ok(url)
@@ -343,6 +353,21 @@ mod tests {
 
     /// Every forbidden range, at its edges, and public neighbours just outside.
     #[test]
+    fn refusals_name_the_development_option() {
+        for url in [
+            "http://127.0.0.1/h",
+            "http://localhost/h",
+            "http://[::ffff:0:169.254.169.254]/",
+        ] {
+            let Err(Rejected(detail)) = parse_url(url, false) else {
+                panic!("{url} accepted")
+            };
+            assert!(detail.contains("--allow-private-webhook-targets"), "{detail}");
+        }
+        assert!(parse_url("http://127.0.0.1/h", true).is_ok());
+    }
+
+    #[test]
     fn forbidden_and_allowed_addresses() {
         let forbidden_cases = [
             // IPv4
@@ -394,6 +419,14 @@ mod tests {
             ("::ffff:10.1.2.3", "private"),
             ("::ffff:169.254.169.254", "link-local"),
             ("::ffff:0.0.0.1", "unspecified"),
+            ("::ffff:0:169.254.169.254", "link-local"),
+            ("::ffff:0:127.0.0.1", "loopback"),
+            ("::ffff:0:a00:1", "private"),
+            ("::169.254.169.254", "IPv4-compatible"),
+            ("::8.8.8.8", "IPv4-compatible"),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),
+            ("64:ff9b::a9fe:a9fe", "link-local"),
+            ("2002:a9fe:a9fe::1", "link-local"),
             ("64:ff9b::127.0.0.1", "loopback"),
             ("64:ff9b::a00:1", "private"),
             ("64:ff9b::100.64.0.1", "carrier-grade NAT"),

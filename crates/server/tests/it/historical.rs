@@ -228,6 +228,42 @@ async fn ranges_are_downsampled_to_the_last_snapshot_of_each_bucket() {
             }
         }
 
+        // The same instants as RFC 3339 times (BASE is 2025-11-13T02:15:00Z), with or without an offset, and a
+        // bare date (midnight UTC) as the start.
+        let millis = format!(
+            "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={BASE}&end_time={}",
+            BASE + 60_000
+        );
+        let expected = offsets(&app.get_key(&millis, &k.free).await.ok());
+        assert!(!expected.is_empty());
+        for (start, end) in [
+            ("2025-11-13T02:15:00Z", "2025-11-13T02:16:00.000Z"),
+            ("2025-11-13T03:15:00%2B01:00", "2025-11-13T02:16:00"),
+        ] {
+            let iso = format!("/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={start}&end_time={end}");
+            assert_eq!(offsets(&app.get_key(&iso, &k.free).await.ok()), expected, "{iso}");
+        }
+        let dated = format!(
+            "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time=2025-11-13&end_time={}",
+            BASE + 60_000
+        );
+        assert_eq!(offsets(&app.get_key(&dated, &k.free).await.ok()), expected);
+        // Unix seconds: refused, with the value in milliseconds.
+        let secs = format!(
+            "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={}&end_time={}",
+            BASE / 1000,
+            BASE + 60_000
+        );
+        let e = app
+            .get_key(&secs, &k.free)
+            .await
+            .error(400, "invalid_parameter", Some("start_time"));
+        let detail = e["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("milliseconds") && detail.contains(&format!("start_time={BASE}")),
+            "{detail}"
+        );
+
         // Inclusive bounds: a range of one millisecond holding a snapshot.
         let one = format!(
             "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={0}&end_time={0}",
@@ -521,10 +557,17 @@ async fn invalid_parameters_name_the_parameter() {
                 "start_time",
             ),
             (
-                "&start_time=1763000100000&end_time=2026-11-21",
+                "&start_time=1763000100000&end_time=2026-11-21T25:00:00Z",
                 400,
                 "invalid_parameter",
                 "end_time",
+            ),
+            // Unix seconds.
+            (
+                "&start_time=1763000100&end_time=1763000200000",
+                400,
+                "invalid_parameter",
+                "start_time",
             ),
             (
                 "&start_time=-5&end_time=1763000100000",

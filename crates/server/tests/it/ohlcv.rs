@@ -160,6 +160,18 @@ async fn candles_are_yes_prices_with_mid_closes_for_empty_intervals() {
             .map(|m| m["market_id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, [A_ID, B_COND]);
+        // The list may also repeat the parameter, as generated clients send it.
+        let repeated = app
+            .get_key(
+                &format!(
+                    "/v1/markets/ohlcv?market_ids={A_ID}&market_ids={B_COND}&interval=1w&from={DAY0}&to={}",
+                    DAY0 + 7 * DAY
+                ),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(repeated, weeks);
         assert_eq!(weeks["markets"][0]["title"], "A market");
         assert_eq!(
             candle(&weeks["markets"][1], 0),

@@ -240,7 +240,7 @@ async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
             Some("start_time"),
         ),
         (
-            format!("market_id=venue_a:{a}&start_time=0&end_time={t1}"),
+            format!("market_id=venue_a:{a}&start_time=978307200000&end_time={t1}"),
             400,
             Some("end_time"),
         ),

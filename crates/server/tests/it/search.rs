@@ -992,3 +992,28 @@ async fn venue_markets_have_last_prices_and_closed_ones_a_settlement_time() {
     })
     .await;
 }
+
+/// The dashboard's search box suggests queries in its placeholder: each finds markets of the simulated venues
+/// (whose teams are fictional, so a suggestion must name something both they and the real venues list).
+#[tokio::test]
+async fn the_dashboard_search_examples_find_simulated_markets() {
+    let js = include_str!("../../src/dashboard/assets/js/market.js");
+    let examples = js
+        .split("(e.g. ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .expect("the search placeholder lists examples");
+    let (_db, _keys, server) = simulated_on_sqlite(33, |_| {}).await;
+    for q in examples.split(", ") {
+        let url = server.url(&format!("/v1/search/markets?q={}&limit=1", q.replace(' ', "%20")));
+        eventually(&format!("a market for the example {q:?}"), 60, async || {
+            let (status, v) = get_json(&url).await?;
+            match v.get(0) {
+                Some(_) if status == 200 => Ok(()),
+                _ => Err(format!("{status}: {v}")),
+            }
+        })
+        .await;
+    }
+    server.stop().await.unwrap();
+}

@@ -85,10 +85,8 @@ async fn send_json(app: &TestApp, method: Method, uri: &str, key: &str, body: Va
 }
 
 async fn track(app: &TestApp, key: &str, ex: &str, ticker: &str, threshold: Value) -> Resp {
-    let mut body = json!({"exchange": ex, "event_ticker": ticker});
-    if !threshold.is_null() {
-        body["whale_threshold_usd"] = threshold;
-    }
+    // `Value::Null` is sent as an explicit null (the default threshold).
+    let body = json!({"exchange": ex, "event_ticker": ticker, "whale_threshold_usd": threshold});
     send_json(app, Method::POST, "/whales/user/events/by-ticker", key, body).await
 }
 
@@ -990,7 +988,15 @@ async fn an_event_is_added_by_its_web_address() {
         let mut closed = Event::new(A, "KXW-CLOSED", "KXW", "Closed");
         closed.status = Status::Closed;
         db.store
-            .upsert_events(&[Event::new(A, "KXW-26NOV25", "KXW", "Weather"), b, closed], now)
+            .upsert_events(
+                &[
+                    Event::new(A, "KXW-26NOV25", "KXW", "Weather"),
+                    Event::new(A, "KXW-26NOV26", "KXW", "Weather"),
+                    b,
+                    closed,
+                ],
+                now,
+            )
             .await
             .unwrap();
         let keys = create_keys(&db.store).await;
@@ -998,8 +1004,15 @@ async fn an_event_is_added_by_its_web_address() {
         let add =
             async |body: Value| send_json(&app, Method::POST, "/whales/user/events/by-url", &keys.free, body).await;
 
-        let v = add(json!({"url": "https://kalshi.com/markets/kxw/weather-in-nyc/kxw-26nov25"})).await;
+        // A null threshold is the default one, here and on by-ticker.
+        let v = add(
+            json!({"url": "https://kalshi.com/markets/kxw/weather-in-nyc/kxw-26nov25", "whale_threshold_usd": null}),
+        )
+        .await;
         assert_eq!(v.status.as_u16(), 201, "{}", v.text);
+        let t = track(&app, &keys.free, "venue_a", "KXW-26NOV26", Value::Null).await;
+        assert_eq!(t.status.as_u16(), 201, "{}", t.text);
+        assert_eq!(t.json()["whale_threshold_usd"], 1000.0, "{}", t.text);
         let v = v.json();
         assert_eq!(
             (&v["exchange"], &v["event_id"]),
@@ -1034,7 +1047,7 @@ async fn an_event_is_added_by_its_web_address() {
             .await
             .error(404, "not_found", None);
         let listed = app.get_key("/whales/user/events", &keys.free).await.ok();
-        assert_eq!(listed["tracked_events"].as_array().unwrap().len(), 2);
+        assert_eq!(listed["tracked_events"].as_array().unwrap().len(), 3);
     })
     .await;
 }

@@ -491,10 +491,10 @@ impl<B: Backend> CatalogStore for B {
     async fn search_markets(&self, q: &MarketQuery) -> StoreResult<Vec<StoredMarket>> {
         match (Needle::new(q.q.as_deref()), self.pools()) {
             // One event holds a handful of markets: scanning them (through the event index) beats any index.
-            (Some(n), Pools::Sqlite { read, .. }) if n.indexed && q.event_id.is_none() => {
+            (Some(n), Pools::Sqlite { read, .. }) if n.tiered() && q.event_id.is_none() => {
                 sqlite::Indexed { read }.search_markets(q, &n).await
             }
-            (Some(n), Pools::Postgres(pool)) if n.indexed && q.event_id.is_none() => {
+            (Some(n), Pools::Postgres(pool)) if n.tiered() && q.event_id.is_none() => {
                 postgres::Tiered { pool }.search_markets(q, &n).await
             }
             (n, _) => search_markets_scan(self.reader(), B::DIALECT, q, n.as_ref()).await,

@@ -24,6 +24,10 @@ pub(crate) struct Needle {
     pub interval: Option<IntervalCode>,
     /// Long enough for a trigram index; shorter needles fall back to a scan.
     pub indexed: bool,
+    /// The words of a needle of several whitespace-separated words, each a needle of its own; empty for one
+    /// word. A row matches when every word matches under the one-word rule, in any of the searchable fields;
+    /// rows holding the whole needle rank first.
+    pub words: Vec<Needle>,
 }
 
 impl Needle {
@@ -32,14 +36,31 @@ impl Needle {
         // PostgreSQL rejects NUL in text and no stored text contains one: U+FFFD keeps such a needle a valid
         // string that matches nothing, instead of an error.
         let raw = q.filter(|s| !s.is_empty())?.replace('\0', "\u{FFFD}");
+        let mut needle = Needle::word(raw);
+        let words: Vec<&str> = needle.raw.split_whitespace().collect();
+        if words.len() > 1 {
+            needle.words = words.into_iter().map(|w| Needle::word(w.to_string())).collect();
+        }
+        Some(needle)
+    }
+
+    /// The needle `raw` as one word (spaces included, if any).
+    fn word(raw: String) -> Needle {
         let escaped = escape_like(&raw);
-        Some(Needle {
+        Needle {
             contains: format!("%{escaped}%"),
             prefix: format!("{escaped}%"),
             interval: raw.to_lowercase().parse().ok(),
             indexed: raw.chars().count() >= TRIGRAM,
             raw,
-        })
+            words: Vec::new(),
+        }
+    }
+
+    /// One word of 3+ characters: the tiered searches, which read one relevance tier at a time from the
+    /// indexes, serve it. Several words are ranked and paged in one statement.
+    pub fn tiered(&self) -> bool {
+        self.indexed && self.words.is_empty()
     }
 
     /// An FTS5 query for the needle as one phrase, optionally restricted to columns (`{title question}`) and
@@ -224,8 +245,39 @@ pub(crate) fn market_filters(sql: &mut Sql, q: &MarketQuery) {
 /// The searchable columns of a market (spec 4.1).
 const MARKET_TEXT_COLS: [&str; 6] = ["market_id", "title", "subtitle", "question", "description", "slug"];
 
-/// `(…)`: the needle is in one of the searchable fields, or equals the interval code.
+/// `(…)`: the needle is in one of the searchable fields, or equals the interval code; for several words, every
+/// word is.
 pub(crate) fn market_match(sql: &mut Sql, d: Dialect, n: &Needle) {
+    if n.words.is_empty() {
+        market_text_match(sql, d, n);
+        return;
+    }
+    sql.push("(");
+    for (i, w) in n.words.iter().enumerate() {
+        if i > 0 {
+            sql.push(" AND ");
+        }
+        match d {
+            // A word of 3+ characters is read from the FTS tables, which together hold every searchable field.
+            Dialect::Sqlite if w.indexed => {
+                sql.push("(m.id IN (SELECT rowid FROM markets_head_fts WHERE markets_head_fts MATCH ")
+                    .text(&w.fts(&[], false))
+                    .push(" UNION ALL SELECT rowid FROM markets_rest_fts WHERE markets_rest_fts MATCH ")
+                    .text(&w.fts(&[], false))
+                    .push(")");
+                if let Some(code) = w.interval {
+                    sql.push(" OR m.interval_code = ").text(code.as_str());
+                }
+                sql.push(")");
+            }
+            _ => market_text_match(sql, d, w),
+        }
+    }
+    sql.push(")");
+}
+
+/// `(…)`: the needle, as one string, is in one of the searchable fields, or equals the interval code.
+fn market_text_match(sql: &mut Sql, d: Dialect, n: &Needle) {
     sql.push("(");
     if d == Dialect::Postgres && n.indexed {
         pg_indexed_any(sql, "markets", "m.", &MARKET_TEXT_COLS, n);
@@ -246,7 +298,15 @@ pub(crate) fn market_tier(sql: &mut Sql, d: Dialect, n: &Needle) {
     starts_with(sql, d, MARKET_HEADLINE, n);
     sql.push(" THEN 1 WHEN ");
     contains(sql, d, MARKET_HEADLINE, n);
-    sql.push(" THEN 2 ELSE 3 END");
+    sql.push(" THEN 2 ");
+    if !n.words.is_empty() {
+        // Several words: the whole needle in another field, then rows that hold only the separate words.
+        sql.push("WHEN ");
+        market_text_match(sql, d, n);
+        sql.push(" THEN 3 ELSE 4 END");
+        return;
+    }
+    sql.push("ELSE 3 END");
 }
 
 /// `(…)`: the row belongs to exactly `tier` (used to read one tier at a time in volume order). With
@@ -372,7 +432,16 @@ pub(crate) fn event_search(d: Dialect, q: &EventQuery, n: Option<&Needle>) -> Sq
             starts_with(&mut sql, d, "e.title", n);
             sql.push(" THEN 1 WHEN ");
             contains(&mut sql, d, "e.title", n);
-            sql.push(" THEN 2 ELSE 3 END, total_volume DESC");
+            sql.push(" THEN 2 ");
+            if !n.words.is_empty() {
+                // Several words: the whole needle in another field, then rows that hold only the separate words.
+                sql.push("WHEN ");
+                event_text_match(&mut sql, d, n);
+                sql.push(" THEN 3 ELSE 4 END");
+            } else {
+                sql.push("ELSE 3 END");
+            }
+            sql.push(", total_volume DESC");
         }
         (EventSort::Newest, _) | (EventSort::Relevance, None) => {
             sql.push("e.discovered_at DESC");
@@ -394,9 +463,27 @@ pub(crate) fn event_search(d: Dialect, q: &EventQuery, n: Option<&Needle>) -> Sq
 
 /// `(…)`: the needle is in the event's title, subtitle or id, or in a question of one of its markets.
 ///
+/// Several words: every word is, each under the rule of one word.
+fn event_match(sql: &mut Sql, d: Dialect, n: &Needle) {
+    if n.words.is_empty() {
+        return event_text_match(sql, d, n);
+    }
+    sql.push("(");
+    for (i, w) in n.words.iter().enumerate() {
+        if i > 0 {
+            sql.push(" AND ");
+        }
+        event_text_match(sql, d, w);
+    }
+    sql.push(")");
+}
+
+/// `(…)`: the needle, as one string, is in the event's title, subtitle or id, or in a question of one of its
+/// markets.
+///
 /// Indexed forms collect matching event ids from the text indexes (the events' own, and the markets' for the
 /// questions) so that the planner starts from the index instead of scanning events.
-fn event_match(sql: &mut Sql, d: Dialect, n: &Needle) {
+fn event_text_match(sql: &mut Sql, d: Dialect, n: &Needle) {
     match (d, n.indexed) {
         (Dialect::Sqlite, true) => {
             // A market's question is indexed in the "rest" table when the market has a title, and as its
@@ -505,18 +592,26 @@ pub(crate) fn series_search(d: Dialect, q: &SeriesQuery, n: Option<&Needle>) -> 
         sql.push(" AND s.category = ").text(c);
     }
     if let Some(n) = n {
-        sql.push(" AND ");
-        match (d, n.indexed) {
-            (Dialect::Sqlite, true) => {
-                sql.push("s.id IN (SELECT rowid FROM series_fts WHERE series_fts MATCH ")
-                    .text(&n.fts(&[], false))
-                    .push(")");
-            }
-            (Dialect::Postgres, true) => pg_indexed_any(&mut sql, "series", "s.", &["series_id", "title"], n),
-            (_, false) => {
-                sql.push("(");
-                any_contains(&mut sql, d, "s.", &["series_id", "title"], n);
-                sql.push(")");
+        // Several words: every word matches, each under the rule of one word.
+        let words = if n.words.is_empty() {
+            std::slice::from_ref(n)
+        } else {
+            &n.words[..]
+        };
+        for w in words {
+            sql.push(" AND ");
+            match (d, w.indexed) {
+                (Dialect::Sqlite, true) => {
+                    sql.push("s.id IN (SELECT rowid FROM series_fts WHERE series_fts MATCH ")
+                        .text(&w.fts(&[], false))
+                        .push(")");
+                }
+                (Dialect::Postgres, true) => pg_indexed_any(&mut sql, "series", "s.", &["series_id", "title"], w),
+                (_, false) => {
+                    sql.push("(");
+                    any_contains(&mut sql, d, "s.", &["series_id", "title"], w);
+                    sql.push(")");
+                }
             }
         }
     }

@@ -154,7 +154,7 @@ impl SqliteStore {
     pub async fn explain_market_search(&self, q: &MarketQuery) -> StoreResult<Vec<String>> {
         let needle = Needle::new(q.q.as_deref());
         let statements = match &needle {
-            Some(n) if n.indexed && q.event_id.is_none() => {
+            Some(n) if n.tiered() && q.event_id.is_none() => {
                 vec![
                     count(Source::Head, n),
                     count(Source::Rest, n),

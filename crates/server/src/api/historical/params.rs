@@ -87,10 +87,10 @@ impl Common {
     }
 }
 
-/// `start_time` and `end_time` (Unix ms, inclusive), set together and in order, or neither.
+/// `start_time` and `end_time` (inclusive; see [`QueryMap::instant`]), set together and in order, or neither.
 pub(super) fn range_of(q: &QueryMap) -> ApiResult<Option<(Timestamp, Timestamp)>> {
-    let start = q.unix_millis("start_time")?;
-    let end = q.unix_millis("end_time")?;
+    let start = q.instant("start_time")?;
+    let end = q.instant("end_time")?;
     check_together("start_time", &start, "end_time", &end)?;
     check_order("start_time", start, "end_time", end)?;
     Ok(start.zip(end))
@@ -102,10 +102,11 @@ pub(super) fn range_of(q: &QueryMap) -> ApiResult<Option<(Timestamp, Timestamp)>
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // Documentation only; `Common::from_query` parses these so errors can name the field.
 pub struct RangeParams {
-    /// Range start, Unix milliseconds (inclusive); must be set together with `end_time`.
+    /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
+    /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Must be set together with `end_time`.
     #[param(value_type = Option<String>, example = "1763752500000")]
     start_time: Option<String>,
-    /// Range end, Unix milliseconds (inclusive); must be set together with `start_time`, not before it.
+    /// Range end (inclusive), written as `start_time`; must be set together with `start_time`, not before it.
     #[param(value_type = Option<String>, example = "1763753400000")]
     end_time: Option<String>,
     /// Maximum rows per page.

@@ -155,7 +155,8 @@ impl FromQuery for CombinedParams {
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SeriesParams {
-    /// Case-insensitive substring match on `series_id` and `title`.
+    /// Case-insensitive substring match on `series_id` and `title`. Several words separated by spaces match when
+    /// every word does.
     #[param(min_length = 1, max_length = 256)]
     pub q: Option<String>,
     /// Only this venue.
@@ -196,8 +197,9 @@ impl FromQuery for SeriesParams {
 #[derive(Debug, Clone, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct EventsParams {
-    /// Case-insensitive substring match on title, subtitle, source event id and market questions.
-    /// Required unless `series_id` is set.
+    /// Case-insensitive substring match on title, subtitle, source event id and market questions. Several words
+    /// separated by spaces match when every word does (each in any of those fields); with `relevance`, events
+    /// containing the whole text come first. Required unless `series_id` is set.
     #[param(min_length = 1, max_length = 256)]
     pub q: Option<String>,
     /// Only events of this series. Required unless `q` is set.
@@ -278,7 +280,9 @@ impl EventsParams {
 #[into_params(parameter_in = Query)]
 pub struct MarketsParams {
     /// Case-insensitive substring match on question, title, subtitle, description, market id and slug, or an
-    /// exact `interval_code` (`5m`, `15m`, `1h`, `24h`, `1w`). Required unless `series_id` is set.
+    /// exact `interval_code` (`5m`, `15m`, `1h`, `24h`, `1w`). Several words separated by spaces match when every
+    /// word does (each in any of those fields, `btc 15m`); with `relevance`, markets containing the whole text
+    /// come first. Required unless `series_id` is set.
     #[param(min_length = 1, max_length = 256)]
     pub q: Option<String>,
     /// Only markets of this series. Required unless `q` is set.

@@ -215,7 +215,8 @@ pub(super) fn body_threshold(obj: &serde_json::Map<String, Value>, name: &str) -
         )
     };
     let text = match obj.get(name) {
-        None => return Ok(None),
+        // The schema allows null: it means the default, as an absent field does.
+        None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(bad()),
@@ -287,6 +288,7 @@ mod tests {
             assert!(t(bad.clone()).is_err(), "{bad}");
         }
         assert_eq!(body_threshold(&obj(json!({})), "x").unwrap(), None);
+        assert_eq!(t(Value::Null).unwrap(), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ function marketHref(exchange, id) {
 // --- search ---
 
 function mountSearch(root) {
-  const input = h('input', { id: 'market-search', type: 'search', placeholder: 'Search markets of both venues (e.g. btc, lakers)', autocomplete: 'off', 'aria-label': 'Search markets' });
+  const input = h('input', { id: 'market-search', type: 'search', placeholder: 'Search markets of both venues (e.g. btc 15m, boston)', autocomplete: 'off', 'aria-label': 'Search markets' });
   const status = h('p', { class: 'muted' });
   const results = h('tbody');
   const p = panel('Markets', 'market-search-panel');
