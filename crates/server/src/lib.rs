@@ -42,6 +42,7 @@ pub mod json;
 pub mod metrics;
 pub mod params;
 pub mod rate_limit;
+pub mod slots;
 pub mod state;
 pub mod stream;
 pub mod webhooks;

@@ -21,6 +21,7 @@ use crate::{
     error::{ApiError, ApiResult},
     export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
     params::{QueryMap, check_order, text_value},
+    slots::{OpenCounts, Slot},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -197,45 +198,20 @@ pub const fn concurrent_reads(plan: Plan) -> usize {
 /// The replays and exports running now, per customer.
 #[derive(Debug, Default)]
 pub struct ReadSlots {
-    open: std::sync::Mutex<std::collections::HashMap<i64, usize>>,
+    open: std::sync::Arc<OpenCounts<i64>>,
 }
 
 /// One running replay or export, counted against its customer until dropped (when its read ends).
-#[derive(Debug)]
-pub struct ReadSlot {
-    slots: std::sync::Arc<ReadSlots>,
-    customer_id: i64,
-}
+pub type ReadSlot = Slot<i64>;
 
 impl ReadSlots {
     /// Takes a slot of `owner`'s plan, or answers 429 when the customer already runs as many as it allows.
-    pub fn take(self: &std::sync::Arc<Self>, owner: &KeyOwner) -> ApiResult<ReadSlot> {
+    pub fn take(&self, owner: &KeyOwner) -> ApiResult<ReadSlot> {
         let limit = concurrent_reads(owner.plan);
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let n = open.entry(owner.customer_id).or_insert(0);
-        if *n >= limit {
-            return Err(ApiError::TooManyReads {
-                limit,
-                plan: owner.plan,
-            });
-        }
-        *n += 1;
-        Ok(ReadSlot {
-            slots: self.clone(),
-            customer_id: owner.customer_id,
+        self.open.take(owner.customer_id, limit).ok_or(ApiError::TooManyReads {
+            limit,
+            plan: owner.plan,
         })
-    }
-}
-
-impl Drop for ReadSlot {
-    fn drop(&mut self) {
-        let mut open = self.slots.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.customer_id) {
-            *n -= 1;
-            if *n == 0 {
-                open.remove(&self.customer_id);
-            }
-        }
     }
 }
 
@@ -308,7 +284,7 @@ mod tests {
     /// plan and the limit, and a slot is free again as soon as a read ends. Other customers are not affected.
     #[test]
     fn replays_and_exports_at_once_are_bounded_per_customer() {
-        let slots = std::sync::Arc::new(ReadSlots::default());
+        let slots = ReadSlots::default();
         let free = owner(1, Plan::Free);
         let mut held: Vec<ReadSlot> = (0..concurrent_reads(Plan::Free))
             .map(|_| slots.take(&free).unwrap())
@@ -325,10 +301,7 @@ mod tests {
         let again = slots.take(&free).expect("a read ended: its slot is free");
         assert!(slots.take(&free).is_err(), "and only that one");
         drop((again, held, more));
-        assert!(
-            slots.open.lock().unwrap().get(&2).is_none(),
-            "no count left for a customer with none open"
-        );
+        assert_eq!(slots.open.held(&2), 0, "nothing left open for the customer");
     }
 
     fn err(raw: &str, plan: Plan) -> (String, String) {
@@ -340,8 +313,13 @@ mod tests {
 
     #[test]
     fn requests_are_checked_before_anything_is_read() {
+        // 2026-11-18, in milliseconds (a number before 2001 is refused as seconds).
+        const T: i64 = 1_795_000_000_000;
         let ok = QueryMap::parse_repeating(
-            "exchange=venue_a&market_id=A&market_id=venue_b:0xB&market_id=A&start_time=1000&end_time=2000",
+            &format!(
+                "exchange=venue_a&market_id=A&market_id=venue_b:0xB&market_id=A&start_time={T}&end_time={}",
+                T + 1000
+            ),
             &["market_id"],
         )
         .unwrap();
@@ -354,18 +332,25 @@ mod tests {
             ],
             "prefixes name the venue, repeats count once"
         );
-        assert_eq!(err("start_time=1&end_time=2", Plan::Free).0, "market_id");
-        assert_eq!(err("market_id=A&start_time=1&end_time=2", Plan::Free).0, "market_id");
+        assert_eq!(err(&format!("start_time={T}&end_time={T}"), Plan::Free).0, "market_id");
         assert_eq!(
-            err("exchange=venue_a&market_id=A&end_time=2", Plan::Free).0,
+            err(&format!("market_id=A&start_time={T}&end_time={T}"), Plan::Free).0,
+            "market_id"
+        );
+        assert_eq!(
+            err(&format!("exchange=venue_a&market_id=A&end_time={T}"), Plan::Free).0,
             "start_time"
         );
         assert_eq!(
-            err("exchange=venue_a&market_id=A&start_time=5&end_time=2", Plan::Free).0,
+            err(
+                &format!("exchange=venue_a&market_id=A&start_time={}&end_time={T}", T + 5),
+                Plan::Free
+            )
+            .0,
             "start_time"
         );
         let day = 24 * HOUR_MS;
-        let over = format!("exchange=venue_a&market_id=A&start_time=0&end_time={}", day + 1);
+        let over = format!("exchange=venue_a&market_id=A&start_time={T}&end_time={}", T + day + 1);
         let (param, detail) = err(&over, Plan::Free);
         assert_eq!(param, "end_time");
         assert!(detail.contains("24 hours"), "{detail}");
@@ -373,11 +358,19 @@ mod tests {
         assert!(parse(&q, Plan::Builder).is_ok(), "a Builder key may ask for a week");
         let many: String = (0..51).map(|i| format!("market_id=M{i}&")).collect();
         assert_eq!(
-            err(&format!("{many}exchange=venue_a&start_time=1&end_time=2"), Plan::Trader).0,
+            err(
+                &format!("{many}exchange=venue_a&start_time={T}&end_time={T}"),
+                Plan::Trader
+            )
+            .0,
             "market_id"
         );
         assert_eq!(
-            err("exchange=venue_c&market_id=A&start_time=1&end_time=2", Plan::Free).0,
+            err(
+                &format!("exchange=venue_c&market_id=A&start_time={T}&end_time={T}"),
+                Plan::Free
+            )
+            .0,
             "exchange"
         );
     }

@@ -27,7 +27,10 @@ use super::{
     protocol::{Channel, Frag, OpError, control},
     session::{Attached, Out, Owner, Pushed, Session, State},
 };
-use crate::state::FRESHNESS_LIMIT;
+use crate::{
+    slots::{OpenCounts, Slot},
+    state::FRESHNESS_LIMIT,
+};
 
 /// Connections and markets one plan may hold; 0 means no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,9 +158,10 @@ pub struct Hub {
     health: VenueHealth,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     index: RwLock<[ChannelIndex; 5]>,
-    connections: Mutex<HashMap<i64, usize>>,
+    /// Open streams per customer.
+    connections: Arc<OpenCounts<i64>>,
     /// Streams opened without a key, per client address.
-    anonymous: Mutex<HashMap<std::net::IpAddr, usize>>,
+    anonymous: Arc<OpenCounts<std::net::IpAddr>>,
     next_connection: AtomicU64,
     closing: CancellationToken,
 }
@@ -175,40 +179,16 @@ fn pushed(p: Pushed) {
 }
 
 /// One stream opened without a key, counted against its client address until dropped.
-#[derive(Debug)]
-pub struct AnonymousSlot {
-    hub: Arc<Hub>,
-    ip: std::net::IpAddr,
-}
-
-impl Drop for AnonymousSlot {
-    fn drop(&mut self) {
-        let mut map = lock(&self.hub.anonymous);
-        if let Some(n) = map.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&self.ip);
-            }
-        }
-    }
-}
+pub type AnonymousSlot = Slot<std::net::IpAddr>;
 
 /// One open connection of a customer, counted against its plan's limit until dropped.
 #[derive(Debug)]
 pub struct ConnectionSlot {
-    hub: Arc<Hub>,
-    customer_id: i64,
+    _slot: Slot<i64>,
 }
 
 impl Drop for ConnectionSlot {
     fn drop(&mut self) {
-        let mut map = lock(&self.hub.connections);
-        if let Some(n) = map.get_mut(&self.customer_id) {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&self.customer_id);
-            }
-        }
         metrics::gauge!("crossbook_stream_connections").decrement(1.0);
     }
 }
@@ -221,8 +201,8 @@ impl Hub {
             health,
             sessions: Mutex::new(HashMap::new()),
             index: RwLock::new(Default::default()),
-            connections: Mutex::new(HashMap::new()),
-            anonymous: Mutex::new(HashMap::new()),
+            connections: Arc::default(),
+            anonymous: Arc::default(),
             next_connection: AtomicU64::new(1),
             closing: CancellationToken::new(),
         })
@@ -263,23 +243,15 @@ impl Hub {
     /// Takes up a stream without a key from `ip`, or `Err(limit)` when that address already has as many open
     /// as allowed. Such a stream holds a connection until it authenticates or is closed (10 s), so without a
     /// bound one address could take every connection the server has.
-    pub fn connect_anonymous(self: &Arc<Self>, ip: std::net::IpAddr) -> Result<AnonymousSlot, usize> {
+    pub fn connect_anonymous(&self, ip: std::net::IpAddr) -> Result<AnonymousSlot, usize> {
         let limit = self.settings.anonymous_per_address;
-        let mut map = lock(&self.anonymous);
-        let n = map.entry(ip).or_insert(0);
-        if limit > 0 && *n >= limit {
-            return Err(limit);
-        }
-        *n += 1;
-        Ok(AnonymousSlot { hub: self.clone(), ip })
+        self.anonymous.take(ip, limit).ok_or(limit)
     }
 
     /// Takes up a connection of the owner's plan, or refuses when the plan's limit is reached.
-    pub fn connect(self: &Arc<Self>, owner: Owner) -> Result<ConnectionSlot, OpError> {
+    pub fn connect(&self, owner: Owner) -> Result<ConnectionSlot, OpError> {
         let limit = self.settings.limits(owner.plan).connections;
-        let mut map = lock(&self.connections);
-        let n = map.entry(owner.customer_id).or_insert(0);
-        if limit > 0 && *n >= limit {
+        let Some(slot) = self.connections.take(owner.customer_id, limit) else {
             return Err(OpError {
                 code: "limit_exceeded",
                 detail: format!(
@@ -289,13 +261,9 @@ impl Hub {
                 param: None,
                 channel: None,
             });
-        }
-        *n += 1;
+        };
         metrics::gauge!("crossbook_stream_connections").increment(1.0);
-        Ok(ConnectionSlot {
-            hub: self.clone(),
-            customer_id: owner.customer_id,
-        })
+        Ok(ConnectionSlot { _slot: slot })
     }
 
     /// The session `id`, if it is held and is not another customer's.
