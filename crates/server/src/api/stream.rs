@@ -89,7 +89,7 @@ async fn stream(
         Caller::Anonymous => None,
     };
     let ws = ws.map_err(|r| ApiError::invalid_request(format!("GET /v1/stream is a WebSocket: {}", r.body_text())))?;
-    // Taken before the upgrade and held by the connection until it ends.
+    // Taken before the upgrade and held by the connection until it authenticates or ends.
     let anonymous = match owner {
         Some(_) => None,
         None => {
@@ -105,6 +105,7 @@ async fn stream(
     let opening = connection::Opening {
         owner,
         resume: p.session.zip(p.resume_from.map(|n| n as u64)),
+        anonymous,
     };
     Ok(ws
         .max_message_size(MAX_CLIENT_MESSAGE)
@@ -112,8 +113,5 @@ async fn stream(
         // and a stream is read on every wake-up: with a thousand streams that was a fifth of the server's
         // time, and 128 MiB of memory.
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| async move {
-            connection::run(state, socket, opening).await;
-            drop(anonymous);
-        }))
+        .on_upgrade(move |socket| connection::run(state, socket, opening)))
 }

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    hub::{ConnectionSlot, Hub},
+    hub::{AnonymousSlot, ConnectionSlot, Hub},
     protocol::{Channel, ClientOp, OpError, control, envelope, error_frag},
     session::{Out, Owner, Session},
 };
@@ -34,6 +34,8 @@ pub struct Opening {
     pub owner: Option<Owner>,
     /// `session` and `resume_from` of the query string.
     pub resume: Option<(String, u64)>,
+    /// For a stream opened without a key: its place among its address's, held until it authenticates.
+    pub anonymous: Option<AnonymousSlot>,
 }
 
 type Sink = SplitSink<WebSocket, Message>;
@@ -112,6 +114,7 @@ fn welcome(hub: &Hub, s: &Session, plan: Option<Plan>) -> super::protocol::Frag 
 /// Runs one connection until the client leaves, is cut, or the server shuts down.
 pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
     let mut slot: Option<ConnectionSlot> = None;
+    let mut anonymous = opening.anonymous;
     let hub = state.stream.clone();
     let (mut sink, mut stream) = socket.split();
     let plan = opening.owner.map(|o| o.plan);
@@ -212,6 +215,10 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                     Some(Ok(Message::Text(text))) => {
                         if let Some(reply) = handle(&state, &hub, &session, &mut slot, text.as_str()).await {
                             break Some(reply);
+                        }
+                        // Authenticated: the stream now counts against its customer's plan, not the address.
+                        if slot.is_some() {
+                            anonymous = None;
                         }
                     }
                     Some(Ok(Message::Binary(_))) => hub.push(&session, error_frag(&OpError::invalid("op", "send JSON text messages, not binary ones"), None)),

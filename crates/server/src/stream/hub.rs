@@ -79,7 +79,7 @@ impl Default for StreamSettings {
                     markets: 5_000,
                 },
             ],
-            anonymous_per_address: 4,
+            anonymous_per_address: 16,
         }
     }
 }

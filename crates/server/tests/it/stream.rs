@@ -978,8 +978,9 @@ async fn a_book_subscription_to_a_market_without_a_live_book_says_so() {
     db.cleanup().await;
 }
 
-/// Streams without a key are bounded per client address: one more than allowed is refused 429 before the
-/// upgrade, a keyed stream from the same address is not affected, and a closed one frees its place.
+/// Streams opened without a key are bounded per client address until they authenticate: one more than allowed
+/// is refused 429 before the upgrade, a keyed stream from the same address is not affected, and a stream that
+/// authenticates or closes frees its place.
 #[tokio::test]
 async fn streams_without_a_key_are_bounded_per_address() {
     let (db, keys, s) = served(|c| c.stream_anonymous_per_address = 2).await;
@@ -995,22 +996,35 @@ async fn streams_without_a_key_are_bounded_per_address() {
     let mut keyed = Ws::connect(s.addr, "", Some(&keys.free)).await;
     assert_eq!(keyed.next().await["type"], "welcome");
 
+    // The dashboard's way: the key in the first message. The stream no longer counts against the address.
+    second.send(json!({"op": "auth", "key": keys.builder})).await;
+    assert_eq!(second.next().await["type"], "authenticated");
+    let mut third = anonymous_when_there_is_room(s.addr).await;
+    // Full again; closing one frees its place.
+    assert!(Ws::try_connect(s.addr, "", None).await.is_err());
     first.ws.close(None).await.unwrap();
     assert!(matches!(first.until_closed().await, Ended::Closed(_) | Ended::Eof));
+    let fourth = anonymous_when_there_is_room(s.addr).await;
+    third.ws.close(None).await.unwrap();
+    drop((second, fourth, keyed, s));
+    db.cleanup().await;
+}
+
+/// A stream without a key, once the address has room (a freed place is given back as the old connection
+/// ends).
+async fn anonymous_when_there_is_room(addr: SocketAddr) -> Ws {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        match Ws::try_connect(s.addr, "", None).await {
-            Ok(mut again) => {
-                assert_eq!(again.next().await["type"], "welcome");
-                break;
+        match Ws::try_connect(addr, "", None).await {
+            Ok(mut ws) => {
+                assert_eq!(ws.next().await["type"], "welcome");
+                return ws;
             }
             Err(e) if tokio::time::Instant::now() < deadline => {
                 assert!(e.to_string().contains("429"), "{e}");
                 tokio::task::yield_now().await;
             }
-            Err(e) => panic!("a closed stream's place was never freed: {e}"),
+            Err(e) => panic!("no place was freed: {e}"),
         }
     }
-    drop((second, keyed, s));
-    db.cleanup().await;
 }
