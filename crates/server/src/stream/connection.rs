@@ -218,7 +218,7 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                         }
                         // Authenticated: the stream now counts against its customer's plan, not the address.
                         if slot.is_some() {
-                            anonymous = None;
+                            drop(anonymous.take());
                         }
                     }
                     Some(Ok(Message::Binary(_))) => hub.push(&session, error_frag(&OpError::invalid("op", "send JSON text messages, not binary ones"), None)),
