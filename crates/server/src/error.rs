@@ -70,12 +70,9 @@ pub enum ApiError {
         retry_after_secs: u64,
         limit_per_minute: u32,
     },
-    /// 429 `rate_limited`: the customer already runs as many replays and exports as its plan allows at once;
-    /// `Retry-After` 1 s.
-    TooManyReads { limit: usize, plan: crossbook_core::Plan },
-    /// 429 `rate_limited`: as many streams without a key are open from the client's address as allowed;
-    /// `Retry-After` 1 s.
-    TooManyAnonymousStreams { limit: usize },
+    /// 429 `rate_limited`: the caller already holds open as many of something as it may at once (replays and
+    /// exports per customer, streams without a key per address); `detail` says what. `Retry-After` 1 s.
+    TooManyOpen { detail: String },
     /// 503 `unavailable`: the store cannot be reached. `cause` is logged, not sent.
     Unavailable {
         cause: String,
@@ -244,9 +241,7 @@ impl ApiError {
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::RateLimited { .. } | ApiError::TooManyReads { .. } | ApiError::TooManyAnonymousStreams { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited { .. } | ApiError::TooManyOpen { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -266,9 +261,7 @@ impl ApiError {
             ApiError::Conflict { .. } => ErrorCode::Conflict,
             ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             ApiError::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
-            ApiError::RateLimited { .. } | ApiError::TooManyReads { .. } | ApiError::TooManyAnonymousStreams { .. } => {
-                ErrorCode::RateLimited
-            }
+            ApiError::RateLimited { .. } | ApiError::TooManyOpen { .. } => ErrorCode::RateLimited,
             ApiError::Unavailable { .. } => ErrorCode::Unavailable,
             ApiError::Internal { .. } => ErrorCode::Internal,
         }
@@ -282,7 +275,8 @@ impl ApiError {
             | ApiError::UrlNotAllowed { detail }
             | ApiError::Unauthorized { detail }
             | ApiError::NotFound { detail }
-            | ApiError::Conflict { detail } => detail.clone(),
+            | ApiError::Conflict { detail }
+            | ApiError::TooManyOpen { detail } => detail.clone(),
             ApiError::EntitlementRequired { required } => {
                 format!("this route requires the {} plan", required.display_name())
             }
@@ -302,14 +296,6 @@ impl ApiError {
             ApiError::RateLimited { retry_after_secs, .. } => {
                 format!("rate limit exceeded; retry in {retry_after_secs} s")
             }
-            ApiError::TooManyReads { limit, plan } => format!(
-                "the {} plan runs at most {limit} replays and exports at once per customer; retry when one has ended",
-                plan.display_name()
-            ),
-            ApiError::TooManyAnonymousStreams { limit } => format!(
-                "at most {limit} streams without a key may be open from one address; close one, or connect with \
-                 an X-API-Key header"
-            ),
             ApiError::Unavailable { .. } => "the service is temporarily unavailable; retry shortly".to_string(),
             ApiError::Internal { .. } => "internal error".to_string(),
         }
@@ -352,7 +338,7 @@ impl ApiError {
                 h.insert(X_RATELIMIT_LIMIT, HeaderValue::from(*limit_per_minute));
                 h.insert(X_RATELIMIT_REMAINING, HeaderValue::from(0u32));
             }
-            ApiError::TooManyReads { .. } | ApiError::TooManyAnonymousStreams { .. } => {
+            ApiError::TooManyOpen { .. } => {
                 h.insert(header::RETRY_AFTER, HeaderValue::from(1u32));
             }
             _ => {}

@@ -82,6 +82,11 @@ enum Labels {
     Of(&'static str, &'static [&'static str]),
 }
 
+const ENDED: [&str; 3] = {
+    let [a, b, c] = crate::export::Ended::ALL;
+    [a.as_str(), b.as_str(), c.as_str()]
+};
+
 /// Every counter the service records, with its HELP text and its labels. Each starts at zero for every label
 /// value, so an alert on `increase()` sees the first event too.
 const COUNTERS: &[(&str, &str, Labels)] = &[
@@ -154,7 +159,7 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
     (
         "crossbook_replays_total",
         "Replays and exports ended, by how they ended.",
-        Labels::Of("ended", &["complete", "client_gone", "failed"]),
+        Labels::Of("ended", &ENDED),
     ),
     (
         "crossbook_replay_messages_total",
@@ -179,7 +184,7 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
     (
         "crossbook_webhook_deliveries_total",
         "Webhook delivery attempts, by outcome.",
-        Labels::Of("outcome", &["delivered", "failed", "blocked"]),
+        Labels::Of("outcome", &crate::workers::webhooks::DELIVERY_OUTCOMES),
     ),
     (
         "crossbook_stream_messages_total",
@@ -199,7 +204,7 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
     (
         "crossbook_stream_resumes_total",
         "Live-stream resumptions, by whether the missed messages were replayed or the session reset.",
-        Labels::Of("result", &["resumed", "reset"]),
+        Labels::Of("result", &crate::stream::hub::RESUME_RESULTS),
     ),
 ];
 

@@ -45,7 +45,7 @@ pub struct AppState {
     /// The live stream's sessions and subscriptions (`/v1/stream`).
     pub stream: Arc<crate::stream::Hub>,
     /// The replays and exports running now, per customer (bounded by plan).
-    pub reads: Arc<crate::api::replay::ReadSlots>,
+    pub reads: crate::api::replay::ReadSlots,
     /// When `/readyz` first found the store unreachable, until it answers again.
     unreachable_since: Arc<std::sync::Mutex<Option<crossbook_core::Timestamp>>>,
     /// The readiness `/readyz` answered last (`None` before the first), so only its changes are logged.
@@ -66,7 +66,7 @@ impl AppState {
         let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
         AppState {
             stream,
-            reads: Arc::default(),
+            reads: Default::default(),
             webhooks: Arc::new(webhooks),
             config: Arc::new(config),
             store,

@@ -195,8 +195,8 @@ pub const fn concurrent_reads(plan: Plan) -> usize {
     }
 }
 
-/// The replays and exports running now, per customer.
-#[derive(Debug, Default)]
+/// The replays and exports running now, per customer (clones share the counts).
+#[derive(Debug, Default, Clone)]
 pub struct ReadSlots {
     open: std::sync::Arc<OpenCounts<i64>>,
 }
@@ -208,10 +208,15 @@ impl ReadSlots {
     /// Takes a slot of `owner`'s plan, or answers 429 when the customer already runs as many as it allows.
     pub fn take(&self, owner: &KeyOwner) -> ApiResult<ReadSlot> {
         let limit = concurrent_reads(owner.plan);
-        self.open.take(owner.customer_id, limit).ok_or(ApiError::TooManyReads {
-            limit,
-            plan: owner.plan,
-        })
+        self.open
+            .take(owner.customer_id, limit)
+            .ok_or_else(|| ApiError::TooManyOpen {
+                detail: format!(
+                    "the {} plan runs at most {limit} replays and exports at once per customer; retry when one has \
+                     ended",
+                    owner.plan.display_name()
+                ),
+            })
     }
 }
 

@@ -98,7 +98,12 @@ async fn stream(
                 state
                     .stream
                     .connect_anonymous(ip)
-                    .map_err(|limit| ApiError::TooManyAnonymousStreams { limit })?,
+                    .map_err(|limit| ApiError::TooManyOpen {
+                        detail: format!(
+                            "at most {limit} streams without a key may be open from one address until they \
+                             authenticate; close one, or connect with an X-API-Key header"
+                        ),
+                    })?,
             )
         }
     };

@@ -291,7 +291,9 @@ pub enum Ended {
 }
 
 impl Ended {
-    pub fn as_str(self) -> &'static str {
+    pub const ALL: [Ended; 3] = [Ended::Complete, Ended::ClientGone, Ended::Failed];
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             Ended::Complete => "complete",
             Ended::ClientGone => "client_gone",

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     hub::{AnonymousSlot, ConnectionSlot, Hub},
-    protocol::{Channel, ClientOp, OpError, control, envelope, error_frag},
+    protocol::{Channel, ClientOp, OpError, control, envelope, error_frag, frag},
     session::{Out, Owner, Session},
 };
 use crate::{api::stream::MAX_CLIENT_MESSAGE, state::AppState};
@@ -368,10 +368,12 @@ fn not_live_frag(m: &NotLive) -> super::protocol::Frag {
              yet; a snapshot follows if it arrives",
         )
     };
-    control(
+    frag(
         "not_live",
+        Some(Channel::Book),
+        None,
+        None,
         json!({
-            "channel": Channel::Book.as_str(),
             "exchange": m.exchange.as_str(),
             "market_id": m.market_id,
             "reason": reason,

@@ -32,6 +32,9 @@ use crate::{
     state::FRESHNESS_LIMIT,
 };
 
+/// The `result` label of `crossbook_stream_resumes_total`: the missed messages replayed, or the session reset.
+pub const RESUME_RESULTS: [&str; 2] = ["resumed", "reset"];
+
 /// Connections and markets one plan may hold; 0 means no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanLimits {
@@ -286,7 +289,8 @@ impl Hub {
         }
         st.detached_at = None;
         if resume_from.is_some() {
-            let result = if missed.is_some() { "resumed" } else { "reset" };
+            let [resumed, reset] = RESUME_RESULTS;
+            let result = if missed.is_some() { resumed } else { reset };
             metrics::counter!("crossbook_stream_resumes_total", "result" => result).increment(1);
         }
         Attachment { id, rx, missed }

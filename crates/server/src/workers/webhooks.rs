@@ -185,14 +185,18 @@ fn fan_out(
     }
 }
 
+/// The `outcome` label of `crossbook_webhook_deliveries_total`: blocked, delivered, failed.
+pub const DELIVERY_OUTCOMES: [&str; 3] = ["blocked", "delivered", "failed"];
+
 /// Queues an attempt for the log and counts it.
 fn log(log_tx: &mpsc::Sender<NewDelivery>, attempt: NewDelivery) {
+    let [blocked, delivered, failed] = DELIVERY_OUTCOMES;
     let outcome = if attempt.blocked {
-        "blocked"
+        blocked
     } else if attempt.error.is_none() {
-        "delivered"
+        delivered
     } else {
-        "failed"
+        failed
     };
     metrics::counter!("crossbook_webhook_deliveries_total", "outcome" => outcome).increment(1);
     if attempt.blocked {
