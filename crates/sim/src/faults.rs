@@ -20,6 +20,8 @@ struct VenueFaults {
     malformed: AtomicBool,
     /// `(status, remaining)`: the next `remaining` REST requests answer `status`.
     rest: Mutex<Option<(u16, u32)>>,
+    /// The status every trade-tape request answers while set.
+    trades: Mutex<Option<u16>>,
     /// WebSocket sessions accepted so far (tests wait on it to see a reconnect).
     accepted: AtomicU64,
     /// WebSocket sessions open now.
@@ -33,6 +35,7 @@ impl Default for VenueFaults {
             silent: AtomicBool::new(false),
             malformed: AtomicBool::new(false),
             rest: Mutex::new(None),
+            trades: Mutex::new(None),
             accepted: AtomicU64::new(0),
             open: AtomicU64::new(0),
         }
@@ -90,6 +93,12 @@ impl Faults {
         *self.venue(ex).rest.lock().expect("fault lock") = (n > 0).then_some((status, n));
     }
 
+    /// While `Some(status)`, every request to the venue's trade tape (venue_a `/markets/trades`, venue_b
+    /// Data API `/trades` and `/v2/trades`) answers `status` with an error body; the rest of the venue works.
+    pub fn fail_trades(&self, ex: Exchange, status: Option<u16>) {
+        *self.venue(ex).trades.lock().expect("fault lock") = status;
+    }
+
     /// The next WebSocket message of the venue (on any socket) is preceded by one malformed text frame
     /// (truncated JSON). The real message still follows.
     pub fn malform_next(&self, ex: Exchange) {
@@ -101,6 +110,7 @@ impl Faults {
         for ex in Exchange::ALL {
             self.set_silent(ex, false);
             self.fail_rest(ex, 0, 0);
+            self.fail_trades(ex, None);
             self.venue(ex).malformed.store(false, Ordering::SeqCst);
         }
         self.inner.skip_seq.store(false, Ordering::SeqCst);
@@ -136,6 +146,10 @@ impl Faults {
         let (status, left) = (*slot)?;
         *slot = (left > 1).then_some((status, left - 1));
         Some(status)
+    }
+    /// The status to answer instead of serving a trade-tape request, while that failure is set.
+    pub(crate) fn trades_failure(&self, ex: Exchange) -> Option<u16> {
+        *self.venue(ex).trades.lock().expect("fault lock")
     }
     /// Counts a session as open until the guard drops.
     pub(crate) fn session(&self, ex: Exchange) -> SessionGuard {

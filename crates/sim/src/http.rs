@@ -133,6 +133,16 @@ pub(crate) fn reply(status: StatusCode, body: Value) -> Response {
     (status, Json(body)).into_response()
 }
 
+/// The error answer of a failed trade-tape request (see [`Faults::fail_trades`]), if one is set.
+pub(crate) fn trades_fault(faults: &Faults, ex: Exchange) -> Option<Response> {
+    let code = faults.trades_failure(ex)?;
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    Some(reply(
+        status,
+        json!({"error": status.canonical_reason().unwrap_or("error")}),
+    ))
+}
+
 /// Middleware: answers armed REST failures (see [`Faults::fail_rest`]) before the handler runs.
 pub(crate) async fn rest_faults(State((faults, ex)): State<(Faults, Exchange)>, req: Request, next: Next) -> Response {
     match faults.take_rest_failure(ex) {

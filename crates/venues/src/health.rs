@@ -39,14 +39,64 @@ impl FeedMode {
     }
 }
 
+/// The parts of a venue's ingestion that can fail on their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Part {
+    /// The books: the WebSocket (or REST book polling).
+    Books,
+    /// The trade tape (REST reads).
+    Trades,
+    /// The catalog sync.
+    Catalog,
+}
+
+impl Part {
+    pub const ALL: [Part; 3] = [Part::Books, Part::Trades, Part::Catalog];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Books => "books",
+            Part::Trades => "trades",
+            Part::Catalog => "catalog",
+        }
+    }
+}
+
+/// Consecutive failures after which a failing trades or catalog part makes a venue whose books are fresh
+/// `Degraded`: one failed read is retried soon and loses nothing, repeated ones lose data.
+pub const DEGRADED_AFTER_FAILURES: u32 = 3;
+
+/// How one part of a venue's ingestion is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartHealth {
+    /// When it last succeeded (a sync, a tape read, a connection that delivered data or a book poll).
+    pub last_ok_at: Option<Timestamp>,
+    /// Its latest error, kept after it succeeds again (for the record); `failures` says whether it still fails.
+    pub last_error: Option<String>,
+    pub last_error_at: Option<Timestamp>,
+    /// Failures since it last succeeded (0 while it works).
+    pub failures: u32,
+}
+
+impl PartHealth {
+    /// Whether its latest attempt failed.
+    pub fn failing(&self) -> bool {
+        self.failures > 0
+    }
+}
+
 /// The state of one venue's feed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FeedHealth {
     pub mode: FeedMode,
     /// The socket is open and subscribed (WebSocket), or the last poll succeeded (polling).
     pub connected: bool,
-    /// When the last valid data message (or successful poll) arrived.
+    /// When the last valid data message (or successful poll) arrived. Keepalives do not count: this is the
+    /// age of the data.
     pub last_message_at: Option<Timestamp>,
+    /// When the connection last showed it is alive: data, or a keepalive (venue_b's `PONG`, venue_a's
+    /// heartbeat ping). A quiet market sends keepalives only; its books stay valid.
+    pub last_alive_at: Option<Timestamp>,
     /// Fresh books held in memory (counted when read).
     pub books: usize,
     /// Books marked stale, waiting for a resnapshot (counted when read).
@@ -59,8 +109,12 @@ pub struct FeedHealth {
     pub malformed: u64,
     /// Capture gaps written to the book log since start (one per book that lost continuity).
     pub capture_gaps: u64,
-    /// The last error, for the `/readyz` breakdown.
+    /// The last error of any part, for the `/readyz` breakdown.
     pub last_error: Option<String>,
+    /// Books, trades and catalog, each with its own last success and last error.
+    pub books_part: PartHealth,
+    pub trades_part: PartHealth,
+    pub catalog_part: PartHealth,
 }
 
 /// Whether a venue's data can be vouched for now. Readiness and the stream's `venue` messages both
@@ -74,18 +128,57 @@ pub enum Freshness {
     /// Was fresh and no longer is: disconnected, silent past the limit, or every book waiting for a
     /// snapshot. The reason says which.
     Stale(String),
+    /// The books are fresh, but another part keeps failing (the trade tape or the catalog sync, at least
+    /// [`DEGRADED_AFTER_FAILURES`] times in a row): data is being lost. The reason names the part and its
+    /// error.
+    Degraded(String),
 }
 
 impl FeedHealth {
+    /// One part's health.
+    pub fn part(&self, part: Part) -> &PartHealth {
+        match part {
+            Part::Books => &self.books_part,
+            Part::Trades => &self.trades_part,
+            Part::Catalog => &self.catalog_part,
+        }
+    }
+
+    fn part_mut(&mut self, part: Part) -> &mut PartHealth {
+        match part {
+            Part::Books => &mut self.books_part,
+            Part::Trades => &mut self.trades_part,
+            Part::Catalog => &mut self.catalog_part,
+        }
+    }
+
+    /// Records a failure of `part` (also the venue's `last_error`).
+    pub fn part_failed(&mut self, part: Part, error: String, now: Timestamp) {
+        let p = self.part_mut(part);
+        p.failures = p.failures.saturating_add(1);
+        p.last_error = Some(error.clone());
+        p.last_error_at = Some(now);
+        self.last_error = Some(error);
+    }
+
+    /// Records a success of `part`.
+    pub fn part_ok(&mut self, part: Part, now: Timestamp) {
+        let p = self.part_mut(part);
+        p.failures = 0;
+        p.last_ok_at = Some(now);
+    }
+
     /// Whether the venue's data is fresh at `now` (see [`FeedHealth::freshness`]).
     pub fn is_fresh(&self, now: Timestamp, max_age: Duration) -> bool {
         self.freshness(now, max_age) == Freshness::Fresh
     }
 
     /// The venue's freshness at `now`. A venue is fresh only while its feed is connected (for polling: the
-    /// last poll succeeded), its latest data is at most `max_age` old, and it holds at least one book that
-    /// is not stale: a dropped connection makes it stale at once, not `max_age` later, and a venue that has
-    /// connected but holds no books yet serves nothing.
+    /// last poll succeeded), it showed it is alive (data or a keepalive) at most `max_age` ago, and it holds
+    /// at least one book that is not stale: a dropped connection makes it stale at once, not `max_age`
+    /// later, and a venue that has connected but holds no books yet serves nothing. A quiet market whose
+    /// connection answers its keepalives stays fresh: no change is what its books say. A venue whose books
+    /// are fresh but whose trade tape or catalog sync keeps failing is degraded.
     pub fn freshness(&self, now: Timestamp, max_age: Duration) -> Freshness {
         let error = || self.last_error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
         let Some(last) = self.last_message_at else {
@@ -98,15 +191,28 @@ impl FeedHealth {
         if !self.connected {
             return Freshness::Stale(format!("disconnected{}", error()));
         }
-        let age_ms = now.millis() - last.millis();
+        let alive = self.last_alive_at.map_or(last, |a| a.max(last));
+        let age_ms = now.millis() - alive.millis();
         if age_ms > max_age.as_millis() as i64 {
-            return Freshness::Stale(format!("no data for {} s", age_ms / 1000));
+            return Freshness::Stale(format!("no data or keepalive for {} s", age_ms / 1000));
         }
         match (self.books, self.stale_books) {
-            (0, 0) => Freshness::Waiting("no books yet".into()),
-            (0, _) => Freshness::Stale("every book is waiting for a fresh snapshot".into()),
-            _ => Freshness::Fresh,
+            (0, 0) => return Freshness::Waiting("no books yet".into()),
+            (0, _) => return Freshness::Stale("every book is waiting for a fresh snapshot".into()),
+            _ => {}
         }
+        for part in [Part::Trades, Part::Catalog] {
+            let p = self.part(part);
+            if p.failures >= DEGRADED_AFTER_FAILURES {
+                return Freshness::Degraded(format!(
+                    "{} failing ({} times in a row): {}",
+                    part.as_str(),
+                    p.failures,
+                    p.last_error.as_deref().unwrap_or("unknown error")
+                ));
+            }
+        }
+        Freshness::Fresh
     }
 }
 
@@ -162,11 +268,20 @@ impl VenueHealth {
         !map.is_empty() && map.values().all(|h| h.is_fresh(now, max_age))
     }
 
+    /// Data arrived (or a book poll succeeded): the data's age restarts, the connection is alive and the
+    /// books part works.
     pub(crate) fn touch(&self, exchange: Exchange, now: Timestamp) {
         self.update(exchange, |h| {
             h.last_message_at = Some(now);
+            h.last_alive_at = Some(now);
             h.connected = true;
+            h.part_ok(Part::Books, now);
         });
+    }
+
+    /// A keepalive arrived: the connection is alive; the data's age goes on.
+    pub(crate) fn alive(&self, exchange: Exchange, now: Timestamp) {
+        self.update(exchange, |h| h.last_alive_at = Some(now));
     }
 }
 
@@ -247,7 +362,69 @@ mod tests {
         let late = Timestamp::from_millis(now.millis() + 61_000);
         assert_eq!(
             h.get(ex).unwrap().freshness(late, LIMIT),
-            Freshness::Stale("no data for 61 s".into())
+            Freshness::Stale("no data or keepalive for 61 s".into())
         );
+    }
+
+    /// Keepalives keep a quiet venue fresh without making its data look newer; with them stopped too it
+    /// turns stale.
+    #[test]
+    fn keepalives_are_liveness_not_data() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueB;
+        let t0 = Timestamp::from_millis(1_000_000);
+        let at = |s: i64| Timestamp::from_millis(t0.millis() + s * 1000);
+        live.upsert(book(ex, "b1"));
+        h.touch(ex, t0);
+        h.alive(ex, at(50));
+        let e = h.get(ex).unwrap();
+        assert_eq!(e.last_message_at, Some(t0), "the data's age goes on");
+        assert_eq!(e.freshness(at(100), LIMIT), Freshness::Fresh, "alive 50 s ago");
+        assert_eq!(
+            e.freshness(at(111), LIMIT),
+            Freshness::Stale("no data or keepalive for 61 s".into())
+        );
+    }
+
+    /// A failing trade tape or catalog is named with its error, and once it keeps failing the venue is
+    /// degraded (not fresh); one success clears it.
+    #[test]
+    fn failing_parts_degrade_a_venue_with_fresh_books() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueB;
+        let now = Timestamp::from_millis(1_000_000);
+        live.upsert(book(ex, "b1"));
+        h.touch(ex, now);
+        let state = || h.get(ex).unwrap().freshness(now, LIMIT);
+        for n in 1..DEGRADED_AFTER_FAILURES {
+            h.update(ex, |e| e.part_failed(Part::Trades, "HTTP 500".into(), now));
+            assert_eq!(state(), Freshness::Fresh, "{n} failure(s) are retried");
+        }
+        h.update(ex, |e| {
+            e.part_failed(Part::Trades, "decode: expected an array".into(), now)
+        });
+        assert_eq!(
+            state(),
+            Freshness::Degraded("trades failing (3 times in a row): decode: expected an array".into())
+        );
+        let e = h.get(ex).unwrap();
+        assert_eq!(e.last_error.as_deref(), Some("decode: expected an array"));
+        assert!(e.part(Part::Trades).failing() && !e.part(Part::Books).failing());
+        h.update(ex, |e| e.part_ok(Part::Trades, now));
+        assert_eq!(state(), Freshness::Fresh);
+        assert_eq!(
+            h.get(ex).unwrap().part(Part::Trades).last_error.as_deref(),
+            Some("decode: expected an array"),
+            "kept for the record"
+        );
+        // A stale venue is stale first: the books say more than the tape.
+        for _ in 0..DEGRADED_AFTER_FAILURES {
+            h.update(ex, |e| e.part_failed(Part::Catalog, "timeout".into(), now));
+        }
+        assert!(matches!(state(), Freshness::Degraded(r) if r.starts_with("catalog failing")));
+        h.update(ex, |e| e.connected = false);
+        assert!(matches!(state(), Freshness::Stale(_)));
     }
 }

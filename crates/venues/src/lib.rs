@@ -43,7 +43,7 @@ pub mod wire;
 
 pub use bus::{BookChanged, Bus, DomainEvent};
 pub use error::VenueError;
-pub use health::{FeedHealth, FeedMode, Freshness, VenueHealth};
+pub use health::{DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
 pub use live::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
 pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};

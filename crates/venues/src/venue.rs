@@ -125,9 +125,12 @@ pub struct FeedUpdate {
     pub catalog_hint: bool,
     /// Frames or parts of frames that could not be understood; counted and skipped.
     pub malformed: Vec<VenueError>,
-    /// Whether the frame carried market data (as opposed to a keepalive or a command reply); the silence
-    /// watchdog counts only these.
+    /// Whether the frame carried market data (as opposed to a keepalive or a command reply): the data's
+    /// age restarts.
     pub data: bool,
+    /// Whether the frame was a keepalive answer (venue_b's `PONG`): the connection is alive, which the
+    /// silence watchdog counts like data, but the data's age goes on.
+    pub alive: bool,
 }
 
 impl FeedUpdate {
@@ -149,6 +152,7 @@ impl FeedUpdate {
         self.catalog_hint |= other.catalog_hint;
         self.malformed.extend(other.malformed);
         self.data |= other.data;
+        self.alive |= other.alive;
     }
 }
 

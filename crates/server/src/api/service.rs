@@ -10,7 +10,7 @@ use axum::{
 };
 use crossbook_core::{Exchange, Timestamp};
 use crossbook_store::WriteKind;
-use crossbook_venues::{FeedHealth, Freshness};
+use crossbook_venues::{FeedHealth, Freshness, Part, PartHealth};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -118,8 +118,69 @@ pub enum VenueStatus {
     /// Connected (or the last poll succeeded), data newer than `max_age_seconds`, and books held.
     Fresh,
     /// Was serving and can no longer vouch for its data: disconnected (at once, not `max_age_seconds`
-    /// later), no data for over `max_age_seconds`, or every book waiting for a fresh snapshot.
+    /// later), neither data nor a keepalive for over `max_age_seconds`, or every book waiting for a fresh
+    /// snapshot.
     Stale,
+    /// The books are fresh, but the trade tape or the catalog sync keeps failing (3 attempts in a row): trades
+    /// or new markets are being missed. `reason` and `parts` name the part and its error. Not ready.
+    Degraded,
+}
+
+/// Whether one part of a venue's ingestion works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PartStatus {
+    /// Not attempted yet (or not ingested by this process).
+    Unknown,
+    /// Its latest attempt succeeded.
+    Ok,
+    /// Its latest attempt failed.
+    Failing,
+}
+
+/// One part of a venue's ingestion in `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartOut {
+    pub status: PartStatus,
+    /// Failed attempts since it last succeeded.
+    pub failures: u32,
+    /// When it last succeeded.
+    #[schema(required = true, format = DateTime)]
+    pub last_ok_at: Option<String>,
+    /// Its latest error (kept after it recovers, with `last_error_at`).
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+    #[schema(required = true, format = DateTime)]
+    pub last_error_at: Option<String>,
+}
+
+impl From<&PartHealth> for PartOut {
+    fn from(p: &PartHealth) -> Self {
+        PartOut {
+            status: if p.failing() {
+                PartStatus::Failing
+            } else if p.last_ok_at.is_some() {
+                PartStatus::Ok
+            } else {
+                PartStatus::Unknown
+            },
+            failures: p.failures,
+            last_ok_at: p.last_ok_at.map(Timestamp::to_iso),
+            last_error: p.last_error.clone(),
+            last_error_at: p.last_error_at.map(Timestamp::to_iso),
+        }
+    }
+}
+
+/// The parts of a venue's ingestion, each able to fail on its own.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartsOut {
+    /// The books: the WebSocket, or REST book polling.
+    pub books: PartOut,
+    /// The trade tape (REST).
+    pub trades: PartOut,
+    /// The catalog sync.
+    pub catalog: PartOut,
 }
 
 /// How a venue's books are fed.
@@ -141,9 +202,13 @@ pub struct VenueHealthOut {
     /// When the venue's feed last delivered data.
     #[schema(required = true, format = DateTime)]
     pub last_update_at: Option<String>,
-    /// Seconds since `last_update_at`.
+    /// Seconds since `last_update_at`: the age of the data (keepalives do not make it younger).
     #[schema(required = true)]
     pub age_seconds: Option<u64>,
+    /// When the connection last showed it is alive: data, or a keepalive (venue_b's `PONG`, venue_a's
+    /// heartbeat). A quiet market sends only keepalives and stays fresh.
+    #[schema(required = true, format = DateTime)]
+    pub last_alive_at: Option<String>,
     /// Age above which the venue is stale.
     pub max_age_seconds: u64,
     pub mode: FeedModeOut,
@@ -163,13 +228,15 @@ pub struct VenueHealthOut {
     /// Capture gaps recorded since ingestion started: each time one book lost continuity (a dropped socket, a
     /// silent feed, a sequence gap, a failed poll, a restart). `GET /v1/historical/gaps` lists them.
     pub capture_gaps: u64,
-    /// The last feed error.
+    /// The latest error of any part (`parts` says which part fails now).
     #[schema(required = true)]
     pub last_error: Option<String>,
-    /// Why the venue is `waiting` or `stale` (e.g. `connecting`, `disconnected: …`, `no books yet`); null
-    /// when fresh or not configured.
+    /// Why the venue is `waiting`, `stale` or `degraded` (e.g. `connecting`, `disconnected: …`, `no books
+    /// yet`, `trades failing (3 times in a row): …`); null when fresh or not configured.
     #[schema(required = true)]
     pub reason: Option<String>,
+    /// Books, trades and catalog, each with its status, last success and last error.
+    pub parts: PartsOut,
 }
 
 /// Which part of the service this process runs.
@@ -227,11 +294,13 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         Some(Freshness::Fresh) => (VenueStatus::Fresh, None),
         Some(Freshness::Waiting(why)) => (VenueStatus::Waiting, Some(why)),
         Some(Freshness::Stale(why)) => (VenueStatus::Stale, Some(why)),
+        Some(Freshness::Degraded(why)) => (VenueStatus::Degraded, Some(why)),
     };
     VenueHealthOut {
         status,
         last_update_at: last.map(Timestamp::to_iso),
         age_seconds: age_ms.map(|ms| (ms / 1000) as u64),
+        last_alive_at: h.last_alive_at.map(Timestamp::to_iso),
         max_age_seconds: max_age,
         mode: match h.mode {
             crossbook_venues::FeedMode::Idle => FeedModeOut::Idle,
@@ -245,6 +314,11 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         reconnects: h.reconnects,
         malformed: h.malformed,
         capture_gaps: h.capture_gaps,
+        parts: PartsOut {
+            books: h.part(Part::Books).into(),
+            trades: h.part(Part::Trades).into(),
+            catalog: h.part(Part::Catalog).into(),
+        },
         last_error: h.last_error,
         reason,
     }
@@ -253,8 +327,10 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 /// Readiness
 ///
 /// 200 when the store answers, its writes succeed and, if this process ingests, both venues are fresh:
-/// connected, with data within the last 60 s and books held; 503 otherwise. A venue that disconnects is
-/// `stale` at once, with the reason. The body breaks the answer down by store and venue either way (feed
+/// connected, alive (data or a keepalive) within the last 60 s, books held, and neither the trade tape nor
+/// the catalog sync failing repeatedly; 503 otherwise. A venue that disconnects is `stale` at once, with the
+/// reason; one whose books are fresh but whose trades or catalog keep failing is `degraded`, and `parts`
+/// names the failing part with its last error. The body breaks the answer down by store and venue either way (feed
 /// mode, connection, books held and stale as they are at the moment of the request, reconnects, malformed
 /// messages). While writes fail (a full disk, a database
 /// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;

@@ -104,7 +104,7 @@ pub fn gap(exchange: Exchange, keys: &[BookKey], cause: GapCause, at: Timestamp)
 pub fn venue(exchange: Exchange, h: &FeedHealth, freshness: &Freshness) -> Frag {
     let reason = match freshness {
         Freshness::Fresh => None,
-        Freshness::Waiting(why) | Freshness::Stale(why) => Some(why),
+        Freshness::Waiting(why) | Freshness::Stale(why) | Freshness::Degraded(why) => Some(why),
     };
     frag(
         "venue",

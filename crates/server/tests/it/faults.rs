@@ -489,3 +489,82 @@ async fn a_database_outage_answers_503_fast_and_the_service_recovers_by_itself()
     drop(proxy);
     db.cleanup().await;
 }
+
+/// A venue whose trade tape keeps failing while its books are fine is not `fresh` with no error: `/readyz`
+/// answers 503 with the venue `degraded`, naming the trades part and its error (the books part still ok,
+/// the other venue still fresh); once the tape answers again the venue is fresh and the answer 200.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_trade_tape_degrades_its_venue_in_readiness() {
+    let db = testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(19, crossbook_sim::SimClock::default()))
+        .await
+        .unwrap();
+    let mut config = Config::for_tests(&db.url);
+    point_at(&mut config, &sim);
+    let server = Server::start(config).await;
+    let readyz = server.url("/readyz");
+    let fresh =
+        |v: &Value, ex: &str| v["venues"][ex]["status"] == "fresh" && v["venues"][ex]["books"].as_u64() > Some(0);
+    eventually("/readyz 200 with both venues fresh", 60, async || {
+        let (status, v) = get_json(&readyz).await?;
+        if status == 200 && fresh(&v, "venue_a") && fresh(&v, "venue_b") {
+            Ok(())
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+
+    sim.faults().fail_trades(crossbook_core::Exchange::VenueB, Some(500));
+    let down = eventually("/readyz 503 with venue_b degraded by its trade tape", 90, async || {
+        let (status, v) = get_json(&readyz).await?;
+        if status == 503 && v["venues"]["venue_b"]["status"] == "degraded" {
+            Ok(v)
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    let b = &down["venues"]["venue_b"];
+    assert!(
+        b["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("trades failing") && r.contains("500")),
+        "{b}"
+    );
+    let trades = &b["parts"]["trades"];
+    assert_eq!(trades["status"], "failing", "{b}");
+    assert!(trades["failures"].as_u64() >= Some(3), "{b}");
+    assert!(trades["last_error"].as_str().is_some_and(|e| e.contains("500")), "{b}");
+    assert_eq!(b["last_error"], trades["last_error"], "{b}");
+    assert_eq!(b["parts"]["books"]["status"], "ok", "{b}");
+    assert_eq!(b["parts"]["catalog"]["status"], "ok", "{b}");
+    assert!(b["connected"] == true && b["books"].as_u64() > Some(0), "{b}");
+    assert_eq!(down["venues"]["venue_a"]["status"], "fresh", "{down}");
+
+    sim.faults().fail_trades(crossbook_core::Exchange::VenueB, None);
+    let up = eventually("/readyz 200 again once the tape answers", 60, async || {
+        let (status, v) = get_json(&readyz).await?;
+        if status == 200 && fresh(&v, "venue_b") {
+            Ok(v)
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await;
+    let trades = &up["venues"]["venue_b"]["parts"]["trades"];
+    assert_eq!(
+        (&trades["status"], &trades["failures"]),
+        (&json!("ok"), &json!(0)),
+        "{up}"
+    );
+    assert!(
+        trades["last_error"].is_string(),
+        "the last error is kept for the record: {up}"
+    );
+
+    server.stop().await.unwrap();
+    sim.shutdown().await;
+    db.cleanup().await;
+}

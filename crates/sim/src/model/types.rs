@@ -144,6 +144,12 @@ impl SimMarket {
             Exchange::VenueB => matches!(self.phase, Phase::Upcoming | Phase::Open),
         }
     }
+    /// Whether Gamma marks this venue_b market `"version": "v2"`: its outcome ids are then listed in
+    /// `positionIds`, next to `clobTokenIds` holding ids no book or trade is served for. A deterministic
+    /// share of about one market in five (by the condition id's last hex digit), so every catalog has some.
+    pub fn protocol_v2(&self) -> bool {
+        self.exchange == Exchange::VenueB && self.market_id.ends_with(['0', '5', '9'])
+    }
     /// Index of `token_id` in this market's tokens.
     pub fn token_index(&self, token_id: &str) -> Option<usize> {
         self.tokens.as_ref()?.iter().position(|t| t == token_id)

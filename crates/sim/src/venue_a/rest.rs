@@ -249,6 +249,9 @@ pub(crate) async fn orderbooks(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery
 
 /// `GET /markets/trades` → `{"trades": [Trade], "cursor": str}`, newest first.
 pub(crate) async fn trades(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
+    if let Some(r) = crate::http::trades_fault(&s.faults, A) {
+        return r;
+    }
     let q = Query(&p);
     let limit = try_param!(q.int("limit", 1, 1000)).unwrap_or(100) as usize;
     let min_ts = try_param!(q.int("min_ts", 0, i64::MAX));

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::json;
 use crate::{
-    http::{Params, Query, Shared, reply},
+    http::{Params, Query, Shared, reply, trades_fault},
     model::Model,
 };
 
@@ -73,6 +73,9 @@ pub(crate) async fn books(State(s): State<Arc<Shared>>, body: axum::body::Bytes)
 /// `eventId` (not both), `side`, `limit` (0–10,000, default 100), `offset` (0–10,000). `takerOnly` is
 /// accepted; every simulated trade is listed once, from the taker's side.
 pub(crate) async fn trades(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
+    if let Some(r) = trades_fault(&s.faults, B) {
+        return r;
+    }
     let q = Query(&p);
     let bad = |m: String| reply(StatusCode::BAD_REQUEST, json!({"error": m}));
     let limit = match q.int("limit", 0, 10_000) {
@@ -109,4 +112,64 @@ pub(crate) async fn trades(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Par
         .map(|t| json::data_trade(&model, t))
         .collect();
     reply(StatusCode::OK, Value::Array(out))
+}
+
+/// Data API v2 `GET /v2/trades` → `{"data": [snake_case rows], "pagination": {"next_cursor", "has_more"}}`,
+/// newest first. Filters: `condition` (comma-separated condition ids; `condition_id` and `conditionId` are
+/// aliases) or `event_id`, `side`, `limit` (1–10,000, default 100) and the opaque `cursor` of the previous
+/// page. `offset` is refused (400), as the venue refuses it; other parameters are ignored.
+pub(crate) async fn trades_v2(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
+    if let Some(r) = trades_fault(&s.faults, B) {
+        return r;
+    }
+    let q = Query(&p);
+    let bad = |m: String| reply(StatusCode::BAD_REQUEST, json!({"error": m}));
+    if q.get("offset").is_some() {
+        return bad("offset is not supported; follow pagination.next_cursor".into());
+    }
+    let limit = match q.int("limit", 1, 10_000) {
+        Ok(v) => v.unwrap_or(100) as usize,
+        Err(m) => return bad(m),
+    };
+    // The cursor carries the position of the next row (opaque to clients).
+    let from = match q.get("cursor") {
+        None => 0,
+        Some(c) => match c.strip_prefix("o").and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) => n,
+            None => return bad(format!("invalid cursor: {c:?}")),
+        },
+    };
+    let mut conditions = q.all("condition");
+    conditions.extend(q.all("condition_id"));
+    conditions.extend(q.all("conditionId"));
+    let events = q.all("event_id");
+    if !conditions.is_empty() && !events.is_empty() {
+        return bad("condition and event_id are mutually exclusive".into());
+    }
+    let side = match q.get("side") {
+        None => None,
+        Some("BUY") => Some(TakerSide::Buy),
+        Some("SELL") => Some(TakerSide::Sell),
+        Some(v) => return bad(format!("invalid side: {v:?}")),
+    };
+    let model = s.model();
+    let matching: Vec<&crate::SimTrade> = model
+        .trades(B)
+        .iter()
+        .filter(|t| conditions.is_empty() || conditions.contains(&t.market_id))
+        .filter(|t| events.is_empty() || events.contains(&t.event_id))
+        .filter(|t| side.is_none_or(|sd| sd == t.taker_side))
+        .collect();
+    let rows: Vec<Value> = matching
+        .iter()
+        .skip(from)
+        .take(limit)
+        .map(|t| json::data_trade_v2(&model, t))
+        .collect();
+    let next = from + rows.len();
+    let has_more = next < matching.len();
+    reply(
+        StatusCode::OK,
+        json!({"data": rows, "pagination": {"next_cursor": has_more.then(|| format!("o{next}")), "has_more": has_more}}),
+    )
 }

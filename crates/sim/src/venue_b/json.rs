@@ -252,6 +252,17 @@ pub(crate) fn market(model: &Model, m: &SimMarket, with_events: bool) -> Value {
         "rewardsMinSize": 50,
         "rewardsMaxSpread": number(4_500_000),
     });
+    if m.protocol_v2() {
+        // The market trades on protocol v2: its outcome ids are `positionIds`; `clobTokenIds` keeps ids
+        // that no book, socket or trade answers for, so a client that ignores `version` follows nothing.
+        v["version"] = json!("v2");
+        v["positionIds"] = v["clobTokenIds"].clone();
+        v["clobTokenIds"] = json!(format!(
+            "[\"{}\", \"{}\"]",
+            retired_id(&tokens[0]),
+            retired_id(&tokens[1])
+        ));
+    }
     if m.interval.is_some() {
         v["eventStartTime"] = json!(iso_secs(m.open_time));
     }
@@ -276,6 +287,12 @@ pub(crate) fn market(model: &Model, m: &SimMarket, with_events: bool) -> Value {
         }]);
     }
     v
+}
+
+/// A protocol v1 id standing for `token` on a v2 market: the same digits with another first digit.
+fn retired_id(token: &str) -> String {
+    let first = if token.starts_with('9') { '8' } else { '9' };
+    format!("{first}{}", &token[1..])
 }
 
 fn resolution_source(e: &SimEvent) -> String {
@@ -410,6 +427,27 @@ pub(crate) fn data_trade(model: &Model, t: &SimTrade) -> Value {
         "profileImage": "",
         "profileImageOptimized": "",
         "transactionHash": t.trade_id,
+    })
+}
+
+/// Data API v2 trade row: snake_case, decimal strings for size and price, Unix milliseconds.
+pub(crate) fn data_trade_v2(model: &Model, t: &SimTrade) -> Value {
+    let v1 = data_trade(model, t);
+    json!({
+        "proxy_wallet": v1["proxyWallet"],
+        "side": v1["side"],
+        "asset": v1["asset"],
+        "condition_id": v1["conditionId"],
+        "size": size_text(t.size),
+        "price": trimmed(t.price.micros()),
+        "timestamp": t.at.millis(),
+        "title": v1["title"],
+        "slug": v1["slug"],
+        "event_slug": v1["eventSlug"],
+        "outcome": v1["outcome"],
+        "outcome_index": v1["outcomeIndex"],
+        "pseudonym": v1["pseudonym"],
+        "transaction_hash": v1["transactionHash"],
     })
 }
 

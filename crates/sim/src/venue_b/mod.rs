@@ -5,7 +5,7 @@
 //! |---|---|
 //! | Gamma `https://gamma-api.polymarket.com` | `http://HOST:PORT/gamma` |
 //! | CLOB `https://clob.polymarket.com` | `http://HOST:PORT/clob` |
-//! | Data API `https://data-api.polymarket.com` | `http://HOST:PORT/data` |
+//! | Data API `https://data-api.polymarket.com` | `http://HOST:PORT/data` (v1 `/trades`, v2 `/v2/trades`) |
 //! | market WS `wss://ws-subscriptions-clob.polymarket.com/ws/market` | `ws://HOST:PORT/ws/market` |
 
 mod clob;
@@ -40,7 +40,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let clob = Router::new()
         .route("/book", get(clob::book))
         .route("/books", post(clob::books));
-    let data = Router::new().route("/trades", get(clob::trades));
+    let data = Router::new()
+        .route("/trades", get(clob::trades))
+        .route("/v2/trades", get(clob::trades_v2));
     let rest = Router::new()
         .nest("/gamma", gamma)
         .nest("/clob", clob)

@@ -15,6 +15,7 @@ use tracing::{debug, info, warn};
 use crate::{
     backoff::{Backoff, BackoffPolicy},
     bus::DomainEvent,
+    health::Part,
     venue::{CatalogBatch, MarketSet, Venue},
 };
 
@@ -75,7 +76,10 @@ async fn sync_catalog_once<V: Venue>(rt: &Runtime<V>, ctx: &Ctx) -> Result<usize
     let n = set.len();
     ctx.live.retain_markets(ex, |id| set.contains_key(id));
     rt.markets.send_replace(Arc::new(set));
-    ctx.health.update(ex, |h| h.last_catalog_sync_at = Some(now));
+    ctx.health.update(ex, |h| {
+        h.last_catalog_sync_at = Some(now);
+        h.part_ok(Part::Catalog, now);
+    });
     ctx.bus.publish(DomainEvent::CatalogSynced {
         exchange: ex,
         markets: n,
@@ -111,7 +115,8 @@ pub(super) async fn catalog_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
             Err(e) => {
                 let delay = backoff.next_delay().min(ctx.settings.catalog_sync);
                 warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, error = %e, "catalog sync failed");
-                ctx.health.update(ex, |h| h.last_error = Some(e));
+                ctx.health
+                    .update(ex, |h| h.part_failed(Part::Catalog, e, Timestamp::now()));
                 delay
             }
         };

@@ -13,7 +13,7 @@ use crate::{
     backoff::Backoff,
     bus::{BookChanged, DomainEvent},
     error::{VenueError, report_malformed},
-    health::FeedMode,
+    health::{FeedMode, Part},
     live::BookKey,
     venue::{FeedSession, FeedUpdate, MarketSet, Venue},
 };
@@ -111,7 +111,8 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
         Ok(None) => return poll_books_worker(rt, ctx).await,
         Err(e) => {
             error!(venue = %ex, error = %e, "cannot build the WebSocket request; books will not be ingested");
-            ctx.health.update(ex, |h| h.last_error = Some(e.to_string()));
+            ctx.health
+                .update(ex, |h| h.part_failed(Part::Books, e.to_string(), Timestamp::now()));
             return;
         }
     }
@@ -132,7 +133,7 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
         ctx.health.update(ex, |h| {
             h.connected = false;
             h.reconnects += 1;
-            h.last_error = Some(reason.clone());
+            h.part_failed(Part::Books, reason.clone(), Timestamp::now());
         });
         if !stale.is_empty() {
             let at = Timestamp::now();
@@ -204,7 +205,9 @@ async fn ws_session<V: Venue>(
     let keepalive_every = rt.venue.keepalive_interval();
     let ka_period = keepalive_every.unwrap_or(Duration::from_secs(3600));
     let mut keepalive = tokio::time::interval_at(Instant::now() + ka_period, ka_period);
-    let mut last_data = Instant::now();
+    // Data or a keepalive: what the watchdog waits for. A quiet market sends only keepalives (venue_b's
+    // `PONG`, venue_a's heartbeat pings) and is not silent; its books stay valid.
+    let mut last_alive = Instant::now();
     let mut resubscribed = false;
     let mut got_data = false;
 
@@ -221,14 +224,20 @@ async fn ws_session<V: Venue>(
                     Some(Ok(Message::Close(f))) => {
                         return Ok(SessionEnd::Ended(format!("closed by the venue ({f:?})"), GapCause::Disconnect));
                     }
-                    // Pings are answered by tungstenite itself; pongs and raw frames carry nothing.
+                    // The venue's heartbeat pings (answered by tungstenite itself) and pongs: alive.
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => {
+                        last_alive = Instant::now();
+                        ctx.health.alive(ex, Timestamp::now());
+                        continue;
+                    }
+                    // Raw frames carry nothing.
                     Some(Ok(_)) => continue,
                     Some(Err(e)) => return Err(ws_err(format!("read: {e}"))),
                     None => return Ok(SessionEnd::Ended("connection ended".into(), GapCause::Disconnect)),
                 };
                 let update = session.on_text(&text, Timestamp::now());
                 if update.data {
-                    last_data = Instant::now();
+                    last_alive = Instant::now();
                     resubscribed = false;
                     ctx.health.touch(ex, Timestamp::now());
                     if !got_data {
@@ -236,6 +245,9 @@ async fn ws_session<V: Venue>(
                         got_data = true;
                         backoff.reset();
                     }
+                } else if update.alive {
+                    last_alive = Instant::now();
+                    ctx.health.alive(ex, Timestamp::now());
                 }
                 update
             }
@@ -253,19 +265,22 @@ async fn ws_session<V: Venue>(
                 }
             }
             _ = watchdog.tick() => {
-                if last_data.elapsed() < silence {
+                if last_alive.elapsed() < silence {
                     session.on_tick(Timestamp::now())
                 } else if resubscribed {
                     return Ok(SessionEnd::Ended(
-                        format!("no data for {} ms even after resubscribing", last_data.elapsed().as_millis()),
+                        format!(
+                            "no data or keepalive for {} ms even after resubscribing",
+                            last_alive.elapsed().as_millis()
+                        ),
                         GapCause::Silence,
                     ));
                 } else {
-                    warn!(venue = %ex, silent_ms = last_data.elapsed().as_millis() as u64, "feed silent; resubscribing");
+                    warn!(venue = %ex, silent_ms = last_alive.elapsed().as_millis() as u64, "feed silent (no data, no keepalive); resubscribing");
                     metrics::counter!("crossbook_venue_watchdog_resubscribes_total", "venue" => ex.as_str())
                         .increment(1);
                     resubscribed = true;
-                    last_data = Instant::now();
+                    last_alive = Instant::now();
                     session.resubscribe(GapCause::Silence)
                 }
             }

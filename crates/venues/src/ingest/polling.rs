@@ -8,7 +8,7 @@ use tracing::{info, warn};
 
 use crate::{
     backoff::Backoff,
-    health::FeedMode,
+    health::{FeedMode, Part},
     live::BookKey,
     venue::{BookUpdate, FeedUpdate, Venue},
 };
@@ -65,7 +65,7 @@ pub(super) async fn poll_books_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
                     warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, error = %e, "book poll failed");
                     ctx.health.update(ex, |h| {
                         h.connected = false;
-                        h.last_error = Some(e.to_string());
+                        h.part_failed(Part::Books, e.to_string(), Timestamp::now());
                     });
                     tokio::select! {
                         _ = ctx.cancel.cancelled() => return,

@@ -10,7 +10,7 @@ use crossbook_core::{Exchange, Timestamp};
 use tracing::{debug, warn};
 
 use crate::{
-    health::{FeedMode, VenueHealth},
+    health::{FeedMode, Part, VenueHealth},
     venue::Venue,
 };
 
@@ -62,15 +62,23 @@ pub(super) async fn trade_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
             r = rt.venue.fetch_trades(&set, since) => r,
         };
         match result {
-            Ok(trades) if trades.is_empty() => {}
             Ok(trades) => {
-                debug!(venue = %ex, trades = trades.len(), since = %since, "trades read from the tape");
-                rt.note_trades(&trades);
-                if ctx.trades.send(trades).await.is_err() {
-                    return;
+                ctx.health.update(ex, |h| h.part_ok(Part::Trades, Timestamp::now()));
+                if !trades.is_empty() {
+                    debug!(venue = %ex, trades = trades.len(), since = %since, "trades read from the tape");
+                    rt.note_trades(&trades);
+                    if ctx.trades.send(trades).await.is_err() {
+                        return;
+                    }
                 }
             }
-            Err(e) => warn!(venue = %ex, error = %e, "trade tape read failed"),
+            Err(e) => {
+                warn!(venue = %ex, error = %e, "trade tape read failed");
+                // `/readyz` names the failing part: a venue whose books are fresh but whose tape keeps failing
+                // is degraded, not fresh.
+                ctx.health
+                    .update(ex, |h| h.part_failed(Part::Trades, e.to_string(), Timestamp::now()));
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ use tracing::{info, warn};
 
 use self::rest::{
     EventFilter, GetBook, GetEvent, ListEvents, ListEventsKeyset, ListTrades, MARKETS_PER_TRADES_CALL, MAX_OFFSET,
-    OFFSET_LIMIT, PostBooks, TOKENS_PER_BOOKS_CALL,
+    MAX_TRADE_PAGES, OFFSET_LIMIT, PostBooks, TOKENS_PER_BOOKS_CALL,
 };
 use crate::{
     error::{VenueError, report_malformed},
@@ -361,27 +361,37 @@ impl Venue for VenueB {
         let ids: Vec<String> = markets.keys().cloned().collect();
         let mut out = Vec::new();
         for chunk in ids.chunks(MARKETS_PER_TRADES_CALL) {
-            let trades = self
-                .data
-                .send(&ListTrades {
-                    condition_ids: chunk.to_vec(),
-                })
-                .await?;
-            for t in trades {
-                let t = match t {
-                    Lenient::Ok(t) => t,
-                    Lenient::Bad { error, raw } => {
-                        report_malformed(&VenueError::malformed(EX, "trade", error, &raw));
+            let mut cursor = None;
+            for _ in 0..MAX_TRADE_PAGES {
+                let page = self
+                    .data
+                    .send(&ListTrades {
+                        condition_ids: chunk.to_vec(),
+                        cursor: cursor.take(),
+                    })
+                    .await?;
+                let mut reached_since = false;
+                for t in page.rows {
+                    let t = match t {
+                        Lenient::Ok(t) => t,
+                        Lenient::Bad { error, raw } => {
+                            report_malformed(&VenueError::malformed(EX, "trade", error, &raw));
+                            continue;
+                        }
+                    };
+                    let Some(market) = markets.get(&t.condition_id) else {
                         continue;
+                    };
+                    match normalise::trade(&t, market) {
+                        Ok(tr) if tr.executed_at >= since => out.push(tr),
+                        Ok(_) => reached_since = true,
+                        Err(e) => report_malformed(&e),
                     }
-                };
-                let Some(market) = markets.get(&t.condition_id) else {
-                    continue;
-                };
-                match normalise::trade(&t, market) {
-                    Ok(tr) if tr.executed_at >= since => out.push(tr),
-                    Ok(_) => {}
-                    Err(e) => report_malformed(&e),
+                }
+                // Newest first: once a page reaches back past `since`, older pages hold nothing new.
+                match page.next_cursor {
+                    Some(next) if !reached_since => cursor = Some(next),
+                    _ => break,
                 }
             }
         }
@@ -424,6 +434,7 @@ mod tests {
     };
 
     use super::*;
+    use crate::venue_b::normalise::transaction_hash_of;
 
     /// Serves `route(method, path_and_query) -> (status, body)`; records every request line.
     async fn serve(route: fn(&str, &str) -> (u16, String)) -> (String, Arc<Mutex<Vec<String>>>) {
@@ -553,5 +564,94 @@ mod tests {
         let requests = seen.lock().unwrap().clone();
         assert!(requests.iter().any(|r| r.starts_with("POST /books")));
         assert_eq!(requests.iter().filter(|r| r.starts_with("GET /book?")).count(), 2);
+    }
+
+    /// A Data API answering in the v2 shape: snake_case rows in `{"data", "pagination"}`, read page after
+    /// page by cursor until a page reaches back past `since`; a row that cannot be read is skipped, not the
+    /// whole answer.
+    fn v2_tape(method: &str, target: &str) -> (u16, String) {
+        let row = |tx: &str, size: &str, ms: i64| {
+            format!(
+                r#"{{"proxy_wallet": "0xw", "side": "BUY", "asset": "11", "condition_id": "0x0001", "size": "{size}",
+                "price": "0.515", "timestamp": {ms}, "outcome": "Up", "outcome_index": 0, "transaction_hash": "{tx}"}}"#
+            )
+        };
+        if method != "GET" || !target.starts_with("/trades?") {
+            return (404, "{}".into());
+        }
+        assert!(target.contains("condition=0x0001"), "{target}");
+        if target.contains("cursor=p2") {
+            // Older: the second row is before `since`, so no third page is asked for.
+            let rows = [row("0xc", "3", 1_700_000_050_000), row("0xd", "4", 1_600_000_000_000)];
+            return (
+                200,
+                format!(
+                    r#"{{"data": [{}], "pagination": {{"next_cursor": "p3", "has_more": true}}}}"#,
+                    rows.join(",")
+                ),
+            );
+        }
+        let rows = [
+            row("0xa", "1", 1_700_000_090_000),
+            r#"{"side": "BUY", "condition_id": "0x0001", "size": "1", "price": "0.5", "timestamp": 1}"#.to_string(),
+            row("0xb", "2.25", 1_700_000_080_000),
+        ];
+        (
+            200,
+            format!(
+                r#"{{"data": [{}], "pagination": {{"next_cursor": "p2", "has_more": true}}}}"#,
+                rows.join(",")
+            ),
+        )
+    }
+
+    #[tokio::test]
+    async fn reads_the_data_api_v2_tape_page_by_page_skipping_bad_rows() {
+        let (base, seen) = serve(v2_tape).await;
+        let venue = VenueB::new(&VenueBConfig {
+            gamma_url: base.clone(),
+            clob_url: base.clone(),
+            data_url: base.clone(),
+            ws_url: "ws://127.0.0.1:1/ws/market".into(),
+            series: Vec::new(),
+            requests_per_second: 0,
+        })
+        .unwrap();
+        let market = Market {
+            yes_token_id: Some("11".into()),
+            no_token_id: Some("12".into()),
+            ..Market::new(EX, "0x0001", "E1", "S1", "BTC up or down")
+        };
+        let set = MarketSet::from([(market.market_id.clone(), market)]);
+        let trades = venue
+            .fetch_trades(&set, Timestamp::from_millis(1_700_000_000_000))
+            .await
+            .expect("a v2 answer with one bad row is read");
+        let got: Vec<(String, i64, i64)> = trades
+            .iter()
+            .map(|t| {
+                (
+                    transaction_hash_of(&t.source_trade_id).unwrap_or("").to_string(),
+                    t.size.micros(),
+                    t.executed_at.millis(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("0xa".into(), 1_000_000, 1_700_000_090_000),
+                ("0xb".into(), 2_250_000, 1_700_000_080_000),
+                ("0xc".into(), 3_000_000, 1_700_000_050_000),
+            ]
+        );
+        assert_eq!(trades[0].price, crossbook_core::Price::from_micros(515_000));
+        let requests = seen.lock().unwrap().clone();
+        assert_eq!(
+            requests.len(),
+            2,
+            "stops at the page reaching past `since`: {requests:?}"
+        );
+        assert!(requests[1].contains("cursor=p2"), "{requests:?}");
     }
 }

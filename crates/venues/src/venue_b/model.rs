@@ -175,9 +175,17 @@ pub struct GammaMarket {
     pub outcomes: JsonList,
     #[serde(default)]
     pub outcome_prices: JsonList,
-    /// `clobTokenIds[i]` belongs to `outcomes[i]`; null for non-CLOB markets.
+    /// `clobTokenIds[i]` belongs to `outcomes[i]`; null for non-CLOB markets. The outcome ids of a
+    /// protocol v1 market (see [`GammaMarket::outcome_ids`]).
     #[serde(default)]
     pub clob_token_ids: JsonList,
+    /// The protocol the market trades on: absent or `"v1"`, or `"v2"`.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// `positionIds[i]` belongs to `outcomes[i]`: the outcome ids of a `"v2"` market, which may list
+    /// `clobTokenIds` too (ids that no longer trade).
+    #[serde(default)]
+    pub position_ids: JsonList,
     /// Listing time.
     #[serde(default, deserialize_with = "de_opt_time")]
     pub start_date: Option<Timestamp>,
@@ -224,6 +232,27 @@ pub struct GammaMarket {
     pub events: Vec<Lenient<GammaEvent>>,
 }
 
+impl GammaMarket {
+    /// Whether the market is marked as a protocol v2 market.
+    pub fn is_v2(&self) -> bool {
+        self.version
+            .as_deref()
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("v2"))
+    }
+
+    /// The outcome ids the CLOB, the market channel and the Data API know the market's outcomes by, in the
+    /// order of `outcomes`: chosen by `version` even when both lists are present (`positionIds` for a
+    /// `"v2"` market, `clobTokenIds` otherwise); the other list only when the chosen one is empty.
+    pub fn outcome_ids(&self) -> &[String] {
+        let (chosen, other) = if self.is_v2() {
+            (&self.position_ids, &self.clob_token_ids)
+        } else {
+            (&self.clob_token_ids, &self.position_ids)
+        };
+        if chosen.0.is_empty() { &other.0 } else { &chosen.0 }
+    }
+}
+
 /// One `{price, size}` level of a CLOB book.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct BookLevel {
@@ -254,30 +283,82 @@ pub struct OrderBookSummary {
     pub last_trade_price: Option<Num>,
 }
 
-/// A Data API trade (`GET /trades`, bare array, newest first).
+/// A Data API `/trades` answer, newest first: the v1 bare array of camelCase rows, or the v2 envelope
+/// `{"data": [snake_case rows], "pagination": {"next_cursor", "has_more"}}` (`data` may be `null`). Rows
+/// decode one by one, so one the parser cannot read is reported and skipped, not the whole answer.
+#[derive(Debug, Clone, Default)]
+pub struct DataTradesPage {
+    pub rows: Vec<Lenient<DataTrade>>,
+    /// v2: the cursor of the next (older) page, while there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// v2 `pagination`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct DataPagination {
+    #[serde(default)]
+    pub next_cursor: Option<String>,
+    #[serde(default)]
+    pub has_more: Option<bool>,
+}
+
+impl<'de> Deserialize<'de> for DataTradesPage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Shape {
+            V1(Vec<Lenient<DataTrade>>),
+            V2 {
+                #[serde(deserialize_with = "de_null_default")]
+                data: Vec<Lenient<DataTrade>>,
+                #[serde(default)]
+                pagination: Option<DataPagination>,
+            },
+        }
+        Ok(match Shape::deserialize(d)? {
+            Shape::V1(rows) => DataTradesPage {
+                rows,
+                next_cursor: None,
+            },
+            Shape::V2 { data, pagination } => {
+                let p = pagination.unwrap_or_default();
+                DataTradesPage {
+                    rows: data,
+                    next_cursor: p.next_cursor.filter(|c| !c.is_empty() && p.has_more != Some(false)),
+                }
+            }
+        })
+    }
+}
+
+/// A Data API trade: a v1 camelCase row (`proxyWallet`, `conditionId`, numbers for `size`/`price`, Unix
+/// seconds) or a v2 snake_case row (`proxy_wallet`, `condition_id`, decimal strings, Unix milliseconds).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DataTrade {
-    #[serde(default)]
+    #[serde(default, alias = "proxy_wallet", alias = "wallet")]
     pub proxy_wallet: Option<String>,
     /// `BUY` | `SELL`, of this trader in `asset`.
     pub side: String,
     /// Token id.
+    #[serde(alias = "asset_id")]
     pub asset: String,
+    #[serde(alias = "condition_id")]
     pub condition_id: String,
-    /// A number.
+    /// A number (v1) or a decimal string (v2).
     pub size: Num,
-    /// A number.
+    /// A number (v1) or a decimal string (v2).
     pub price: Num,
-    /// Integer Unix seconds.
+    /// Integer Unix seconds (v1) or milliseconds (v2).
+    #[serde(alias = "block_timestamp")]
     pub timestamp: Num,
     #[serde(default)]
     pub outcome: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "outcome_index")]
     pub outcome_index: Option<i64>,
-    #[serde(default)]
+    #[serde(default, alias = "event_slug")]
     pub event_slug: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "transaction_hash")]
     pub transaction_hash: Option<String>,
 }
 
@@ -568,11 +649,13 @@ mod tests {
 
     #[test]
     fn data_api_trades() {
-        run::<Vec<Lenient<DataTrade>>>(vec![
+        run::<DataTradesPage>(vec![
             TestCase {
                 label: "TC0: sample tape: numbers for size, price and seconds; null profile fields",
                 input: DATA_TRADES,
-                check: Some(|ts| {
+                check: Some(|p| {
+                    let ts = &p.rows;
+                    assert_eq!(p.next_cursor, None);
                     let t = ok(&ts[0]);
                     assert_eq!((t.size.0.as_str(), t.price.0.as_str()), ("21.3", "0.52"));
                     assert_eq!(t.timestamp.integer(), Some(1_778_584_051));
@@ -586,10 +669,45 @@ mod tests {
                 label: "TC1: a trade without an asset among good ones",
                 input: r#"[{"side": "BUY", "conditionId": "0x1", "size": 1, "price": 0.5, "timestamp": 1},
                     {"side": "BUY", "asset": "7", "conditionId": "0x1", "size": "2.5", "price": "0.5", "timestamp": 2}]"#,
-                check: Some(|ts| {
-                    assert!(matches!(ts[0], Lenient::Bad { .. }));
-                    assert_eq!(ok(&ts[1]).size.0, "2.5", "strings accepted too");
+                check: Some(|p| {
+                    assert!(matches!(p.rows[0], Lenient::Bad { .. }));
+                    assert_eq!(ok(&p.rows[1]).size.0, "2.5", "strings accepted too");
                 }),
+            },
+            TestCase {
+                label: "TC2: v2 envelope, snake_case rows with decimal strings, a bad row kept apart",
+                input: r#"{"data": [
+                    {"proxy_wallet": "0xab", "side": "SELL", "asset": "7", "condition_id": "0x1", "size": "12.5",
+                     "price": "0.4375", "timestamp": 1778584051123, "outcome": "Down", "outcome_index": 1,
+                     "event_slug": "btc-updown-15m-1778583600", "transaction_hash": "0xfe"},
+                    {"side": "BUY", "condition_id": "0x1", "size": "1", "price": "0.5", "timestamp": 1}],
+                    "pagination": {"next_cursor": "eyJ0IjoxfQ", "has_more": true}}"#,
+                check: Some(|p| {
+                    let t = ok(&p.rows[0]);
+                    assert_eq!(t.proxy_wallet.as_deref(), Some("0xab"));
+                    assert_eq!((t.condition_id.as_str(), t.asset.as_str()), ("0x1", "7"));
+                    assert_eq!((t.size.0.as_str(), t.price.0.as_str()), ("12.5", "0.4375"));
+                    assert_eq!(t.timestamp.integer(), Some(1_778_584_051_123));
+                    assert_eq!(t.outcome_index, Some(1));
+                    assert_eq!(t.transaction_hash.as_deref(), Some("0xfe"));
+                    assert!(matches!(p.rows[1], Lenient::Bad { .. }), "no asset");
+                    assert_eq!(p.next_cursor.as_deref(), Some("eyJ0IjoxfQ"));
+                }),
+            },
+            TestCase {
+                label: "TC3: v2 last page and an empty answer",
+                input: r#"{"data": null, "pagination": {"next_cursor": null, "has_more": false}}"#,
+                check: Some(|p| assert!(p.rows.is_empty() && p.next_cursor.is_none())),
+            },
+            TestCase {
+                label: "TC4: has_more false wins over a stray cursor",
+                input: r#"{"data": [], "pagination": {"next_cursor": "x", "has_more": false}}"#,
+                check: Some(|p| assert!(p.next_cursor.is_none())),
+            },
+            TestCase {
+                label: "TC5: neither shape",
+                input: r#"{"trades": []}"#,
+                check: None,
             },
         ]);
     }

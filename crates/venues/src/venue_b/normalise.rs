@@ -263,7 +263,7 @@ fn market_inner(
         .or_else(|| nonempty(&e.title))
         .unwrap_or_else(|| condition_id.clone());
     let outcomes = &m.outcomes.0;
-    let tokens = &m.clob_token_ids.0;
+    let tokens = m.outcome_ids();
     let yes = yes_index(outcomes);
     let no = usize::from(yes == 0);
     if !tokens.is_empty() && tokens.len() != 2 {
@@ -673,6 +673,48 @@ mod tests {
             Some(Price::from_micros(750_000)),
             "lastTradePrice is the first token's"
         );
+    }
+
+    /// A `"v2"` market's outcomes are its `positionIds`, even when it lists `clobTokenIds` too; a market
+    /// without `version` (or `"v1"`) keeps its `clobTokenIds`.
+    #[test]
+    fn v2_markets_use_their_position_ids() {
+        let both = serde_json::json!({"clobTokenIds": "[\"111\", \"222\"]", "positionIds": "[\"555\", \"666\"]"});
+        let tokens = |extra: serde_json::Value| {
+            let mut x = both.clone();
+            x.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let (e, m) = market_with("[\"Yes\", \"No\"]", x);
+            let mk = market(&e, &m, "s", Category::Other).unwrap();
+            (mk.yes_token_id.unwrap(), mk.no_token_id.unwrap())
+        };
+        assert_eq!(
+            tokens(serde_json::json!({"version": "v2"})),
+            ("555".into(), "666".into())
+        );
+        assert_eq!(
+            tokens(serde_json::json!({"version": "V2"})),
+            ("555".into(), "666".into())
+        );
+        assert_eq!(
+            tokens(serde_json::json!({"version": "v1"})),
+            ("111".into(), "222".into())
+        );
+        assert_eq!(tokens(serde_json::json!({})), ("111".into(), "222".into()));
+        // Only the other list present: it is used.
+        assert_eq!(
+            tokens(serde_json::json!({"version": "v2", "positionIds": null})),
+            ("111".into(), "222".into())
+        );
+        assert_eq!(
+            tokens(serde_json::json!({"clobTokenIds": null, "positionIds": ["7", "8"]})),
+            ("7".into(), "8".into())
+        );
+        // A v2 market with three position ids is not a binary market.
+        let (e, m) = market_with(
+            "[\"A\", \"B\"]",
+            serde_json::json!({"version": "v2", "positionIds": "[\"1\", \"2\", \"3\"]"}),
+        );
+        assert!(market(&e, &m, "s", Category::Other).unwrap_err().is_malformed());
     }
 
     #[test]

@@ -161,19 +161,25 @@ impl RestRequest for PostBooks {
     }
 }
 
-/// Data API `GET /trades?market=<conditionIds>&limit=&takerOnly=true` (bare array, newest first).
+/// Data API `GET /trades?market=<conditionIds>&limit=&takerOnly=true`, newest first: a bare array (v1) or
+/// the v2 envelope with a `cursor` for the next page (both read by [`model::DataTradesPage`]).
 #[derive(Debug, Clone)]
 pub struct ListTrades {
     pub condition_ids: Vec<String>,
+    /// The v2 `next_cursor` of the previous page.
+    pub cursor: Option<String>,
 }
 
 /// Condition ids per trades call (they go into the query string).
 pub const MARKETS_PER_TRADES_CALL: usize = 20;
 /// Trades per call (a practical cap of the venue).
 pub const TRADES_LIMIT: u32 = 500;
+/// Pages read per trades call when the venue pages (v2), newest first: enough to reach back a poll
+/// interval's trades at any realistic rate, bounded so one call cannot walk the whole history.
+pub const MAX_TRADE_PAGES: usize = 5;
 
 impl RestRequest for ListTrades {
-    type Response = Vec<Lenient<model::DataTrade>>;
+    type Response = model::DataTradesPage;
     fn name(&self) -> &'static str {
         "GET /trades"
     }
@@ -181,10 +187,17 @@ impl RestRequest for ListTrades {
         "/trades".into()
     }
     fn query(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("market", self.condition_ids.join(",")),
+        let ids = self.condition_ids.join(",");
+        // v1 filters on `market`, v2 on `condition`; each ignores the other's name.
+        let mut q = vec![
+            ("market", ids.clone()),
+            ("condition", ids),
             ("limit", TRADES_LIMIT.to_string()),
             ("takerOnly", "true".to_string()),
-        ]
+        ];
+        if let Some(c) = &self.cursor {
+            q.push(("cursor", c.clone()));
+        }
+        q
     }
 }

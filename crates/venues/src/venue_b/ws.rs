@@ -305,7 +305,11 @@ impl FeedSession for Session {
     fn on_text(&mut self, text: &str, now: Timestamp) -> FeedUpdate {
         let trimmed = text.trim();
         if trimmed.eq_ignore_ascii_case("PONG") || trimmed.eq_ignore_ascii_case("PING") {
-            return FeedUpdate::default();
+            // A keepalive: the connection is alive, though no market changed.
+            return FeedUpdate {
+                alive: true,
+                ..Default::default()
+            };
         }
         let malformed = |reason: String, payload: &str| FeedUpdate {
             malformed: vec![VenueError::malformed(EX, "websocket frame", reason, payload)],
@@ -512,6 +516,7 @@ mod tests {
         let mut s = session_with_books();
         let u = s.on_text("PONG", now());
         assert!(!u.data && u.malformed.is_empty(), "PONG is not data");
+        assert!(u.alive, "but shows the connection is alive");
         let u = s.on_text(
             &format!(r#"{{"event_type":"last_trade_price","asset_id":"{UP}","market":"{COND}","price":"0.52","size":"10","side":"BUY","timestamp":"1"}}"#),
             now(),
