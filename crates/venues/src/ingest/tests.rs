@@ -687,6 +687,8 @@ struct FakeVenue {
     ws_url: Option<String>,
     tape: Arc<Mutex<Vec<Trade>>>,
     books: Arc<Mutex<Vec<BookSnapshot>>>,
+    /// How often the client sends venue_b's text `PING` (none: the venue pings, or nobody does).
+    keepalive: Option<Duration>,
 }
 
 impl Venue for FakeVenue {
@@ -750,6 +752,10 @@ impl Venue for FakeVenue {
     fn polls_trades_with_ws(&self) -> bool {
         true
     }
+
+    fn keepalive_interval(&self) -> Option<Duration> {
+        self.keepalive
+    }
 }
 
 // ------------------------------------------------------------------------------------------ fake server
@@ -761,8 +767,11 @@ enum Mode {
     Normal,
     /// Pushes nothing, but still answers a (re)subscription: a resubscribe cures it.
     Muted,
-    /// Answers nothing at all: only a reconnect cures it.
+    /// Answers nothing at all, keepalives included: only a reconnect cures it.
     Deaf,
+    /// A quiet market on a healthy connection: no market changes to send, but keepalives answered (`PONG`)
+    /// and, when [`Server::pings`] is on, a heartbeat ping frame sent every 100 ms (as venue_a does).
+    Quiet,
 }
 
 /// A market-channel server speaking venue_b's protocol with one book per token (the "truth").
@@ -774,6 +783,10 @@ struct Server {
     truth: Arc<Mutex<BTreeMap<String, i64>>>,
     mode: Arc<Mutex<Mode>>,
     push: mpsc::UnboundedSender<ServerCmd>,
+    /// Keepalives answered (`PONG`s) and heartbeat pings sent so far.
+    keepalives: Arc<AtomicUsize>,
+    /// Send heartbeat ping frames while quiet.
+    pings: Arc<std::sync::atomic::AtomicBool>,
 }
 
 enum ServerCmd {
@@ -802,6 +815,9 @@ impl Server {
         let mode = Arc::new(Mutex::new(Mode::Normal));
         let (push, mut push_rx) = mpsc::unbounded_channel::<ServerCmd>();
         let (conns, subs, tr, md) = (connections.clone(), subscribes.clone(), truth.clone(), mode.clone());
+        let keepalives = Arc::new(AtomicUsize::new(0));
+        let pings = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (kas, pgs) = (keepalives.clone(), pings.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
@@ -812,13 +828,23 @@ impl Server {
                 };
                 let n = conns.fetch_add(1, Ordering::SeqCst);
                 *md.lock().unwrap() = Mode::Normal;
+                let mut heartbeat = tokio::time::interval(Duration::from_millis(100));
                 loop {
                     tokio::select! {
+                        _ = heartbeat.tick() => {
+                            if *md.lock().unwrap() == Mode::Quiet && pgs.load(Ordering::SeqCst) {
+                                kas.fetch_add(1, Ordering::SeqCst);
+                                let _ = ws.send(Message::Ping(b"heartbeat".to_vec().into())).await;
+                            }
+                        }
                         msg = ws.next() => match msg {
                             Some(Ok(Message::Text(t))) => {
                                 let t = t.to_string();
                                 if t == "PING" {
-                                    let _ = ws.send(Message::Text("PONG".into())).await;
+                                    if *md.lock().unwrap() != Mode::Deaf {
+                                        kas.fetch_add(1, Ordering::SeqCst);
+                                        let _ = ws.send(Message::Text("PONG".into())).await;
+                                    }
                                     continue;
                                 }
                                 let v: serde_json::Value = serde_json::from_str(&t).unwrap_or_default();
@@ -827,7 +853,7 @@ impl Server {
                                     continue;
                                 }
                                 subs.lock().unwrap().push(n);
-                                if *md.lock().unwrap() == Mode::Deaf {
+                                if matches!(*md.lock().unwrap(), Mode::Deaf | Mode::Quiet) {
                                     continue;
                                 }
                                 let frames: Vec<String> = tr
@@ -860,6 +886,8 @@ impl Server {
             truth,
             mode,
             push,
+            keepalives,
+            pings,
         }
     }
 
@@ -904,6 +932,7 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
         ws_url: Some(server.url.clone()),
         tape: tape.clone(),
         books: Arc::default(),
+        keepalive: None,
     };
     let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
     let handle = Ingest::start_venue(
@@ -1023,6 +1052,118 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
         .expect("every worker stops on cancel");
 }
 
+/// A quiet market on a healthy connection: the venue sends no changes but answers the client's `PING`s
+/// (venue_b) or sends heartbeat pings (venue_a). The watchdog counts these as liveness: no resubscription,
+/// no reconnect and no `silence` gap however long the quiet lasts, and the data's age is not reset by them.
+/// Once everything stops (no keepalives either), the books get their `silence` gap and the feed reconnects.
+#[tokio::test]
+async fn keepalives_keep_a_quiet_feed_without_silence_gaps() {
+    for venue_pings in [false, true] {
+        let server = Server::start().await;
+        server.pings.store(venue_pings, Ordering::SeqCst);
+        let (live, bus, health) = {
+            let live = LiveBooks::new();
+            let health = VenueHealth::new(&live);
+            (live, Bus::new(1024), health)
+        };
+        let mut bus_rx = bus.subscribe();
+        let venue = FakeVenue {
+            ws_url: Some(server.url.clone()),
+            tape: Arc::default(),
+            books: Arc::default(),
+            // The client pings (venue_b) unless the venue does (venue_a).
+            keepalive: (!venue_pings).then_some(Duration::from_millis(100)),
+        };
+        let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+        Ingest::start_venue(
+            venue,
+            &test_config(),
+            Arc::new(MemStore::default()),
+            live.clone(),
+            bus,
+            health.clone(),
+            cancel.clone(),
+            &tracker,
+        );
+        wait_until("books from the first connection", 10, || {
+            best_bid(&live, UP) == Some(51)
+        })
+        .await;
+        let data_at = health.get(Exchange::VenueB).and_then(|h| h.last_message_at);
+
+        // Quiet for over three silence limits (1 s each), counted in keepalives (100 ms apart).
+        *server.mode.lock().unwrap() = Mode::Quiet;
+        let from = server.keepalives.load(Ordering::SeqCst);
+        wait_until("35 keepalives while quiet", 20, || {
+            server.keepalives.load(Ordering::SeqCst) >= from + 35
+        })
+        .await;
+        let h = health.get(Exchange::VenueB).unwrap();
+        assert_eq!(
+            server.subscribes_on(0),
+            1,
+            "pings {venue_pings}: resubscribed while quiet"
+        );
+        assert_eq!(
+            server.connections.load(Ordering::SeqCst),
+            1,
+            "pings {venue_pings}: reconnected"
+        );
+        assert_eq!(best_bid(&live, UP), Some(51), "the books are still held and fresh");
+        assert_eq!(h.last_message_at, data_at, "keepalives do not make the data younger");
+        assert!(h.last_alive_at > data_at, "but show the connection alive: {h:?}");
+        assert_eq!(
+            h.freshness(Timestamp::now(), Duration::from_secs(60)),
+            crate::Freshness::Fresh
+        );
+        let mut silence_gaps = 0;
+        while let Ok(ev) = bus_rx.try_recv() {
+            if let DomainEvent::BooksStale { cause, .. } = ev {
+                assert_ne!(
+                    cause,
+                    GapCause::Silence,
+                    "pings {venue_pings}: a silence gap while quiet"
+                );
+            }
+        }
+
+        // Everything stops: a silence gap, then a reconnect.
+        *server.mode.lock().unwrap() = Mode::Deaf;
+        server.pings.store(false, Ordering::SeqCst);
+        testing_deadline(15, async || {
+            while let Ok(ev) = bus_rx.recv().await {
+                if let DomainEvent::BooksStale {
+                    cause: GapCause::Silence,
+                    ..
+                } = ev
+                {
+                    silence_gaps += 1;
+                    return;
+                }
+            }
+        })
+        .await;
+        assert_eq!(silence_gaps, 1);
+        wait_until("a reconnect after everything stopped", 15, || {
+            server.connections.load(Ordering::SeqCst) == 2
+        })
+        .await;
+
+        cancel.cancel();
+        tracker.close();
+        tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+            .await
+            .expect("stops on cancel");
+    }
+}
+
+/// Runs `f` to its end within `secs`, or fails.
+async fn testing_deadline(secs: u64, f: impl AsyncFnOnce()) {
+    tokio::time::timeout(Duration::from_secs(secs), f())
+        .await
+        .expect("within the deadline");
+}
+
 #[tokio::test]
 async fn without_a_websocket_the_feed_polls_rest_books() {
     let store = Arc::new(MemStore::default());
@@ -1036,6 +1177,7 @@ async fn without_a_websocket_the_feed_polls_rest_books() {
         ws_url: None,
         tape: Arc::default(),
         books: books.clone(),
+        keepalive: None,
     };
     let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
     Ingest::start_venue(
