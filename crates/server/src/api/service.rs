@@ -508,5 +508,21 @@ mod tests {
         assert_eq!(v(true, None), VenueStatus::Waiting);
         assert_eq!(v(true, Some(40_000)), VenueStatus::Fresh);
         assert_eq!(v(true, Some(39_999)), VenueStatus::Stale);
+        // Fresh books with a trade tape that keeps failing: degraded, with the part named.
+        let mut h = FeedHealth {
+            last_message_at: Some(Timestamp::from_millis(99_000)),
+            connected: true,
+            books: 1,
+            ..FeedHealth::default()
+        };
+        for _ in 0..crossbook_venues::DEGRADED_AFTER_FAILURES {
+            h.part_failed(Part::Trades, "HTTP 500".into(), now);
+        }
+        let out = venue_health(Some(h), now);
+        assert_eq!(out.status, VenueStatus::Degraded);
+        assert_eq!(out.parts.trades.status, PartStatus::Failing);
+        assert_eq!(out.parts.books.status, PartStatus::Unknown);
+        assert_eq!(out.last_error.as_deref(), Some("HTTP 500"));
+        assert!(out.reason.is_some_and(|r| r.starts_with("trades failing")));
     }
 }
