@@ -215,7 +215,7 @@ async fn metrics_are_labelled_by_route_template() {
     .await;
 }
 
-/// `/metrics` for alerting: every metric family has HELP text; every counter the README names is there at 0
+/// `/metrics` for alerting: every metric family has HELP text; every counter the documentation names is there at 0
 /// before its first event (so `increase()` sees the first one); the per-venue gauges follow the feed health.
 #[tokio::test]
 async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
@@ -236,7 +236,7 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
     assert_eq!(r.status.as_u16(), 200);
     let text = r.text;
 
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let readme: String = crate::util::user_docs().into_iter().map(|(_, text)| text).collect();
     let mut named: Vec<&str> = readme
         .match_indices("crossbook_")
         .map(|(i, _)| {
