@@ -1,5 +1,5 @@
 //! `crossbook tail`: a terminal client of the live stream `GET /v1/stream` (protocol in
-//! the README's "Live stream" section). Data goes to standard output, one line per message; everything
+//! docs/live-stream.md). Data goes to standard output, one line per message; everything
 //! about the connection itself goes to standard error, so that `crossbook tail … > file` records only data.
 
 use std::{collections::BTreeSet, time::Duration};

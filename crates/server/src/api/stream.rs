@@ -55,7 +55,7 @@ impl FromQuery for StreamParams {
 /// more each message), `sent_at`, `received_at` and `venue_ts`. A refused op gets an `error` message and
 /// the connection stays open. Plans limit open streams per customer and markets per stream (Free 2 and 50,
 /// Builder 10 and 500, Trader 50 and 5,000 by default). A client that reads too slowly is closed with code
-/// 1013 and may resume; on shutdown streams close with 1001. The README documents every message.
+/// 1013 and may resume; on shutdown streams close with 1001. docs/live-stream.md documents every message.
 #[utoipa::path(
     get,
     path = "/v1/stream",

@@ -1319,7 +1319,7 @@ async fn openapi_documents_the_webhook_routes() {
 
 // ------------------------------------------------------------------------------------------------ example receivers
 
-/// The Python receivers of `docs/examples/` (shown in the README), run as a user runs them.
+/// The Python receivers of `docs/examples/` (shown in docs/webhooks.md), run as a user runs them.
 const PY_RECEIVERS: [&str; 2] = ["receiver_standardwebhooks.py", "receiver_hmac.py"];
 
 /// A `docs/examples/` receiver started with `secret` on a free port, as a child process (killed on drop).
@@ -1393,7 +1393,7 @@ impl Drop for PyReceiver {
     }
 }
 
-/// Verifies `got` with `standardwebhooks` given the secret as a str (the README warns against it); returns
+/// Verifies `got` with `standardwebhooks` given the secret as a str (the webhooks guide warns against it); returns
 /// the library's error message, or `None` when it verified.
 fn verify_with_str_secret(got: &Received, secret: &str) -> Option<String> {
     const PROGRAM: &str = r#"
@@ -1464,7 +1464,7 @@ async fn the_example_receivers_verify_real_deliveries() {
             receivers.push(py);
         }
 
-        // The README's warning: the hex secret passed to the library as a str does not verify.
+        // The webhooks guide's warning: the hex secret passed to the library as a str does not verify.
         assert_eq!(
             verify_with_str_secret(&got, &secret).as_deref(),
             Some("No matching signature found")
