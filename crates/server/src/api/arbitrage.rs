@@ -557,7 +557,9 @@ impl FromQuery for HistoryParams {
 /// with taker fees, and returns the pairs whose better direction nets at least `min_net_cents`,
 /// sorted by `net_cents` descending. Fees: venue_a `ceil(7 × p × (1 − p))` cents; venue_b
 /// `rate × p × (1 − p)` dollars rounded half-up to 5 decimals, at the rate the operator set for the venue_b
-/// market's category (0.07 by default); each opportunity names the rates in `fee_model`. Any valid key.
+/// market's category (0.07 by default); each opportunity names the rates in `fee_model`. Any valid key. A
+/// process that holds no live books (`--role api`, or a standby waiting for the ingest lock) answers 503
+/// `unavailable` with the reason, never an empty list.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/current",
@@ -571,6 +573,7 @@ async fn current(
     _gate: Gate<groups::ArbitrageCurrent>,
     ValidQuery(p): ValidQuery<CurrentParams>,
 ) -> ApiResult<Response> {
+    state.require_live()?;
     // The answer is the same for every caller allowed here, so identical queries share one scan for
     // `arbitrage_cache_ms` (one scan per query and period under load, instead of one per request).
     let key = format!("current {p:?}");
@@ -620,6 +623,7 @@ async fn difference(
     _gate: Gate<groups::PriceSpread>,
     ValidQuery(p): ValidQuery<DifferenceParams>,
 ) -> ApiResult<Json<Vec<Value>>> {
+    state.require_live()?;
     let catalog = state.arb.catalog(&state.store).await?;
     let params = SpreadParams {
         now: Timestamp::now(),

@@ -196,6 +196,27 @@ pub struct VenuesOut {
     pub venue_b: VenueHealthOut,
 }
 
+/// Whether this process serves live data (live books, current arbitrage, the live stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveStatus {
+    /// It ingests and serves the routes that answer from live books.
+    Serving,
+    /// It serves the API but holds no live data; those routes answer 503 `unavailable`.
+    Unavailable,
+    /// It serves no API (`--role ingest`).
+    NotServed,
+}
+
+/// The live plane in `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LiveOut {
+    pub status: LiveStatus,
+    /// Why live data is `unavailable` here, and where it is served; null otherwise.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+}
+
 /// The body of `/readyz`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReadyOut {
@@ -203,6 +224,7 @@ pub struct ReadyOut {
     pub store: StoreHealthOut,
     pub venues: VenuesOut,
     pub ingest: IngestOut,
+    pub live: LiveOut,
 }
 
 /// Liveness
@@ -260,8 +282,9 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 /// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;
 /// it is `ok` again, and the answer 200, once they succeed again (a kind written rarely also clears once the
 /// store has taken other writes and the kind has not failed for 10 s). A process that does not ingest (`--role api`, or a standby
-/// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
-/// not count: its data comes from the store, which the leader keeps up to date.
+/// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`: its stored
+/// data comes from the store, which the leader keeps up to date. It holds no live data, though, so its `live`
+/// is `unavailable` with the reason, and the answer is 503: it never reports ready with an empty live plane.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -314,7 +337,21 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let venues_ok = [&venues.venue_a, &venues.venue_b]
         .iter()
         .all(|v| matches!(v.status, VenueStatus::NotConfigured | VenueStatus::Fresh));
-    let ready = store.status == StoreStatus::Ok && venues_ok;
+    let live = match state.live_unavailable() {
+        _ if state.config.role == Role::Ingest => LiveOut {
+            status: LiveStatus::NotServed,
+            reason: None,
+        },
+        Some(why) => LiveOut {
+            status: LiveStatus::Unavailable,
+            reason: Some(why.to_string()),
+        },
+        None => LiveOut {
+            status: LiveStatus::Serving,
+            reason: None,
+        },
+    };
+    let ready = store.status == StoreStatus::Ok && venues_ok && live.status != LiveStatus::Unavailable;
     let body = ReadyOut {
         status: if ready {
             ReadyStatus::Ready
@@ -331,6 +368,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             },
             leader,
         },
+        live,
     };
     log_readiness_change(&state, &body);
     let code = if ready {
@@ -358,6 +396,7 @@ fn log_readiness_change(state: &AppState, body: &ReadyOut) {
         (_, None) => Some(format!("{:?}", v.status)),
     };
     tracing::warn!(
+        live = body.live.reason.as_deref().unwrap_or("ok"),
         store = ?body.store.status,
         store_error = body.store.last_error.as_deref().unwrap_or(""),
         venue_a = venue(&body.venues.venue_a).as_deref().unwrap_or("ok"),

@@ -5,7 +5,7 @@
 use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Outcome, Price, TakerSide, Timestamp, Trade};
-use crossbook_server::config::Config;
+use crossbook_server::config::{Config, Role};
 use crossbook_store::testing::{TestDb, sqlite_database};
 use crossbook_venues::{BookKey, DomainEvent};
 use futures_util::{SinkExt, StreamExt};
@@ -1027,4 +1027,31 @@ async fn anonymous_when_there_is_room(addr: SocketAddr) -> Ws {
             Err(e) => panic!("no place was freed: {e}"),
         }
     }
+}
+
+/// A process that holds no live data (`--role api`, or a standby waiting for the ingest lock) refuses the stream
+/// with 503 rather than accept subscriptions and send nothing.
+#[tokio::test]
+async fn a_process_without_live_data_refuses_the_stream() {
+    let (db, keys, s) = served(|c| c.role = Role::Api).await;
+    let err = Ws::try_connect(s.addr, "", Some(&keys.trader))
+        .await
+        .err()
+        .expect("the upgrade is refused");
+    assert!(err.to_string().contains("503"), "{err}");
+    drop(s);
+
+    // A standby: the same process serves the stream once it leads.
+    let s = Served::start(&db, |_| {}).await;
+    s.app.state.ingest.set_standby(true);
+    let err = Ws::try_connect(s.addr, "", Some(&keys.trader))
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("503"), "{err}");
+    s.app.state.ingest.set_standby(false);
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.trader)).await;
+    assert_eq!(ws.next().await["type"], "welcome");
+    drop((ws, s));
+    db.cleanup().await;
 }
