@@ -1593,7 +1593,9 @@ mod tests {
             let (l, url) = listen().await;
             let cond = format!("0x{}", "ab".repeat(32));
             let other = format!("0x{}", "ef".repeat(32));
-            let requests: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+            // (request line, key) of each lookup.
+            type Asked = Vec<(String, Option<String>)>;
+            let requests: Arc<Mutex<Asked>> = Arc::default();
             let (c, seen) = (cond.clone(), requests.clone());
             tokio::spawn(async move {
                 let (mut ws, _, _) = accept(&l).await;
