@@ -129,7 +129,7 @@ fn parse(q: &QueryMap, plan: Plan) -> ApiResult<Parsed> {
 /// newline-delimited JSON (`application/x-ndjson`, one message a line) in time order across all the books.
 /// Each message has `type`, `exchange`, `market_id`, `asset_id` (the venue_b token; null on venue_a), `seq`
 /// (the book's event number; null on trades), `venue_ts` (the venue's time where known) and `received_at`;
-/// prices are four-decimal strings and sizes numbers:
+/// book levels' prices are four-decimal strings, a trade's price and every size numbers:
 /// - `book_snapshot`: the whole book (`bids`, `asks`, `no_bids`, best first), at `start_time` and after each
 ///   gap;
 /// - `book_change`: `changes`, each `{side, price, size}` with the level's new size (0 removes it);

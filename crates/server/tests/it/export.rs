@@ -268,7 +268,8 @@ fn flatten(replay: &[Value]) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
                 text(&m["received_at"]),
                 text(&m["taker_side"]),
                 text(&m["outcome"]),
-                text(&m["price"]),
+                // A JSON number in the replay, a four-decimal string in CSV.
+                m["price"].to_string().parse::<Price>().unwrap().to_string4(),
                 size6(&m["size"]),
             ]),
             other => panic!("unexpected message {other}"),
