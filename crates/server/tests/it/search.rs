@@ -709,7 +709,8 @@ async fn limits_offsets_and_common_parameters_are_strict() {
                 format!("limit={}", max + 1),
                 "limit=".into(),
                 "limit=-1".into(),
-                "limit=1.0".into(),
+                "limit=1.5".into(),
+                "limit=1e-1".into(),
                 "limit=ten".into(),
             ] {
                 let body = app
@@ -838,7 +839,7 @@ async fn route_specific_parameters_are_strict() {
             // Money thresholds: non-negative decimals only.
             ("/v1/search/events?q=e&min_volume=-1", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=abc", "min_volume", ""),
-            ("/v1/search/events?q=e&min_volume=1e3", "min_volume", ""),
+            ("/v1/search/events?q=e&min_volume=1e-7", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=0.0000001", "min_volume", ""),
             ("/v1/search/markets?q=e&min_volume=-0.5", "min_volume", ""),

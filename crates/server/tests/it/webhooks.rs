@@ -989,12 +989,12 @@ async fn a_name_that_resolves_to_loopback_at_delivery_is_blocked_and_logged() {
         assert!(log[0]["error"].as_str().unwrap().contains("blocked"), "{log:?}");
         assert_eq!(receiver.hits(), 0, "the receiver must never be contacted");
 
-        // The test route is guarded the same way.
-        let t = env_ok(
-            &h.call(Method::POST, "/v1/webhooks/whale/test", Some(&k), None).await,
-            200,
-        );
-        assert_eq!(t["blocked"], true);
+        // The test route is guarded the same way, and says the delivery did not succeed.
+        let r = h.call(Method::POST, "/v1/webhooks/whale/test", Some(&k), None).await;
+        assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+        let b = r.json();
+        assert_eq!(b["success"], false, "{b}");
+        assert_eq!(b["data"]["blocked"], true, "{b}");
         assert_eq!(receiver.hits(), 0);
         h.stop().await;
     })
