@@ -327,15 +327,16 @@ impl Hub {
     /// bound of sessions.
     pub fn set_owner(&self, s: &Session, owner: Owner) {
         s.lock().owner = Some(owner);
-        self.bound_sessions(owner);
+        self.bound_sessions(owner, &s.id);
     }
 
     /// Drops the oldest detached sessions of `owner`'s customer while it holds more than its plan allows
     /// ([`StreamSettings::sessions_bound`]). Each detached session keeps its resume buffer for the resume
     /// window, so without a bound a client reconnecting without `session` could pile them up; a dropped
     /// session's resume answers `reset`. Attached sessions are never dropped: the plan's connection limit
-    /// already bounds them.
-    fn bound_sessions(&self, owner: Owner) {
+    /// already bounds them, and neither is `keep`: the session being opened or resumed, which is not attached
+    /// yet.
+    fn bound_sessions(&self, owner: Owner, keep: &str) {
         let Some(bound) = self.settings.sessions_bound(owner.plan) else {
             return;
         };
@@ -350,6 +351,7 @@ impl Hub {
                 }
                 held += 1;
                 if st.attached.is_none()
+                    && id != keep
                     && let Some(at) = st.detached_at
                 {
                     detached.push((at, id.clone()));
