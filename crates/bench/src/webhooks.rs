@@ -235,6 +235,7 @@ async fn register(store: &dyn Store, i: usize, url: &str) -> anyhow::Result<i64>
             WebhookKind::Whale,
             url,
             &crossbook_server::webhooks::new_secret(),
+            true,
             now,
         )
         .await?

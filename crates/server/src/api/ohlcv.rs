@@ -22,7 +22,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{FromQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, text_value},
+    params::{FromQuery, InstantQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, text_value},
 };
 
 /// Most markets one request names.
@@ -202,10 +202,10 @@ pub struct WindowParams {
     pub interval: Option<IntervalName>,
     /// Start (inclusive): ISO 8601, a date (midnight UTC) or Unix milliseconds. The first candle is the interval
     /// holding it. Default: 100 intervals before `to`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<InstantQuery>, inline)]
     pub from: Option<String>,
     /// End (exclusive): ISO 8601, a date or Unix milliseconds. Default: now.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<InstantQuery>, inline)]
     pub to: Option<String>,
 }
 

@@ -20,7 +20,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
     export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
-    params::{QueryMap, check_order, text_value},
+    params::{InstantQuery, QueryMap, check_order, text_value},
     slots::{OpenCounts, Slot},
 };
 
@@ -57,9 +57,11 @@ struct ReplayParams {
     /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
     /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Each book starts with its state at this
     /// instant.
+    #[param(value_type = InstantQuery, inline)]
     start_time: String,
     /// Range end (inclusive), written as `start_time`. The range may span at most 24 hours with a Free key, 7 days with
     /// Builder and 31 days with Trader.
+    #[param(value_type = InstantQuery, inline)]
     end_time: String,
 }
 

@@ -12,7 +12,10 @@ use crossbook_core::{Exchange, Timestamp};
 use crossbook_store::WriteKind;
 use crossbook_venues::{FeedHealth, Freshness};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{
+    PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, config::Role, error::JSON_CONTENT_TYPE, json::Json, state::FRESHNESS_LIMIT};
@@ -424,6 +427,27 @@ async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
+/// An OpenAPI 3.1 document: an object with at least `openapi`, `info` and `paths`.
+pub struct OpenApiDocument;
+
+impl PartialSchema for OpenApiDocument {
+    fn schema() -> RefOr<Schema> {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["openapi", "info", "paths"],
+            "properties": {
+                "openapi": {"type": "string", "pattern": "^3\\.1\\."},
+                "info": {"type": "object", "required": ["title", "version"]},
+                "paths": {"type": "object"},
+                "components": {"type": "object"},
+            },
+        });
+        serde_json::from_value(schema).expect("a valid schema")
+    }
+}
+
+impl ToSchema for OpenApiDocument {}
+
 /// OpenAPI document
 ///
 /// The OpenAPI 3.1 description of every route of this service, generated from the handlers.
@@ -431,7 +455,13 @@ async fn metrics(State(state): State<AppState>) -> Response {
     get,
     path = "/openapi.json",
     tag = "service",
-    responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json"))
+    responses((
+        status = 200,
+        description = "The OpenAPI 3.1 document.",
+        body = inline(OpenApiDocument),
+        content_type = "application/json",
+        example = json!({"openapi": "3.1.0", "info": {"title": "crossbook API", "version": "0.1.0"}, "paths": {}})
+    ))
 )]
 async fn openapi_json() -> Response {
     ([(header::CONTENT_TYPE, JSON_CONTENT_TYPE)], crate::api::openapi_json()).into_response()

@@ -695,7 +695,7 @@ async fn every_invalid_parameter_is_a_400_naming_it() {
             (
                 "/v1/arbitrage/current",
                 &[
-                    ("min_net_cents", &["", "-1", "x", "1e2", "1..2"]),
+                    ("min_net_cents", &["", "-1", "x", "1e", "1e2.5", "1..2"]),
                     ("interval_code", &["", "2m", "15M"]),
                     ("orderbook", &["", "yes", "2"]),
                     ("max_staleness_seconds", &["", "0", "86401", "1.5", "-3"]),

@@ -1055,3 +1055,71 @@ async fn a_process_without_live_data_refuses_the_stream() {
     drop((ws, s));
     db.cleanup().await;
 }
+
+/// One customer cannot pile up sessions by reconnecting without `session`: past its bound (open streams of
+/// the plan × `stream_sessions_per_connection`) the oldest detached session is dropped, and resuming it
+/// answers `reset`, while the newest still resumes.
+#[tokio::test]
+async fn detached_sessions_are_bounded_per_customer_and_the_oldest_is_dropped() {
+    let (db, keys, s) = served(|c| {
+        c.stream_connections_free = 1;
+        c.stream_sessions_per_connection = 2;
+    })
+    .await;
+    let evicted_before = sessions_evicted(&s).await;
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        // The plan allows one stream: each opens once the previous one has detached.
+        let mut ws = crossbook_store::testing::eventually("a free place", WAIT, async || {
+            let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+            let w = ws.next().await;
+            (w["type"] == "welcome").then_some((ws, w))
+        })
+        .await;
+        ids.push(ws.1["session"].as_str().unwrap().to_string());
+        ws.0.send(json!({"op": "ping"})).await;
+        assert_eq!(ws.0.next().await["type"], "pong");
+        drop(ws);
+        crossbook_store::testing::eventually("the session detached", WAIT, async || {
+            (s.app.state.stream.attached_count() == 0).then_some(())
+        })
+        .await;
+    }
+    // Bound 2: each of the last three sessions, on getting its key, dropped the oldest detached one.
+    assert!(sessions_evicted(&s).await >= evicted_before + 3);
+
+    // The oldest: unknown now, so a reset and a new session.
+    let mut ws = Ws::connect(s.addr, &format!("?session={}&resume_from=2", ids[0]), Some(&keys.free)).await;
+    let w = ws.next().await;
+    assert_eq!(w["type"], "welcome");
+    assert_ne!(w["session"], ids[0].as_str());
+    let r = ws.next().await;
+    assert_eq!(r["type"], "reset", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("unknown or expired"), "{r}");
+    drop(ws);
+    crossbook_store::testing::eventually("the session detached", WAIT, async || {
+        (s.app.state.stream.attached_count() == 0).then_some(())
+    })
+    .await;
+
+    // The newest still resumes: welcome (1) and pong (2) were sent, nothing after.
+    let newest = ids.last().unwrap();
+    let mut ws = Ws::connect(s.addr, &format!("?session={newest}&resume_from=2"), Some(&keys.free)).await;
+    let m = ws.next().await;
+    assert_eq!(
+        (m["type"].as_str(), m["session"].as_str()),
+        (Some("resumed"), Some(newest.as_str())),
+        "{m}"
+    );
+    db.cleanup().await;
+}
+
+/// `crossbook_stream_sessions_evicted_total` as `/metrics` shows it now.
+async fn sessions_evicted(s: &Served) -> u64 {
+    let r = s.app.get("/metrics").await;
+    r.text
+        .lines()
+        .find_map(|l| l.strip_prefix("crossbook_stream_sessions_evicted_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}

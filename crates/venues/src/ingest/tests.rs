@@ -376,6 +376,7 @@ impl WebhookStore for MemStore {
         _: WebhookKind,
         _: &str,
         _: &str,
+        _: bool,
         _: Timestamp,
     ) -> StoreResult<Option<Webhook>> {
         unsupported()
