@@ -8,8 +8,9 @@ use std::{
     time::Duration,
 };
 
+use crossbook_live::{Bus, LiveBooks};
 use crossbook_store::Store;
-use crossbook_venues::{Bus, IngestHandle, LiveBooks, VenueHealth};
+use crossbook_venues::{IngestHandle, VenueHealth};
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::{

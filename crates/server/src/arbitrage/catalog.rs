@@ -29,8 +29,8 @@ use crossbook_core::{
     Exchange,
     arb::{Listing, MarketPair, PairKind, PairOverride, SkipReason, pair_markets},
 };
+use crossbook_live::{BookKey, BookSlot, LiveBooks};
 use crossbook_store::{Store, StoreResult};
-use crossbook_venues::{BookKey, BookSlot, LiveBooks};
 
 use super::DEFAULT_WINDOW_TOLERANCE_SECONDS;
 

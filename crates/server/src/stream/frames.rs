@@ -9,7 +9,8 @@ use crossbook_core::{
     book::{BookChange, GapCause},
     whale::WhaleEntry,
 };
-use crossbook_venues::{BookChanged, BookKey, FeedHealth, Freshness, LiveBook};
+use crossbook_live::{BookChanged, BookKey, LiveBook};
+use crossbook_venues::{FeedHealth, Freshness};
 use serde_json::{Value, json};
 
 use super::protocol::{Channel, Frag, frag, levels_json, side_name};

@@ -17,7 +17,8 @@ use std::{
 };
 
 use crossbook_core::{Exchange, Plan, Timestamp};
-use crossbook_venues::{BookChanged, DomainEvent, FeedMode, Freshness, LiveBooks, VenueHealth};
+use crossbook_live::{BookChanged, DomainEvent, LiveBooks};
+use crossbook_venues::{FeedMode, Freshness, VenueHealth};
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;

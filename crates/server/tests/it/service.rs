@@ -52,7 +52,7 @@ async fn health_and_readiness() {
         for i in 0..13 {
             live.upsert(book(Exchange::VenueA, &format!("A-{i}")));
         }
-        live.mark_stale([&crossbook_venues::BookKey::of(&book(Exchange::VenueA, "A-0"))]);
+        live.mark_stale([&crossbook_live::BookKey::of(&book(Exchange::VenueA, "A-0"))]);
         health.update(Exchange::VenueA, |h| {
             h.last_message_at = Some(now);
             h.mode = FeedMode::WebSocket;

@@ -5,9 +5,9 @@
 use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Outcome, Price, TakerSide, Timestamp, Trade};
+use crossbook_live::{BookKey, DomainEvent};
 use crossbook_server::config::{Config, Role};
 use crossbook_store::testing::{TestDb, sqlite_database};
-use crossbook_venues::{BookKey, DomainEvent};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -218,7 +218,7 @@ async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
 
     // A change as ingestion publishes it: live map first, then the bus.
     let seq = s.app.state.live.upsert(book("KX-M", 51, 4)).unwrap();
-    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_live::BookChanged {
         key: BookKey::venue_a("KX-M"),
         book_seq: seq,
         timestamp: Timestamp::now(),
@@ -957,7 +957,7 @@ async fn a_book_subscription_to_a_market_without_a_live_book_says_so() {
 
     // The book of M_BTC_A arrives: its snapshot follows on the same subscription.
     let seq = s.app.state.live.upsert(book(M_BTC_A, 40, 3)).unwrap();
-    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_live::BookChanged {
         key: BookKey::venue_a(M_BTC_A),
         book_seq: seq,
         timestamp: Timestamp::now(),

@@ -29,6 +29,7 @@ use crossbook_core::{
     arb::{Opportunity, ScanParams, fixtures, scan},
     whale::WhaleEntry,
 };
+use crossbook_live::DomainEvent;
 use crossbook_server::{
     AppState,
     arbitrage::render::webhook_data,
@@ -39,7 +40,6 @@ use crossbook_store::{
     WebhookKind,
     testing::{self, for_each_backend},
 };
-use crossbook_venues::DomainEvent;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;

@@ -14,9 +14,9 @@ use tracing::{debug, info, warn};
 
 use crate::{
     backoff::{Backoff, BackoffPolicy},
-    bus::DomainEvent,
     venue::{CatalogBatch, MarketSet, Venue},
 };
+use crossbook_live::DomainEvent;
 
 use super::{Ctx, FollowError, FollowRequest, Runtime};
 
