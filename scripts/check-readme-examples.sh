@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs every `curl` line of the README against `crossbook serve --simulate` (default seed), as one shell
-# session with the Trader demo key, and fails on a 4xx/5xx the README does not say to expect
-# (scripts/readme_examples.py says how the README is read).
+# Runs every `curl` line of the README and of the guides in docs/ against `crossbook serve --simulate` (default
+# seed), each file as one shell session with the Trader demo key, and fails on a 4xx/5xx the text does not say to
+# expect (scripts/readme_examples.py says how the files are read).
 # Usage: scripts/check-readme-examples.sh [path/to/crossbook]   (default: target/debug/crossbook)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/debug/crossbook}"
 
-# The webhook examples deliver to a receiver on loopback, as the README says to try them.
+# The webhook examples deliver to a receiver on loopback, as the webhooks guide says to try them.
 source scripts/serve-simulated.sh "$bin" --allow-private-webhook-targets
 
 # The paging example needs a book with a second page: wait (at most 60 s) until the first venue_a market has one.
@@ -18,8 +18,10 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 
-python3 scripts/readme_examples.py README.md "$base" "$trader" >"$work/examples.sh"
-# `crossbook ...` lines of the README run this binary on the served database.
+# The README first, then the guides in name order.
+mapfile -t docs < <(LC_ALL=C ls docs/*.md)
+python3 scripts/readme_examples.py "$base" "$trader" README.md "${docs[@]}" >"$work/examples.sh"
+# `crossbook ...` lines run this binary on the served database.
 # They run in the scratch directory: the export examples save files where they stand.
 examples_bin="$(realpath "$bin")"
 (cd "$work" && EXAMPLE_BODY="$work/body" EXAMPLES_BIN="$examples_bin" CROSSBOOK_DATABASE_URL="sqlite://$work/crossbook.db" \

@@ -27,13 +27,13 @@ use crossbook_core::{
     Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Plan, Price, Timestamp,
     arb::{ChangeKind, Listing, ScanParams},
 };
+use crossbook_live::{BookKey, DomainEvent, LiveBooks};
 use crossbook_server::{
     AppState,
     arbitrage::{ArbCache, ArbCatalog, scan_live},
     config::Config,
     workers::scanner::{Scanner, Settings, spawn_with},
 };
-use crossbook_venues::{BookKey, DomainEvent, LiveBooks};
 
 use crate::percentile;
 

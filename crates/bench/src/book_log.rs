@@ -218,7 +218,7 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         store.clone(),
         rx,
         KeyframePolicy::DEFAULT,
-        crossbook_venues::VenueHealth::new(&crossbook_venues::LiveBooks::new()),
+        crossbook_venues::VenueHealth::new(&crossbook_live::LiveBooks::new()),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let a = args.clone();
@@ -350,7 +350,7 @@ pub(crate) async fn seed_day(
         store.clone(),
         rx,
         KeyframePolicy::DEFAULT,
-        crossbook_venues::VenueHealth::new(&crossbook_venues::LiveBooks::new()),
+        crossbook_venues::VenueHealth::new(&crossbook_live::LiveBooks::new()),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let keys = tokio::task::spawn_blocking(move || {

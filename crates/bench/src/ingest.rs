@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Price, Timestamp};
+use crossbook_live::{Bus, DomainEvent, LiveBooks};
 use crossbook_server::{config::Config, workers::ingest::ingest_config};
 use crossbook_sim::{SimClock, SimConfig, Simulator};
-use crossbook_venues::{Bus, DomainEvent, Ingest, IngestConfig, LiveBooks, VenueHealth};
+use crossbook_venues::{Ingest, IngestConfig, VenueHealth};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 

@@ -1,6 +1,6 @@
 //! `crossbook-bench`: seeds a database with realistic data and measures the API through real HTTP, so the
-//! figures in the README come from the same code path users hit. Not a test: run it by hand (README,
-//! "Performance").
+//! figures in docs/performance.md come from the same code path users hit. Not a test: run it by hand (see
+//! that guide for each figure's command).
 //!
 //! ```text
 //! cargo run --release -p crossbook-bench -- search --markets 1000000 --database-url sqlite:///tmp/cb-bench.db

@@ -23,13 +23,13 @@ use std::{
 use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Amount, Exchange, Outcome, Plan, Price, TakerSide, Timestamp, Trade, whale::WhaleEntry};
+use crossbook_live::DomainEvent;
 use crossbook_server::{
     AppState,
     config::Config,
     workers::webhooks::{Settings, spawn_with},
 };
 use crossbook_store::{Store, WebhookKind};
-use crossbook_venues::DomainEvent;
 use tokio::sync::Notify;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -235,6 +235,7 @@ async fn register(store: &dyn Store, i: usize, url: &str) -> anyhow::Result<i64>
             WebhookKind::Whale,
             url,
             &crossbook_server::webhooks::new_secret(),
+            true,
             now,
         )
         .await?

@@ -22,9 +22,9 @@ use std::{net::SocketAddr, sync::Arc, time::Instant};
 use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Amount, Event, Exchange, Market, Outcome, Plan, Price, Series, TakerSide, Timestamp, Trade};
+use crossbook_live::DomainEvent;
 use crossbook_server::{AppState, config::Config};
 use crossbook_store::{Store, StoreError, WhaleQuery, WhaleTarget};
-use crossbook_venues::DomainEvent;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 

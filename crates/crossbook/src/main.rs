@@ -21,7 +21,7 @@ mod cmd;
 ///
 /// Every flag also reads the environment variable CROSSBOOK_<FLAG> (e.g. CROSSBOOK_DATABASE_URL) and the
 /// same key in the optional TOML file given with --config; flag beats variable beats file beats default.
-/// Settings without a flag are listed in config.default.toml (and the README); a CROSSBOOK_ variable that names
+/// Settings without a flag are listed in config.default.toml (and docs/configuration.md); a CROSSBOOK_ variable that names
 /// no setting is ignored with a warning, while an unknown key in the file is an error.
 /// The log filter is CROSSBOOK_LOG (or RUST_LOG), e.g. CROSSBOOK_LOG=debug or "info,crossbook_venues=debug".
 #[derive(Parser, Debug)]

@@ -128,6 +128,7 @@ pub struct Config {
     pub stream_markets_builder: usize,
     pub stream_markets_trader: usize,
     pub stream_anonymous_per_address: usize,
+    pub stream_sessions_per_connection: usize,
 }
 
 /// The prefix of the environment variables that set a key (`CROSSBOOK_LISTEN` sets `listen`).
@@ -310,6 +311,7 @@ impl Config {
                 limits(self.stream_connections_trader, self.stream_markets_trader),
             ],
             anonymous_per_address: self.stream_anonymous_per_address,
+            sessions_per_connection: self.stream_sessions_per_connection,
         }
     }
 

@@ -78,6 +78,9 @@ pub enum ApiError {
         cause: String,
         location: &'static Location<'static>,
     },
+    /// 503 `unavailable`: this process holds no live data (it does not ingest), so a route that answers from
+    /// live books cannot answer here rather than answer empty; `detail` says where live data is served.
+    LiveUnavailable { detail: String },
     /// 500 `internal`: a bug. Logged with its chain and origin; the client sees a generic message.
     Internal {
         error: anyhow::Error,
@@ -242,7 +245,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RateLimited { .. } | ApiError::TooManyOpen { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } | ApiError::LiveUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -262,7 +265,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => ErrorCode::PayloadTooLarge,
             ApiError::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             ApiError::RateLimited { .. } | ApiError::TooManyOpen { .. } => ErrorCode::RateLimited,
-            ApiError::Unavailable { .. } => ErrorCode::Unavailable,
+            ApiError::Unavailable { .. } | ApiError::LiveUnavailable { .. } => ErrorCode::Unavailable,
             ApiError::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -276,7 +279,8 @@ impl ApiError {
             | ApiError::Unauthorized { detail }
             | ApiError::NotFound { detail }
             | ApiError::Conflict { detail }
-            | ApiError::TooManyOpen { detail } => detail.clone(),
+            | ApiError::TooManyOpen { detail }
+            | ApiError::LiveUnavailable { detail } => detail.clone(),
             ApiError::EntitlementRequired { required } => {
                 format!("this route requires the {} plan", required.display_name())
             }

@@ -206,6 +206,11 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         "Live-stream resumptions, by whether the missed messages were replayed or the session reset.",
         Labels::Of("result", &crate::stream::hub::RESUME_RESULTS),
     ),
+    (
+        "crossbook_stream_sessions_evicted_total",
+        "Disconnected live-stream sessions dropped before their resume window ended, because their customer held more sessions than its plan allows.",
+        Labels::None,
+    ),
 ];
 
 /// Gauges and histograms: HELP text only (they have a value from their first use).

@@ -6,19 +6,30 @@
 //!
 //! - Unknown parameters are ignored; a parameter given twice is an error.
 //! - A parameter given empty (`?limit=`) is an error, never "absent".
-//! - Values are validated against their range or enum and never clamped; integers are plain decimal integers.
+//! - Values are validated against their range or enum and never clamped.
+//! - Numbers are written as JSON writes them, without a sign: digits with at most one point, optionally with an
+//!   exponent (`1e3`, `2.5E-1`), read exactly (never through `f64`) as the plain form (`1000`, `0.25`) would
+//!   be. An integer parameter takes any such number whose value is whole (`1.5e1` is 15).
 //! - Money thresholds (`min_*`) are non-negative decimals parsed exactly into micro-units, never `f64`.
 //! - Timestamps are ISO 8601 / RFC 3339 (or a bare date), or Unix milliseconds (from 2001 on) where the spec says so.
 //! - Every error is 400 with `param` naming the parameter and a `detail` such as
 //!   "limit must be an integer from 1 to 100".
 //!
 //! A route declares its parameters as a struct that implements [`FromQuery`] (the validated values) and
-//! `utoipa::IntoParams` (their documentation), and takes it with the [`ValidQuery`] extractor.
+//! `utoipa::IntoParams` (their documentation), and takes it with the [`ValidQuery`] extractor. A parameter read
+//! by one of the typed readers below is documented with that reader's schema type (`#[param(value_type =
+//! Option<AmountQuery>, inline)]` for [`QueryMap::non_negative_amount`], ...), declared here beside the reader,
+//! so the document states the rules the reader enforces.
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use axum::{extract::FromRequestParts, http::request::Parts};
 use crossbook_core::{Amount, Timestamp, arb::MicroUsd};
+use serde_json::{Value, json};
+use utoipa::{
+    PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 
 /// 2001-01-01T00:00:00Z in Unix milliseconds: the earliest time a millisecond parameter accepts (see
 /// [`QueryMap::instant`]).
@@ -142,8 +153,8 @@ impl QueryMap {
     /// An integer in `range`: "`name` must be an integer from `min` to `max`".
     pub fn int(&self, name: &str, range: IntRange) -> ApiResult<Option<i64>> {
         let Some(v) = self.raw(name) else { return Ok(None) };
-        match v.parse::<i64>() {
-            Ok(n) if (range.min..=range.max).contains(&n) => Ok(Some(n)),
+        match whole_number(v) {
+            Some(n) if (range.min..=range.max).contains(&n) => Ok(Some(n)),
             _ => Err(ApiError::invalid(
                 name,
                 format!("{name} must be an integer from {} to {}", range.min, range.max),
@@ -169,7 +180,7 @@ impl QueryMap {
         self.plain_decimal(
             name,
             |v| v.parse::<Amount>().ok().filter(|a| a.micros() >= 0),
-            || format!("{name} must be a number of 0 or more with at most 6 decimals, written with digits and at most one point (e.g. 1000 or 2.5)"),
+            || format!("{name} must be a number of 0 or more with at most 6 decimals (e.g. 1000, 2.5 or 1e3)"),
         )
     }
 
@@ -183,12 +194,12 @@ impl QueryMap {
                     .then(|| MicroUsd::parse_cents_ceil(v).ok())
                     .flatten()
             },
-            || format!("{name} must be a number of cents below {CENTS_BOUND}, written with digits and at most one point (e.g. 0, 1 or 2.5)"),
+            || format!("{name} must be a number of cents from 0 to below {CENTS_BOUND} (e.g. 0, 1, 2.5 or 1e-1)"),
         )
     }
 
-    /// The one reading of money in a query: plain digits with an optional decimal point (no sign, exponent or
-    /// space), then `parse`; anything else is a 400 naming `name` with `message`.
+    /// The one reading of money in a query: a number ([`plain_number`]: no sign or space; an exponent is
+    /// written out), then `parse` of its plain digits; anything else is a 400 naming `name` with `message`.
     fn plain_decimal<T>(
         &self,
         name: &str,
@@ -196,8 +207,7 @@ impl QueryMap {
         message: impl FnOnce() -> String,
     ) -> ApiResult<Option<T>> {
         let Some(v) = self.raw(name) else { return Ok(None) };
-        let plain = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-        match plain.then(|| parse(v)).flatten() {
+        match plain_number(v).and_then(|plain| parse(&plain)) {
             Some(x) => Ok(Some(x)),
             None => Err(ApiError::invalid(name, message())),
         }
@@ -226,17 +236,17 @@ impl QueryMap {
     /// seconds, and answering it with an empty range would hide the mistake.
     pub fn instant(&self, name: &str) -> ApiResult<Option<Timestamp>> {
         match self.raw(name) {
-            Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => match v.parse::<i64>() {
-                Ok(ms) if ms >= MIN_MILLIS => Ok(Some(Timestamp::from_millis(ms))),
-                Ok(secs) => Err(ApiError::invalid(
+            Some(v) if plain_number(v).is_some() => match whole_number(v) {
+                Some(ms) if ms >= MIN_MILLIS => Ok(Some(Timestamp::from_millis(ms))),
+                Some(secs) => Err(ApiError::invalid(
                     name,
                     format!(
                         "{name} must be in Unix milliseconds, not seconds: {secs} is before 2001 as milliseconds \
                          (as seconds, send {name}={})",
-                        secs * 1000
+                        secs.saturating_mul(1000)
                     ),
                 )),
-                Err(_) => Err(Self::bad_instant(name)),
+                None => Err(Self::bad_instant(name)),
             },
             Some(v) if Timestamp::parse_iso(v).is_ok() => self.timestamp(name),
             Some(_) => Err(Self::bad_instant(name)),
@@ -274,6 +284,179 @@ impl QueryMap {
             .ok_or_else(|| ApiError::invalid(name, format!("{name} must be one of {}", T::listing())))
     }
 }
+
+/// Longest plain form [`plain_number`] writes out: far more digits than any parameter takes, and a bound on
+/// what an exponent such as `1e999999999` could make the server allocate.
+pub const MAX_NUMBER_LEN: usize = 64;
+
+/// A number as a query writes it: digits with at most one decimal point (at least one digit), optionally
+/// followed by an exponent (`e` or `E`, an optional `+` or `-`, digits), with no sign or space. Returns the
+/// same value in plain digits, exactly: unchanged without an exponent, else with the point moved and leading
+/// and trailing zeros dropped (`1e3` is `1000`, `2.5E-1` is `0.25`). `None` when `v` is not such a number or
+/// its plain form would be longer than [`MAX_NUMBER_LEN`].
+pub fn plain_number(v: &str) -> Option<Cow<'_, str>> {
+    let (mantissa, exponent) = match v.find(['e', 'E']) {
+        Some(i) => (&v[..i], Some(&v[i + 1..])),
+        None => (v, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return None;
+    }
+    let Some(exponent) = exponent else {
+        return Some(Cow::Borrowed(v));
+    };
+    let (negative, magnitude) = match exponent.as_bytes().first() {
+        Some(b'-') => (true, &exponent[1..]),
+        Some(b'+') => (false, &exponent[1..]),
+        _ => (false, exponent),
+    };
+    if magnitude.is_empty() || !digits(magnitude) {
+        return None;
+    }
+    let magnitude = magnitude.trim_start_matches('0');
+    let shift: usize = if magnitude.is_empty() {
+        0
+    } else {
+        magnitude.parse().ok().filter(|n| *n <= MAX_NUMBER_LEN)?
+    };
+    // Every digit, and where the point goes among them once the exponent is applied.
+    let all = format!("{int}{frac}");
+    let (whole, fraction) = if negative {
+        match int.len().checked_sub(shift) {
+            Some(point) => (all[..point].to_string(), all[point..].to_string()),
+            None => (String::new(), format!("{}{all}", "0".repeat(shift - int.len()))),
+        }
+    } else {
+        let point = int.len() + shift;
+        if point >= all.len() {
+            (format!("{all}{}", "0".repeat(point - all.len())), String::new())
+        } else {
+            (all[..point].to_string(), all[point..].to_string())
+        }
+    };
+    let whole = match whole.trim_start_matches('0') {
+        "" => "0",
+        w => w,
+    };
+    let fraction = fraction.trim_end_matches('0');
+    let plain = if fraction.is_empty() {
+        whole.to_string()
+    } else {
+        format!("{whole}.{fraction}")
+    };
+    (plain.len() <= MAX_NUMBER_LEN).then_some(Cow::Owned(plain))
+}
+
+/// A [`plain_number`] whose value is whole (`1000`, `1e3`, `1.5e1`, `15.0`), as an integer; `None` otherwise
+/// or beyond `i64`.
+pub fn whole_number(v: &str) -> Option<i64> {
+    let plain = plain_number(v)?;
+    let (int, frac) = plain.split_once('.').unwrap_or((&plain, ""));
+    if !frac.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    int.parse().ok()
+}
+
+// ------------------------------------------------------------------------------------------------ schemas
+//
+// The documented form of each typed reader above, for `#[param(value_type = Option<..>, inline)]`: each states
+// in schema keywords what its reader accepts, from the constants the reader uses.
+
+fn schema_of(v: Value) -> RefOr<Schema> {
+    serde_json::from_value(v).expect("a parameter schema is a valid schema")
+}
+
+/// The smallest step of an amount ([`QueryMap::non_negative_amount`]): one micro-unit, `0.000001`.
+pub fn amount_step() -> Value {
+    serde_json::from_str(&Amount::from_micros(1).to_string()).expect("an amount renders as a JSON number")
+}
+
+/// A parameter read by [`QueryMap::non_negative_amount`]: a number of 0 or more with at most 6 decimals.
+pub struct AmountQuery;
+
+impl PartialSchema for AmountQuery {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({"type": "number", "minimum": 0, "multipleOf": amount_step()}))
+    }
+}
+
+impl ToSchema for AmountQuery {}
+
+/// A parameter read by [`QueryMap::cents_ceil`]: cents from 0 to below [`CENTS_BOUND`], any number of decimals
+/// (rounded up to the next 1e-4 cent).
+pub struct CentsQuery;
+
+impl PartialSchema for CentsQuery {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({"type": "number", "minimum": 0, "exclusiveMaximum": CENTS_BOUND}))
+    }
+}
+
+impl ToSchema for CentsQuery {}
+
+/// A parameter read by [`QueryMap::timestamp`]: an RFC 3339 time or a bare date (an ISO 8601 time without an
+/// offset is also read, as UTC).
+pub struct TimestampQuery;
+
+/// The two written forms of a time that every time parameter takes.
+fn time_forms() -> [Value; 2] {
+    [
+        json!({"type": "string", "format": "date-time"}),
+        json!({"type": "string", "format": "date"}),
+    ]
+}
+
+impl PartialSchema for TimestampQuery {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({"anyOf": time_forms()}))
+    }
+}
+
+impl ToSchema for TimestampQuery {}
+
+/// A parameter read by [`QueryMap::instant`]: Unix milliseconds from [`MIN_MILLIS`] on, or a time written as
+/// [`TimestampQuery`] takes it.
+pub struct InstantQuery;
+
+impl PartialSchema for InstantQuery {
+    fn schema() -> RefOr<Schema> {
+        let [time, date] = time_forms();
+        schema_of(json!({"anyOf": [{"type": "integer", "minimum": MIN_MILLIS}, time, date]}))
+    }
+}
+
+impl ToSchema for InstantQuery {}
+
+/// At least one character that is not a space, and none that is a control character (U+0000–U+001F,
+/// U+007F–U+009F): what [`text_value`] keeps.
+pub const TEXT_PATTERN: &str = "^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// The schema keywords of [`text_value`]'s rules: 1 to [`MAX_TEXT_LEN`] characters, not only spaces, and no
+/// control characters.
+pub fn text_keywords() -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("minLength".into(), Value::from(1));
+    m.insert("maxLength".into(), Value::from(MAX_TEXT_LEN));
+    m.insert("pattern".into(), Value::from(TEXT_PATTERN));
+    m
+}
+
+/// A free-text value read by [`text_value`] (a body field; query parameters get the same keywords from the
+/// document's pass over every free-text parameter).
+pub struct TextValue;
+
+impl PartialSchema for TextValue {
+    fn schema() -> RefOr<Schema> {
+        let mut m = text_keywords();
+        m.insert("type".into(), Value::from("string"));
+        schema_of(Value::Object(m))
+    }
+}
+
+impl ToSchema for TextValue {}
 
 /// Free text (a query or path parameter), trimmed: empty (or only spaces) is an error, as are control
 /// characters and more than [`MAX_TEXT_LEN`] characters.
@@ -444,11 +627,81 @@ mod tests {
             Some(Amount::from_micros(2_500_000))
         );
         assert_eq!(m.non_negative_amount("c").unwrap(), Some(Amount::from_micros(1)));
-        for bad in ["d", "e", "f", "g", "h"] {
+        assert_eq!(m.non_negative_amount("e").unwrap(), Some(Amount::from_units(1000)));
+        for bad in ["d", "f", "g", "h"] {
             let (p, _) = err(m.non_negative_amount(bad));
             assert_eq!(p.as_deref(), Some(bad));
         }
         assert_eq!(m.non_negative_amount("absent").unwrap(), None);
+    }
+
+    /// The exponent form reads as the plain form, exactly; a value too fine or not whole is still refused.
+    #[test]
+    fn exponents_read_as_the_plain_form() {
+        for (written, plain) in [
+            ("1e3", "1000"),
+            ("1E3", "1000"),
+            ("1e+3", "1000"),
+            ("2.5E-1", "0.25"),
+            ("25e-3", "0.025"),
+            ("1.5e1", "15"),
+            (".5e1", "5"),
+            ("0.000001e6", "1"),
+            ("123.456e2", "12345.6"),
+            ("1e0", "1"),
+            ("1000", "1000"),
+            ("2.5", "2.5"),
+        ] {
+            assert_eq!(plain_number(written).as_deref(), Some(plain), "{written}");
+            // `+` in a query string is a space: a client sends it as `%2B`.
+            let exact = q(&format!("a={}", written.replace('+', "%2B")))
+                .non_negative_amount("a")
+                .unwrap();
+            assert_eq!(
+                exact,
+                q(&format!("a={plain}")).non_negative_amount("a").unwrap(),
+                "{written}"
+            );
+        }
+        for bad in [
+            "",
+            "e3",
+            "1e",
+            "1e-",
+            "-1e3",
+            "1e3.5",
+            "1.2.3e1",
+            " 1e3",
+            "1e3 ",
+            "0x10",
+            "1e99999999999",
+            "inf",
+            "NaN",
+        ] {
+            assert_eq!(plain_number(bad), None, "{bad:?}");
+        }
+        // More than 6 decimals once written out: refused as the plain form is.
+        let (p, _) = err(q("a=1e-7").non_negative_amount("a"));
+        assert_eq!(p.as_deref(), Some("a"));
+        assert!(q("a=0.0000001").non_negative_amount("a").is_err());
+        // Integers: any whole value, written either way.
+        let spec = Limit::new(30, 100);
+        for (written, n) in [("1e2", 100), ("1.5e1", 15), ("5E1", 50), ("15.0", 15), ("100", 100)] {
+            assert_eq!(q(&format!("limit={written}")).limit(spec).unwrap(), n, "{written}");
+        }
+        for bad in ["1e3", "1.5", "2.5e0", "1e-1", "1e99999999999"] {
+            assert!(q(&format!("limit={bad}")).limit(spec).is_err(), "{bad}");
+        }
+        // Cents keep any precision (rounded up), and milliseconds read the exponent form too.
+        assert_eq!(
+            q("c=2.5e-1").cents_ceil("c").unwrap(),
+            q("c=0.25").cents_ceil("c").unwrap()
+        );
+        assert_eq!(
+            q("t=1.7637525e12").instant("t").unwrap(),
+            Some(Timestamp::from_millis(1_763_752_500_000))
+        );
+        assert!(q("t=1.5e0").instant("t").is_err());
     }
 
     #[test]

@@ -1,15 +1,24 @@
 //! The shared state of the HTTP server: a small `Clone` struct of handles.
 
 use std::{
-    sync::{Arc, RwLock},
+    sync::{
+        Arc, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
+use crossbook_live::{Bus, LiveBooks};
 use crossbook_store::Store;
-use crossbook_venues::{Bus, IngestHandle, LiveBooks, VenueHealth};
+use crossbook_venues::{IngestHandle, VenueHealth};
 use metrics_exporter_prometheus::PrometheusHandle;
 
-use crate::{auth::KeyCache, config::Config, rate_limit::RateLimits};
+use crate::{
+    auth::KeyCache,
+    config::{Config, Role},
+    error::ApiError,
+    rate_limit::RateLimits,
+};
 
 /// Everything a handler or middleware needs. Cheap to clone (every field is a handle).
 #[derive(Clone)]
@@ -115,26 +124,71 @@ pub const FRESHNESS_LIMIT: Duration = Duration::from_secs(60);
 /// The handle of running ingestion, present while this process ingests (it is the leader). Ingestion can
 /// stop and start again in one process (the ingest lock lost and taken back), hence not a `OnceLock`.
 #[derive(Debug, Default)]
-pub struct IngestSlot(RwLock<Option<IngestHandle>>);
+pub struct IngestSlot {
+    running: RwLock<Option<IngestHandle>>,
+    standby: AtomicBool,
+}
 
 impl IngestSlot {
     /// The running ingestion, if this process ingests now.
     pub fn get(&self) -> Option<IngestHandle> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.running.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Whether this process ingests now.
     pub fn is_running(&self) -> bool {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).is_some()
+        self.running.read().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     /// Records started ingestion.
     pub fn set(&self, handle: IngestHandle) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        *self.running.write().unwrap_or_else(|e| e.into_inner()) = Some(handle);
     }
 
     /// Records that ingestion stopped.
     pub fn clear(&self) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.running.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Records whether another process holds the ingest lock (this one waits to take over). Before the first
+    /// attempt to take it, a process is neither leading nor waiting.
+    pub fn set_standby(&self, waiting: bool) {
+        self.standby.store(waiting, Ordering::Relaxed);
+    }
+
+    /// Whether this process found the ingest lock held by another and waits.
+    pub fn is_standby(&self) -> bool {
+        self.standby.load(Ordering::Relaxed)
+    }
+}
+
+impl AppState {
+    /// Why this process holds no live data, if it holds none: live books, the scanner's opportunities and the
+    /// stream's feed exist only in the process that ingests. Routes that answer from them refuse with
+    /// [`ApiError::LiveUnavailable`] rather than answer empty.
+    pub fn live_unavailable(&self) -> Option<&'static str> {
+        if self.config.role == Role::Api {
+            Some(
+                "this process (--role api) serves stored data only: live books, current arbitrage and the live \
+                 stream are served only by a process that ingests and serves the API (--role all)",
+            )
+        } else if self.ingest.is_standby() {
+            Some(
+                "this process is waiting to take over ingestion from another process: live books, current \
+                 arbitrage and the live stream are served by the process that ingests",
+            )
+        } else {
+            None
+        }
+    }
+
+    /// [`Self::live_unavailable`] as the error a route answers.
+    pub fn require_live(&self) -> Result<(), ApiError> {
+        match self.live_unavailable() {
+            Some(why) => Err(ApiError::LiveUnavailable {
+                detail: why.to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 }

@@ -45,7 +45,7 @@ async fn one_registration_per_type_per_customer() {
         );
 
         let w = s
-            .create_webhook(alice, WebhookKind::Whale, "https://a.example/w", "s1", at(0))
+            .create_webhook(alice, WebhookKind::Whale, "https://a.example/w", "s1", true, at(0))
             .await
             .unwrap()
             .expect("created");
@@ -57,18 +57,18 @@ async fn one_registration_per_type_per_customer() {
 
         // The same type again is a conflict; the other type and another customer are not.
         assert!(
-            s.create_webhook(alice, WebhookKind::Whale, "https://x.example/", "s2", at(1))
+            s.create_webhook(alice, WebhookKind::Whale, "https://x.example/", "s2", true, at(1))
                 .await
                 .unwrap()
                 .is_none()
         );
         let a2 = s
-            .create_webhook(alice, WebhookKind::Arbitrage, "https://a.example/a", "s3", at(2))
+            .create_webhook(alice, WebhookKind::Arbitrage, "https://a.example/a", "s3", true, at(2))
             .await
             .unwrap()
             .unwrap();
         let b1 = s
-            .create_webhook(bob, WebhookKind::Whale, "https://b.example/w", "s4", at(3))
+            .create_webhook(bob, WebhookKind::Whale, "https://b.example/w", "s4", true, at(3))
             .await
             .unwrap()
             .unwrap();
@@ -118,7 +118,7 @@ async fn one_registration_per_type_per_customer() {
         assert!(!s.delete_webhook(alice, WebhookKind::Arbitrage).await.unwrap());
         assert_eq!(s.webhook(alice, WebhookKind::Arbitrage).await.unwrap(), None);
         let again = s
-            .create_webhook(alice, WebhookKind::Arbitrage, "https://a.example/a", "s5", at(20))
+            .create_webhook(alice, WebhookKind::Arbitrage, "https://a.example/a", "s5", true, at(20))
             .await
             .unwrap()
             .unwrap();
@@ -133,12 +133,12 @@ async fn delivery_log_keeps_the_newest_attempts() {
         let s = &db.store;
         let c = s.create_key("carol", Plan::Trader).await.unwrap().info.customer_id;
         let w = s
-            .create_webhook(c, WebhookKind::Whale, "https://c.example/", "s", at(0))
+            .create_webhook(c, WebhookKind::Whale, "https://c.example/", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
         let a = s
-            .create_webhook(c, WebhookKind::Arbitrage, "https://c.example/a", "s", at(0))
+            .create_webhook(c, WebhookKind::Arbitrage, "https://c.example/a", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
@@ -222,17 +222,17 @@ async fn pruning_keeps_the_newest_attempts_per_registration_and_drops_old_ones()
         let c = s.create_key("dora", Plan::Trader).await.unwrap().info.customer_id;
         let o = s.create_key("otto", Plan::Trader).await.unwrap().info.customer_id;
         let w = s
-            .create_webhook(c, WebhookKind::Whale, "https://d.example/w", "s", at(0))
+            .create_webhook(c, WebhookKind::Whale, "https://d.example/w", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
         let a = s
-            .create_webhook(c, WebhookKind::Arbitrage, "https://d.example/a", "s", at(0))
+            .create_webhook(c, WebhookKind::Arbitrage, "https://d.example/a", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
         let other = s
-            .create_webhook(o, WebhookKind::Whale, "https://o.example/w", "s", at(0))
+            .create_webhook(o, WebhookKind::Whale, "https://o.example/w", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
@@ -297,12 +297,12 @@ async fn pruning_by_age_alone_by_count_alone_and_inside_the_newest() {
         let s = db.store.as_ref();
         let c = s.create_key("erin", Plan::Trader).await.unwrap().info.customer_id;
         let w = s
-            .create_webhook(c, WebhookKind::Whale, "https://e.example/w", "s", at(0))
+            .create_webhook(c, WebhookKind::Whale, "https://e.example/w", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();
         let a = s
-            .create_webhook(c, WebhookKind::Arbitrage, "https://e.example/a", "s", at(0))
+            .create_webhook(c, WebhookKind::Arbitrage, "https://e.example/a", "s", true, at(0))
             .await
             .unwrap()
             .unwrap();

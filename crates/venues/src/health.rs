@@ -15,7 +15,7 @@ use std::{
 
 use crossbook_core::{Exchange, Timestamp};
 
-use crate::LiveBooks;
+use crossbook_live::LiveBooks;
 
 /// How a venue's books are being fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

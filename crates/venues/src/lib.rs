@@ -5,7 +5,7 @@
 //! `normalise` module. Nothing past this crate knows a wire format.
 //!
 //! Start ingestion with [`Ingest::start`]: it keeps the store (catalog, book snapshots, trades), the
-//! in-memory [`LiveBooks`], the [`Bus`] of domain events and the [`VenueHealth`] map up to date until its
+//! in-memory [`crossbook_live::LiveBooks`], the [`crossbook_live::Bus`] of domain events and the [`VenueHealth`] map up to date until its
 //! cancellation token fires.
 //!
 //! # Layout
@@ -15,8 +15,6 @@
 //!   both venues), and the venue-neutral [`FeedUpdate`].
 //! - [`venue_a`], [`venue_b`]: one folder per venue with the same files: `model.rs` (wire types),
 //!   `rest.rs` (typed REST endpoints), `ws.rs` (WebSocket protocol state), `normalise.rs` (wire → core).
-//! - [`live`]: the latest book of every followed market, for the scanner.
-//! - [`bus`]: the in-process broadcast of [`DomainEvent`]s.
 //! - [`health`]: per-venue freshness for `/readyz`.
 //! - [`backoff`]: jittered exponential backoff (reconnects, REST retries).
 //! - [`rest`]: venue-agnostic REST plumbing (typed requests, throttle, retries, signing hook).
@@ -27,13 +25,11 @@
 #![forbid(unsafe_code)]
 
 pub mod backoff;
-pub mod bus;
 pub mod classify;
 pub mod eastern;
 pub mod error;
 pub mod health;
 pub mod ingest;
-pub mod live;
 pub mod rest;
 pub mod venue;
 pub mod venue_a;
@@ -41,9 +37,7 @@ pub mod venue_b;
 pub mod web_url;
 pub mod wire;
 
-pub use bus::{BookChanged, Bus, DomainEvent};
 pub use error::VenueError;
 pub use health::{DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
-pub use live::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
 pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};

@@ -17,7 +17,8 @@ use crossbook_core::{
 };
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 
-use crate::{error::VenueError, live::BookKey};
+use crate::error::VenueError;
+use crossbook_live::BookKey;
 
 /// Normalised catalog items from one sync or one event lookup.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -10,15 +10,14 @@ use std::{
 };
 
 use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade, book::BookState};
+use crossbook_live::{BookKey, Bus, DomainEvent, LiveBooks};
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
 use crossbook_store::{
     MarketQuery, MarketSort, Store,
     book_log::history::books_as_of,
     testing::{self, TestDb},
 };
-use crossbook_venues::{
-    BookKey, Bus, DomainEvent, FeedMode, Ingest, IngestConfig, IngestHandle, LiveBooks, VenueHealth,
-};
+use crossbook_venues::{FeedMode, Ingest, IngestConfig, IngestHandle, VenueHealth};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 const A: Exchange = Exchange::VenueA;

@@ -1,8 +1,11 @@
 //! `crossbook tail`: a terminal client of the live stream `GET /v1/stream` (protocol in
-//! the README's "Live stream" section). Data goes to standard output, one line per message; everything
+//! docs/live-stream.md). Data goes to standard output, one line per message; everything
 //! about the connection itself goes to standard error, so that `crossbook tail … > file` records only data.
 
-use std::{collections::BTreeSet, time::Duration};
+use std::{
+    collections::{BTreeSet, HashMap, HashSet},
+    time::Duration,
+};
 
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
@@ -45,7 +48,8 @@ Channels:
   whales     whale entries: trades of any market at or over the platform's size threshold  (Builder plan)
   arbitrage  arbitrage opportunities as they open, change and close                       (Trader plan)
 
-Each line starts with the time the server sent it (UTC). Notes about the connection (welcome, subscribed,
+Each line starts with the time the server sent it (UTC). A venue_b market is shown by its title, looked up once
+per event over the server's search API (by its id when the catalog does not know it). Notes about the connection (welcome, subscribed,
 errors, reconnects) go to standard error. A lost connection is resumed where it stopped; Ctrl-C quits.
 
 Example: crossbook tail --channel book,trades --market KXBTC15M-26NOV211415-15 --key cbk_...")]
@@ -126,6 +130,114 @@ struct Session {
     refused: BTreeSet<String>,
 }
 
+/// Titles of venue_b markets, whose stream messages name a market by its condition id only: looked up over
+/// the search API (`/v1/search/events/{event_id}/markets`), once per event for the whole run, so a busy feed
+/// costs one request per new event. A market the catalog does not know, or a lookup that fails, keeps its id.
+struct Titles {
+    /// The server's base address (`http(s)://host[/prefix]`); `None` when it cannot be derived.
+    api: Option<url::Url>,
+    key: Option<String>,
+    /// Made at the first lookup: a run that sees no venue_b trade needs none.
+    client: Option<reqwest::Client>,
+    by_market: HashMap<String, String>,
+    /// Events already asked about, answered or not: an unknown market is not asked for again.
+    asked: HashSet<String>,
+    /// Whether a failed lookup was already noted on standard error (once is enough).
+    noted: bool,
+}
+
+/// How long a title lookup may hold the next line back.
+const TITLE_TIMEOUT: Duration = Duration::from_secs(3);
+
+impl Titles {
+    fn new(url: &str, key: Option<&str>) -> Self {
+        Titles {
+            api: api_address(url),
+            key: key.map(str::to_string),
+            client: None,
+            by_market: HashMap::new(),
+            asked: HashSet::new(),
+            noted: false,
+        }
+    }
+
+    /// Adds `market_title` to a venue_b trade that has none, when the catalog knows the market.
+    async fn annotate(&mut self, msg: &mut Value) {
+        if msg["type"] != "trade" || msg["exchange"] != "venue_b" || msg["market_title"].is_string() {
+            return;
+        }
+        let Some(market) = msg["market_id"].as_str().map(str::to_string) else {
+            return;
+        };
+        if !self.by_market.contains_key(&market)
+            && let Some(event) = msg["event_id"].as_str()
+            && self.asked.insert(event.to_string())
+            && let Err(why) = self.look_up(event).await
+            && !std::mem::replace(&mut self.noted, true)
+        {
+            eprintln!("crossbook: market titles are unavailable ({why}); venue_b markets are shown by id");
+        }
+        if let Some(title) = self.by_market.get(&market) {
+            msg["market_title"] = Value::String(title.clone());
+        }
+    }
+
+    /// Learns the titles of an event's markets (its question when a market has no title).
+    async fn look_up(&mut self, event: &str) -> Result<(), String> {
+        let mut url = self.api.clone().ok_or("no HTTP address for the server")?;
+        url.path_segments_mut()
+            .map_err(|()| "no HTTP address for the server")?
+            .pop_if_empty()
+            .extend(["v1", "search", "events", event, "markets"]);
+        url.query_pairs_mut().append_pair("limit", "100");
+        let client = match &self.client {
+            Some(c) => c.clone(),
+            None => {
+                let c = reqwest::Client::builder()
+                    .timeout(TITLE_TIMEOUT)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                self.client.insert(c).clone()
+            }
+        };
+        let mut request = client.get(url);
+        if let Some(key) = &self.key {
+            request = request.header("X-API-Key", key);
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        // An event the catalog does not have (yet): its markets keep their ids, which is not a failure.
+        if response.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        if !response.status().is_success() {
+            return Err(format!("HTTP {}", response.status().as_u16()));
+        }
+        let markets: Vec<Value> = response.json().await.map_err(|e| e.to_string())?;
+        for m in markets {
+            let title = [&m["title"], &m["question"]]
+                .into_iter()
+                .filter_map(Value::as_str)
+                .find(|t| !t.trim().is_empty());
+            if let (Some(id), Some(title)) = (m["market_id"].as_str(), title) {
+                self.by_market.insert(id.to_string(), title.to_string());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The server's HTTP base address from `--url`: http(s) for ws(s), without the stream's own path.
+fn api_address(given: &str) -> Option<url::Url> {
+    let mut url = stream_address(given).ok()?;
+    let scheme = if url.scheme() == "wss" { "https" } else { "http" };
+    url.set_scheme(scheme).ok()?;
+    let path = url.path().trim_end_matches('/');
+    let base = path.strip_suffix("/v1/stream").unwrap_or(path).to_string();
+    url.set_path(&base);
+    url.set_query(None);
+    Some(url)
+}
+
 /// The server pings every 15 s; three missed pings mean the connection is dead even if TCP has not noticed.
 const SILENCE_LIMIT: Duration = Duration::from_secs(45);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -144,6 +256,7 @@ async fn follow_stream(
 ) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     let mut session = Session::default();
+    let mut titles = Titles::new(&args.url, args.key.as_deref());
     let mut connected_once = false;
     let mut attempt: u32 = 0;
     loop {
@@ -178,7 +291,7 @@ async fn follow_stream(
             }
         };
         connected_once = true;
-        match follow(ws, args, &mut session, &mut shutdown, out, &mut attempt).await? {
+        match follow(ws, args, &mut session, &mut titles, &mut shutdown, out, &mut attempt).await? {
             End::Quit | End::OutputClosed => return Ok(()),
             End::Lost(why) => {
                 let wait = backoff(attempt);
@@ -302,6 +415,7 @@ async fn follow(
     mut ws: Ws,
     args: &TailArgs,
     session: &mut Session,
+    titles: &mut Titles,
     shutdown: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
     out: &mut impl std::io::Write,
     attempt: &mut u32,
@@ -340,7 +454,7 @@ async fn follow(
             // tungstenite queues the pong itself; it goes out with the next read.
             Message::Ping(_) | Message::Pong(_) | Message::Binary(_) | Message::Frame(_) => continue,
         };
-        let msg = match parse(&text) {
+        let mut msg = match parse(&text) {
             Ok(v) => v,
             Err(note) => {
                 eprintln!("crossbook: {note}");
@@ -360,6 +474,7 @@ async fn follow(
             // JSON text holds raw line breaks only as whitespace, so flattening them keeps the message intact.
             Some(Line::Data(text.replace(['\n', '\r'], " ")))
         } else {
+            titles.annotate(&mut msg).await;
             render(&msg)
         };
         let written = match line {
@@ -515,7 +630,7 @@ pub fn render(msg: &Value) -> Option<Line> {
         "trade" => data(format!(
             "trade {} {}{} {} {}×{} = ${}",
             text(f("exchange")),
-            short_id(f("market_id")),
+            market_label(f("exchange"), f("market_id"), f("market_title")),
             outcome(f("outcome")),
             text(f("taker_side")),
             price(f("price")),
@@ -524,10 +639,19 @@ pub fn render(msg: &Value) -> Option<Line> {
         )),
         "whale" => {
             let d = f("data");
-            let ticker = short_id(&d["market_ticker"]);
-            let title = match &d["market_title"] {
-                Value::String(t) if *t != ticker => format!(" \"{t}\""),
-                _ => String::new(),
+            let (ticker, title) = if d["market_ticker"] == d["market_id"] && d["exchange"] == "venue_b" {
+                // No slug: the ticker is the condition id, which says nothing; the title takes its place.
+                (
+                    market_label(&d["exchange"], &d["market_id"], &d["market_title"]),
+                    String::new(),
+                )
+            } else {
+                let ticker = short_id(&d["market_ticker"]);
+                let title = match &d["market_title"] {
+                    Value::String(t) if *t != ticker => format!(" \"{t}\""),
+                    _ => String::new(),
+                };
+                (ticker, title)
             };
             data(format!(
                 "whale {} {ticker}{} {} {}×{} = ${}{title}",
@@ -650,6 +774,17 @@ fn outcome(v: &Value) -> String {
     match v {
         Value::String(o) => format!(" {}", o.to_ascii_uppercase()),
         _ => String::new(),
+    }
+}
+
+/// The market of a trade: a venue_b market by its title in quotes when known (its id says nothing to a reader),
+/// else by its id, shortened; a venue_a market by its ticker.
+fn market_label(exchange: &Value, market_id: &Value, title: &Value) -> String {
+    match title {
+        Value::String(t) if exchange == "venue_b" && !t.trim().is_empty() && title != market_id => {
+            format!("\"{t}\"")
+        }
+        _ => short_id(market_id),
     }
 }
 
@@ -918,6 +1053,57 @@ mod tests {
                 "12:00:01.234 whale venue_b btc-up-nov-21 YES buy 0.6200×50000 = $31000.00 \"Bitcoin up on November 21?\""
             )
         );
+        // Without a slug the ticker is the condition id: the title takes its place, or the id stays when the
+        // catalog did not know the market (its title is then the id).
+        let cond = format!("0x{}", "ab".repeat(32));
+        let mut m = msg(
+            json!({"type": "whale", "channel": "whales", "data": {"exchange": "venue_b", "market_id": cond,
+            "market_ticker": cond, "market_title": "Bitcoin up on November 21?", "taker_side": "buy",
+            "outcome": "YES", "price": 0.62, "size": 50000.0, "notional_usd": 31000.0}}),
+        );
+        assert_eq!(
+            render(&m),
+            data("12:00:01.234 whale venue_b \"Bitcoin up on November 21?\" YES buy 0.6200×50000 = $31000.00")
+        );
+        m["data"]["market_title"] = json!(cond);
+        assert_eq!(
+            render(&m),
+            data("12:00:01.234 whale venue_b 0xabababab…abababab YES buy 0.6200×50000 = $31000.00")
+        );
+    }
+
+    #[test]
+    fn a_venue_b_trade_shows_its_title_when_known() {
+        let cond = format!("0x{}", "cd".repeat(32));
+        let mut m = msg(
+            json!({"type": "trade", "channel": "trades", "exchange": "venue_b", "event_id": "e",
+            "market_id": cond, "outcome": "YES", "price": 0.5, "size": 2.0, "taker_side": "buy",
+            "notional_usd": 1.0}),
+        );
+        assert_eq!(
+            render(&m),
+            data("12:00:01.234 trade venue_b 0xcdcdcdcd…cdcdcdcd YES buy 0.5000×2 = $1.00")
+        );
+        m["market_title"] = json!("Bitcoin Up or Down - November 21, 7:15PM ET");
+        assert_eq!(
+            render(&m),
+            data("12:00:01.234 trade venue_b \"Bitcoin Up or Down - November 21, 7:15PM ET\" YES buy 0.5000×2 = $1.00")
+        );
+    }
+
+    #[test]
+    fn the_api_address_is_the_streams_without_its_path() {
+        for (given, api) in [
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080/"),
+            ("ws://127.0.0.1:8080/v1/stream", "http://127.0.0.1:8080/"),
+            ("wss://example.com/crossbook/v1/stream", "https://example.com/crossbook"),
+            (
+                "https://example.com/crossbook/v1/stream/",
+                "https://example.com/crossbook",
+            ),
+        ] {
+            assert_eq!(api_address(given).map(String::from).as_deref(), Some(api), "{given}");
+        }
     }
 
     #[test]
@@ -1369,6 +1555,116 @@ mod tests {
             assert_eq!(
                 out.text(),
                 "12:00:01.234 trade venue_a KX1 buy 0.4100×5 = $2.05\n12:00:01.234 status venue venue_a disconnected\n"
+            );
+        }
+
+        /// Answers one plain HTTP request with `answer(path)` (status line and body); returns its request line
+        /// and key.
+        async fn answer_http(
+            mut tcp: TcpStream,
+            answer: impl Fn(&str) -> (&'static str, String),
+        ) -> (String, Option<String>) {
+            use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                tcp.read_exact(&mut byte).await.expect("a request head");
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8(head).expect("UTF-8");
+            let line = head.lines().next().unwrap_or_default().to_string();
+            let key = head
+                .lines()
+                .find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("x-api-key")))
+                .map(|(_, v)| v.trim().to_string());
+            let (status, body) = answer(line.split(' ').nth(1).unwrap_or_default());
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            tcp.write_all(reply.as_bytes()).await.expect("reply");
+            (line, key)
+        }
+
+        #[tokio::test]
+        async fn venue_b_trades_show_the_market_title_looked_up_once_per_event() {
+            // As `main` does before any command runs.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let (l, url) = listen().await;
+            let cond = format!("0x{}", "ab".repeat(32));
+            let other = format!("0x{}", "ef".repeat(32));
+            // (request line, key) of each lookup.
+            type Asked = Vec<(String, Option<String>)>;
+            let requests: Arc<Mutex<Asked>> = Arc::default();
+            let (c, seen) = (cond.clone(), requests.clone());
+            tokio::spawn(async move {
+                let (mut ws, _, _) = accept(&l).await;
+                // Every later connection is a title lookup: answered and recorded.
+                let markets = json!([{"market_id": c, "title": null, "question": "Bitcoin Up or Down - 7:15PM ET?"}]);
+                tokio::spawn(async move {
+                    while let Ok((tcp, _)) = l.accept().await {
+                        let markets = markets.to_string();
+                        let asked = answer_http(tcp, move |path| {
+                            if path == "/v1/search/events/btc-updown-15m/markets?limit=100" {
+                                ("200 OK", markets.clone())
+                            } else {
+                                ("404 Not Found", r#"{"code": "not_found"}"#.to_string())
+                            }
+                        })
+                        .await;
+                        seen.lock().expect("lock").push(asked);
+                    }
+                });
+                let welcome = json!({"type": "welcome", "channel": "control", "session": "s_1"});
+                send(&mut ws, at(welcome, 1)).await;
+                recv(&mut ws).await;
+                let trade = |seq: u64, event: &str, market: &str| {
+                    at(
+                        json!({"type": "trade", "channel": "trades", "exchange": "venue_b", "event_id": event,
+                        "market_id": market, "outcome": "YES", "taker_side": "buy", "price": 0.5, "size": 2.0,
+                        "notional_usd": 1.0}),
+                        seq,
+                    )
+                };
+                // Two trades of one event, then two of an event the catalog lacks.
+                send(&mut ws, trade(2, "btc-updown-15m", &c)).await;
+                send(&mut ws, trade(3, "btc-updown-15m", &c)).await;
+                send(&mut ws, trade(4, "gone", &other)).await;
+                send(&mut ws, trade(5, "gone", &other)).await;
+                send(
+                    &mut ws,
+                    at(json!({"type": "venue", "channel": "status", "exchange": "venue_b"}), 6),
+                )
+                .await;
+                while let Some(Ok(_)) = ws.next().await {}
+            });
+            let a = args(&["--channel", "trades", "--key", "cbk_test", "--url", &url]);
+            let out = Out::default();
+            let quit = out.clone().printed("status venue");
+            tokio::time::timeout(Duration::from_secs(10), follow_stream(&a, quit, &mut out.clone()))
+                .await
+                .expect("finishes")
+                .expect("quits cleanly");
+            let titled = "trade venue_b \"Bitcoin Up or Down - 7:15PM ET?\" YES buy 0.5000×2 = $1.00";
+            let by_id = "trade venue_b 0xefefefef…efefefef YES buy 0.5000×2 = $1.00";
+            assert_eq!(
+                out.text(),
+                format!(
+                    "12:00:01.234 {titled}\n12:00:01.234 {titled}\n12:00:01.234 {by_id}\n12:00:01.234 {by_id}\n\
+                     12:00:01.234 status venue venue_b ?\n"
+                )
+            );
+            // One request per event, with the key; each was answered before its trade's line was printed.
+            let key = Some("cbk_test".to_string());
+            assert_eq!(
+                *requests.lock().expect("lock"),
+                [
+                    (
+                        "GET /v1/search/events/btc-updown-15m/markets?limit=100 HTTP/1.1".to_string(),
+                        key.clone()
+                    ),
+                    ("GET /v1/search/events/gone/markets?limit=100 HTTP/1.1".to_string(), key),
+                ]
             );
         }
 

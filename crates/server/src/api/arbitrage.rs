@@ -25,7 +25,7 @@ use crate::{
     auth::{Gate, View, groups},
     error::ApiResult,
     json::Json,
-    params::{FromQuery, IntRange, Limit, ParamEnum, QueryMap, ValidQuery},
+    params::{CentsQuery, FromQuery, IntRange, Limit, ParamEnum, QueryMap, TimestampQuery, ValidQuery},
 };
 
 /// `limit` of the three routes.
@@ -446,7 +446,7 @@ impl From<CategoryName> for Category {
 #[into_params(parameter_in = Query)]
 pub struct CurrentParams {
     /// Minimum net profit after fees, cents (inclusive).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<CentsQuery>, inline)]
     pub min_net_cents: Option<MicroUsd>,
     /// Only windows of this interval (matched pairs have none).
     #[param(inline)]
@@ -524,13 +524,13 @@ pub struct HistoryParams {
     #[param(inline)]
     pub category: Option<CategoryName>,
     /// Minimum `net_cents` of the episode's latest observation (inclusive), over the full history.
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<CentsQuery>, inline)]
     pub min_net_cents: Option<MicroUsd>,
     /// ISO 8601; keep episodes last seen at or after this time.
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub from: Option<Timestamp>,
     /// ISO 8601; keep episodes first seen at or before this time.
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub to: Option<Timestamp>,
 }
 
@@ -557,7 +557,9 @@ impl FromQuery for HistoryParams {
 /// with taker fees, and returns the pairs whose better direction nets at least `min_net_cents`,
 /// sorted by `net_cents` descending. Fees: venue_a `ceil(7 × p × (1 − p))` cents; venue_b
 /// `rate × p × (1 − p)` dollars rounded half-up to 5 decimals, at the rate the operator set for the venue_b
-/// market's category (0.07 by default); each opportunity names the rates in `fee_model`. Any valid key.
+/// market's category (0.07 by default); each opportunity names the rates in `fee_model`. Any valid key. A
+/// process that holds no live books (`--role api`, or a standby waiting for the ingest lock) answers 503
+/// `unavailable` with the reason, never an empty list.
 #[utoipa::path(
     get,
     path = "/v1/arbitrage/current",
@@ -571,6 +573,7 @@ async fn current(
     _gate: Gate<groups::ArbitrageCurrent>,
     ValidQuery(p): ValidQuery<CurrentParams>,
 ) -> ApiResult<Response> {
+    state.require_live()?;
     // The answer is the same for every caller allowed here, so identical queries share one scan for
     // `arbitrage_cache_ms` (one scan per query and period under load, instead of one per request).
     let key = format!("current {p:?}");
@@ -620,6 +623,7 @@ async fn difference(
     _gate: Gate<groups::PriceSpread>,
     ValidQuery(p): ValidQuery<DifferenceParams>,
 ) -> ApiResult<Json<Vec<Value>>> {
+    state.require_live()?;
     let catalog = state.arb.catalog(&state.store).await?;
     let params = SpreadParams {
         now: Timestamp::now(),
@@ -748,11 +752,14 @@ mod tests {
         assert_eq!(parse("0").unwrap(), Some(MicroUsd::ZERO));
         assert_eq!(parse("1.25").unwrap(), Some(MicroUsd(12_500)));
         assert_eq!(parse("0.00001").unwrap(), Some(MicroUsd(1)));
+        // The exponent form is the plain form, exactly.
+        assert_eq!(parse("1e3").unwrap(), parse("1000").unwrap());
+        assert_eq!(parse("1.25E-2").unwrap(), parse("0.0125").unwrap());
         for bad in [
             "",
             "-1",
             "abc",
-            "1e3",
+            "1e",
             "1.2.3",
             "+1",
             " 1",

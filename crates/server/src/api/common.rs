@@ -47,7 +47,8 @@ pub fn iso_opt(t: Option<Timestamp>) -> Option<String> {
     t.map(Timestamp::to_iso)
 }
 
-/// A ladder or last price in a JSON body: a 4-decimal string (`"0.5300"`).
+/// A ladder price or a `last_*_price` in a JSON body: a 4-decimal string (`"0.5300"`). Every other price is a
+/// JSON number, [`Price::to_f64_4`].
 pub fn price4(p: Option<Price>) -> Option<String> {
     p.map(Price::to_string4)
 }

@@ -404,6 +404,15 @@ fn constraints(s: &Value) -> String {
         (None, Some(max)) => parts.push(format!("&le; {}", plain(max))),
         _ => {}
     }
+    if let Some(step) = s.get("multipleOf") {
+        parts.push(format!("in steps of {}", plain(step)));
+    }
+    // A time written as a number or as text: the number's bound (Unix milliseconds from 2001 on).
+    for alt in s["anyOf"].as_array().into_iter().flatten() {
+        if let (Some(t), Some(min)) = (alt["type"].as_str(), alt.get("minimum")) {
+            parts.push(format!("{} &ge; {}", esc(t), plain(min)));
+        }
+    }
     if let Some(max) = s.get("maxLength") {
         parts.push(format!("at most {} characters", plain(max)));
     }

@@ -77,7 +77,7 @@ struct ExportParams {
     market_id: String,
     /// The day, `YYYY-MM-DD`, in UTC: the file covers 00:00:00.000 to 23:59:59.999. It must be a real
     /// calendar day.
-    #[param(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[param(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", format = Date)]
     date: String,
     /// `csv` (the default): gzip-compressed CSV, a `.csv.gz` file. `parquet`: a Parquet file with typed columns.
     #[param(inline)]

@@ -5,7 +5,7 @@
 
 use axum::extract::State;
 use crossbook_core::{
-    Exchange, Market, Price, Price4, Status, Timestamp, TopOfBook,
+    Exchange, Market, Price, Status, Timestamp, TopOfBook,
     candle::{self, Candle, Interval},
 };
 use crossbook_store::{
@@ -22,7 +22,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{FromQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, text_value},
+    params::{FromQuery, InstantQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, text_value},
 };
 
 /// Most markets one request names.
@@ -202,10 +202,10 @@ pub struct WindowParams {
     pub interval: Option<IntervalName>,
     /// Start (inclusive): ISO 8601, a date (midnight UTC) or Unix milliseconds. The first candle is the interval
     /// holding it. Default: 100 intervals before `to`.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<InstantQuery>, inline)]
     pub from: Option<String>,
     /// End (exclusive): ISO 8601, a date or Unix milliseconds. Default: now.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<InstantQuery>, inline)]
     pub to: Option<String>,
 }
 
@@ -226,17 +226,17 @@ pub struct CandleOut {
     pub start: String,
     /// Interval start, Unix milliseconds.
     pub timestamp: i64,
-    /// First trade's YES price, a 4-decimal string; null without trades.
-    #[schema(value_type = Option<String>, required = true, examples("0.5300"))]
-    pub open: Option<Price4>,
-    #[schema(value_type = Option<String>, required = true, examples("0.5600"))]
-    pub high: Option<Price4>,
-    #[schema(value_type = Option<String>, required = true, examples("0.5100"))]
-    pub low: Option<Price4>,
+    /// First trade's YES price; null without trades.
+    #[schema(required = true, examples(0.53))]
+    pub open: Option<f64>,
+    #[schema(required = true, examples(0.56))]
+    pub high: Option<f64>,
+    #[schema(required = true, examples(0.51))]
+    pub low: Option<f64>,
     /// Last trade's YES price; without trades, the book's mid at the interval's end (`close_source` says
     /// which); null when neither is known.
-    #[schema(value_type = Option<String>, required = true, examples("0.5500"))]
-    pub close: Option<Price4>,
+    #[schema(required = true, examples(0.55))]
+    pub close: Option<f64>,
     /// `trade` or `mid`; null when `close` is null.
     #[schema(required = true)]
     pub close_source: Option<CloseSource>,
@@ -255,19 +255,19 @@ pub struct MarketCandlesOut {
     pub event_id: String,
     /// The market's title, or its question when the venue gives no title.
     pub title: String,
-    /// YES price of the last trade before `to`, a 4-decimal string; null when none was recorded.
-    #[schema(value_type = Option<String>, required = true, examples("0.5500"))]
-    pub last_price: Option<Price4>,
-    /// `last_price` minus the YES price of the last trade a day before `to` (signed, 4 decimals); null when either
-    /// is unknown.
-    #[schema(value_type = Option<String>, required = true, examples("-0.0200"))]
-    pub change_1d: Option<Price4>,
+    /// YES price of the last trade before `to`; null when none was recorded.
+    #[schema(required = true, examples(0.55))]
+    pub last_price: Option<f64>,
+    /// `last_price` minus the YES price of the last trade a day before `to` (signed); null when either is
+    /// unknown.
+    #[schema(required = true, examples(-0.02))]
+    pub change_1d: Option<f64>,
     /// As `change_1d`, over 7 days.
-    #[schema(value_type = Option<String>, required = true, examples("0.0400"))]
-    pub change_7d: Option<Price4>,
+    #[schema(required = true, examples(0.04))]
+    pub change_7d: Option<f64>,
     /// As `change_1d`, over 30 days.
-    #[schema(value_type = Option<String>, required = true, examples("0.1100"))]
-    pub change_30d: Option<Price4>,
+    #[schema(required = true, examples(0.11))]
+    pub change_30d: Option<f64>,
     /// One candle per interval from `from` to `to`, oldest first, empty intervals included.
     pub candles: Vec<CandleOut>,
 }
@@ -417,7 +417,7 @@ async fn market_candles(state: &AppState, m: &Market, w: &Window) -> ApiResult<M
         let before = last_price(state, m, Timestamp::from_millis(w.to.millis() - days * DAY_MS)).await?;
         ApiResult::Ok(
             last.zip(before)
-                .map(|(now, then)| Price::from_micros(now.micros() - then.micros()).four_decimals()),
+                .map(|(now, then)| Price::from_micros(now.micros() - then.micros()).to_f64_4()),
         )
     };
     Ok(MarketCandlesOut {
@@ -425,7 +425,7 @@ async fn market_candles(state: &AppState, m: &Market, w: &Window) -> ApiResult<M
         market_id: m.market_id.clone(),
         event_id: m.event_id.clone(),
         title: m.title.clone().unwrap_or_else(|| m.question.clone()),
-        last_price: last.map(Price::four_decimals),
+        last_price: last.map(Price::to_f64_4),
         change_1d: change(1).await?,
         change_7d: change(7).await?,
         change_30d: change(30).await?,
@@ -434,15 +434,15 @@ async fn market_candles(state: &AppState, m: &Market, w: &Window) -> ApiResult<M
 }
 
 fn candle_out(start: Timestamp, c: Option<&Candle>, mid: Option<Price>) -> CandleOut {
-    let four = |p: Price| Some(p.four_decimals());
+    let price = |p: Price| Some(p.to_f64_4());
     match c {
         Some(c) => CandleOut {
             start: iso(start),
             timestamp: start.millis(),
-            open: four(c.open),
-            high: four(c.high),
-            low: four(c.low),
-            close: four(c.close),
+            open: price(c.open),
+            high: price(c.high),
+            low: price(c.low),
+            close: price(c.close),
             close_source: Some(CloseSource::Trade),
             volume: c.volume.to_f64(6),
             volume_usd: c.notional.to_f64(6),
@@ -454,7 +454,7 @@ fn candle_out(start: Timestamp, c: Option<&Candle>, mid: Option<Price>) -> Candl
             open: None,
             high: None,
             low: None,
-            close: mid.map(Price::four_decimals),
+            close: mid.map(Price::to_f64_4),
             close_source: mid.map(|_| CloseSource::Mid),
             volume: 0.0,
             volume_usd: 0.0,
@@ -574,7 +574,7 @@ mod tests {
 
     #[test]
     fn the_documented_caps_are_the_enforced_ones() {
-        // The route's description, the README and the `from` rule in `param_docs` state these in words.
+        // The route's description, the historical data guide and the `from` rule in `param_docs` state these in words.
         assert_eq!((MAX_CANDLES, MAX_MARKETS, DEFAULT_CANDLES), (1500, 50, 100));
     }
 

@@ -24,7 +24,7 @@ use super::{
 use crate::{
     arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS},
     config::Config,
-    params::{CENTS_BOUND, DEFAULT_OFFSET, IntRange, Limit, MAX_TEXT_LEN, OFFSET_RANGE},
+    params::{DEFAULT_OFFSET, IntRange, Limit, OFFSET_RANGE, amount_step, text_keywords},
 };
 use crossbook_core::arb::MicroUsd;
 
@@ -226,20 +226,13 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "minutes",
         Facts::range(MINUTES_RANGE, DEFAULT_MINUTES),
     ));
-    for path in [current, "/v1/arbitrage/history"] {
-        t.push((
-            path,
-            "min_net_cents",
-            Facts::keywords(vec![("exclusiveMaximum", Value::from(CENTS_BOUND))]),
-        ));
-    }
     // The two searches without a required `q` need it or `series_id`: a rule across parameters.
     for path in ["/v1/search/events", "/v1/search/markets"] {
         for name in ["q", "series_id"] {
             t.push((path, name, Facts::rule(Q_OR_SERIES)));
         }
     }
-    // The historical routes take times as Unix milliseconds (from 2001 on), RFC 3339 times or bare dates.
+    // The historical routes' times: their forms are `InstantQuery`'s; `end_time` alone is refused.
     for path in [
         "/v1/historical/venue_a/orderbook",
         "/v1/historical/venue_b/orderbook",
@@ -250,9 +243,6 @@ fn table() -> Vec<(&'static str, &'static str, Facts)> {
         "/v1/historical/venue_a/top-of-book",
         "/v1/historical/venue_b/top-of-book",
     ] {
-        for name in ["start_time", "end_time"] {
-            t.push((path, name, Facts::keywords(vec![("type", Value::from("string"))])));
-        }
         t.push((path, "end_time", Facts::rule(END_NEEDS_START)));
     }
     // The platform minimum is a setting (`whale_public_min_usd`); the document states its default.
@@ -287,17 +277,10 @@ const Q_OR_SERIES: &str = "Either `q` or `series_id` is required.";
 const FROM_BEFORE_TO: &str = "`from` must be earlier than `to`, and the two may span at most 1,500 intervals.";
 const END_NEEDS_START: &str = "`end_time` without `start_time` is refused.";
 
-/// The rules every free-text parameter is held to ([`crate::params::text_value`]): 1 to
-/// [`MAX_TEXT_LEN`] characters, not only spaces, and no control characters.
+/// The rules every free-text parameter is held to ([`crate::params::text_value`]).
 fn text_rules(schema: &mut Map<String, Value>) {
-    schema.insert("minLength".into(), Value::from(1));
-    schema.insert("maxLength".into(), Value::from(MAX_TEXT_LEN));
-    schema.insert("pattern".into(), Value::from(TEXT_PATTERN));
+    schema.extend(text_keywords());
 }
-
-/// At least one character that is not a space, and none that is a control character (U+0000–U+001F,
-/// U+007F–U+009F).
-pub const TEXT_PATTERN: &str = "^(?=.*\\S)[^\\u0000-\\u001F\\u007F-\\u009F]*$";
 
 /// Whether a parameter schema is free text: a plain string, no enum, no format.
 fn is_free_text(schema: &Map<String, Value>) -> bool {
@@ -334,8 +317,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         return if is_array { Value::from(vec![t]) } else { Value::from(t) };
     }
     match name {
-        "start_time" => return Value::from("1763748000000"),
-        "end_time" => return Value::from("1763751600000"),
+        "start_time" => return Value::from(1_763_748_000_000_i64),
+        "end_time" => return Value::from(1_763_751_600_000_i64),
         "from" | "start_date" | "discovered_after" | "settled_after" => return Value::from("2026-11-21T00:00:00Z"),
         "to" | "end_date" | "settled_before" => return Value::from("2026-11-22T00:00:00Z"),
         "min_net_cents" => return Value::from(0.5),
@@ -414,7 +397,7 @@ pub(super) fn apply(doc: &mut Value) -> Vec<usize> {
 }
 
 /// The bounds of request body fields that their derive cannot take from a constant: every body with a
-/// `whale_threshold_usd` (each one is read by the same parser) gets the same maximum.
+/// `whale_threshold_usd` (each one is read by the same parser) gets the same maximum and step.
 fn apply_to_bodies(doc: &mut Value) {
     let Some(schemas) = doc["components"]["schemas"].as_object_mut() else {
         return;
@@ -427,6 +410,7 @@ fn apply_to_bodies(doc: &mut Value) {
             .and_then(Value::as_object_mut);
         if let Some(field) = field {
             field.insert("maximum".into(), Value::from(MAX_THRESHOLD_USD));
+            field.insert("multipleOf".into(), amount_step());
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
     export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
-    params::{QueryMap, check_order, text_value},
+    params::{InstantQuery, QueryMap, check_order, text_value},
     slots::{OpenCounts, Slot},
 };
 
@@ -57,9 +57,11 @@ struct ReplayParams {
     /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
     /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Each book starts with its state at this
     /// instant.
+    #[param(value_type = InstantQuery, inline)]
     start_time: String,
     /// Range end (inclusive), written as `start_time`. The range may span at most 24 hours with a Free key, 7 days with
     /// Builder and 31 days with Trader.
+    #[param(value_type = InstantQuery, inline)]
     end_time: String,
 }
 
@@ -129,7 +131,7 @@ fn parse(q: &QueryMap, plan: Plan) -> ApiResult<Parsed> {
 /// newline-delimited JSON (`application/x-ndjson`, one message a line) in time order across all the books.
 /// Each message has `type`, `exchange`, `market_id`, `asset_id` (the venue_b token; null on venue_a), `seq`
 /// (the book's event number; null on trades), `venue_ts` (the venue's time where known) and `received_at`;
-/// prices are four-decimal strings and sizes numbers:
+/// book levels' prices are four-decimal strings, a trade's price and every size numbers:
 /// - `book_snapshot`: the whole book (`bids`, `asks`, `no_bids`, best first), at `start_time` and after each
 ///   gap;
 /// - `book_change`: `changes`, each `{side, price, size}` with the level's new size (0 removes it);

@@ -12,7 +12,10 @@ use crossbook_core::{Exchange, Timestamp};
 use crossbook_store::WriteKind;
 use crossbook_venues::{FeedHealth, Freshness, Part, PartHealth};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{
+    PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{AppState, config::Role, error::JSON_CONTENT_TYPE, json::Json, state::FRESHNESS_LIMIT};
@@ -263,6 +266,27 @@ pub struct VenuesOut {
     pub venue_b: VenueHealthOut,
 }
 
+/// Whether this process serves live data (live books, current arbitrage, the live stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveStatus {
+    /// It ingests and serves the routes that answer from live books.
+    Serving,
+    /// It serves the API but holds no live data; those routes answer 503 `unavailable`.
+    Unavailable,
+    /// It serves no API (`--role ingest`).
+    NotServed,
+}
+
+/// The live plane in `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LiveOut {
+    pub status: LiveStatus,
+    /// Why live data is `unavailable` here, and where it is served; null otherwise.
+    #[schema(required = true)]
+    pub reason: Option<String>,
+}
+
 /// The body of `/readyz`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReadyOut {
@@ -270,6 +294,7 @@ pub struct ReadyOut {
     pub store: StoreHealthOut,
     pub venues: VenuesOut,
     pub ingest: IngestOut,
+    pub live: LiveOut,
 }
 
 /// Liveness
@@ -336,8 +361,9 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
 /// refusing writes) the store is `degraded`, with the kinds of data that fail, the last error and since when;
 /// it is `ok` again, and the answer 200, once they succeed again (a kind written rarely also clears once the
 /// store has taken other writes and the kind has not failed for 10 s). A process that does not ingest (`--role api`, or a standby
-/// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`, and they do
-/// not count: its data comes from the store, which the leader keeps up to date.
+/// waiting for the ingest lock; `ingest.leader` is false) reports the venues as `not_configured`: its stored
+/// data comes from the store, which the leader keeps up to date. It holds no live data, though, so its `live`
+/// is `unavailable` with the reason, and the answer is 503: it never reports ready with an empty live plane.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -390,7 +416,21 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let venues_ok = [&venues.venue_a, &venues.venue_b]
         .iter()
         .all(|v| matches!(v.status, VenueStatus::NotConfigured | VenueStatus::Fresh));
-    let ready = store.status == StoreStatus::Ok && venues_ok;
+    let live = match state.live_unavailable() {
+        _ if state.config.role == Role::Ingest => LiveOut {
+            status: LiveStatus::NotServed,
+            reason: None,
+        },
+        Some(why) => LiveOut {
+            status: LiveStatus::Unavailable,
+            reason: Some(why.to_string()),
+        },
+        None => LiveOut {
+            status: LiveStatus::Serving,
+            reason: None,
+        },
+    };
+    let ready = store.status == StoreStatus::Ok && venues_ok && live.status != LiveStatus::Unavailable;
     let body = ReadyOut {
         status: if ready {
             ReadyStatus::Ready
@@ -407,6 +447,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             },
             leader,
         },
+        live,
     };
     log_readiness_change(&state, &body);
     let code = if ready {
@@ -434,6 +475,7 @@ fn log_readiness_change(state: &AppState, body: &ReadyOut) {
         (_, None) => Some(format!("{:?}", v.status)),
     };
     tracing::warn!(
+        live = body.live.reason.as_deref().unwrap_or("ok"),
         store = ?body.store.status,
         store_error = body.store.last_error.as_deref().unwrap_or(""),
         venue_a = venue(&body.venues.venue_a).as_deref().unwrap_or("ok"),
@@ -461,6 +503,27 @@ async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
+/// An OpenAPI 3.1 document: an object with at least `openapi`, `info` and `paths`.
+pub struct OpenApiDocument;
+
+impl PartialSchema for OpenApiDocument {
+    fn schema() -> RefOr<Schema> {
+        let schema = serde_json::json!({
+            "type": "object",
+            "required": ["openapi", "info", "paths"],
+            "properties": {
+                "openapi": {"type": "string", "pattern": "^3\\.1\\."},
+                "info": {"type": "object", "required": ["title", "version"]},
+                "paths": {"type": "object"},
+                "components": {"type": "object"},
+            },
+        });
+        serde_json::from_value(schema).expect("a valid schema")
+    }
+}
+
+impl ToSchema for OpenApiDocument {}
+
 /// OpenAPI document
 ///
 /// The OpenAPI 3.1 description of every route of this service, generated from the handlers.
@@ -468,7 +531,13 @@ async fn metrics(State(state): State<AppState>) -> Response {
     get,
     path = "/openapi.json",
     tag = "service",
-    responses((status = 200, description = "The OpenAPI 3.1 document.", content_type = "application/json"))
+    responses((
+        status = 200,
+        description = "The OpenAPI 3.1 document.",
+        body = inline(OpenApiDocument),
+        content_type = "application/json",
+        example = json!({"openapi": "3.1.0", "info": {"title": "crossbook API", "version": "0.1.0"}, "paths": {}})
+    ))
 )]
 async fn openapi_json() -> Response {
     ([(header::CONTENT_TYPE, JSON_CONTENT_TYPE)], crate::api::openapi_json()).into_response()

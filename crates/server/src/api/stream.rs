@@ -55,7 +55,9 @@ impl FromQuery for StreamParams {
 /// more each message), `sent_at`, `received_at` and `venue_ts`. A refused op gets an `error` message and
 /// the connection stays open. Plans limit open streams per customer and markets per stream (Free 2 and 50,
 /// Builder 10 and 500, Trader 50 and 5,000 by default). A client that reads too slowly is closed with code
-/// 1013 and may resume; on shutdown streams close with 1001. The README documents every message.
+/// 1013 and may resume; on shutdown streams close with 1001. A process that holds no live data (`--role api`,
+/// or a standby waiting for the ingest lock) refuses the upgrade with 503 `unavailable`. The live stream
+/// guide (docs/live-stream.md) documents every message.
 #[utoipa::path(
     get,
     path = "/v1/stream",
@@ -67,6 +69,7 @@ impl FromQuery for StreamParams {
         (status = 400, description = "Not a WebSocket upgrade request, or `session` without `resume_from` (or the reverse).", body = ErrorBody),
         (status = 401, description = "The `X-API-Key` header holds an unknown or revoked key.", body = ErrorBody),
         (status = 429, description = "Over the caller's request rate, or (without a key) as many streams open from the client's address as allowed.", body = ErrorBody),
+        (status = 503, description = "This process holds no live data (it does not ingest); the body says where live data is served.", body = ErrorBody),
     )
 )]
 async fn stream(
@@ -89,6 +92,7 @@ async fn stream(
         Caller::Anonymous => None,
     };
     let ws = ws.map_err(|r| ApiError::invalid_request(format!("GET /v1/stream is a WebSocket: {}", r.body_text())))?;
+    state.require_live()?;
     // Taken before the upgrade and held by the connection until it authenticates or ends.
     let anonymous = match owner {
         Some(_) => None,

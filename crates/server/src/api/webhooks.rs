@@ -18,7 +18,10 @@ use crossbook_core::{Plan, Timestamp};
 use crossbook_store::{Delivery, Webhook, WebhookKind};
 use serde::Serialize;
 use serde_json::{Value, json};
-use utoipa::ToSchema;
+use utoipa::{
+    PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
@@ -28,7 +31,7 @@ use crate::{
     error::{ApiError, ApiResult, Enveloped, ErrorCode},
     json::Json,
     params::Path,
-    webhooks::{self, Target},
+    webhooks::{self, Target, ssrf::MAX_URL_LEN},
 };
 
 /// Attempts returned by the delivery log.
@@ -183,9 +186,11 @@ pub struct DeliveriesEnvelope {
     pub data: Vec<DeliveryOut>,
 }
 
-/// The envelope of a test delivery: the attempt.
+/// The envelope of a test delivery: the attempt. The request itself succeeded (the status is 200); `success`
+/// says whether the delivery did (the receiver answered 2xx), and `message` says why not when it did not.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveryEnvelope {
+    /// Whether the receiver accepted the test delivery (answered 2xx); `data.error` says why not.
     pub success: bool,
     pub message: String,
     pub data: DeliveryOut,
@@ -214,12 +219,34 @@ pub struct WebhookErrorBody {
 pub struct WebhookIn {
     /// Public `http` or `https` callback URL (no credentials, not port 0; private, loopback, link-local and
     /// similar hosts are refused).
-    #[schema(examples("https://example.com/hooks/crossbook"))]
+    #[schema(value_type = WebhookUrl)]
     url: String,
-    /// PUT only: turn deliveries on or off (unchanged when absent).
+    /// Whether deliveries are active. POST: `false` registers without delivering until a PUT turns it on
+    /// (default `true`). PUT: turns deliveries on or off (unchanged when absent).
     #[schema(nullable = false)]
     enabled: Option<bool>,
 }
+
+/// A callback URL as [`crate::webhooks::ssrf::parse_url`] takes it: an absolute `http` or `https` URL of at most
+/// [`MAX_URL_LEN`] characters (surrounding spaces are trimmed). Whether its host is public is checked by
+/// resolving it, which no schema keyword can state.
+pub struct WebhookUrl;
+
+impl PartialSchema for WebhookUrl {
+    fn schema() -> RefOr<Schema> {
+        let schema = json!({
+            "type": "string",
+            "format": "uri",
+            "minLength": 1,
+            "maxLength": MAX_URL_LEN,
+            "pattern": "^\\s*[Hh][Tt][Tt][Pp][Ss]?://",
+            "examples": ["https://example.com/hooks/crossbook"],
+        });
+        serde_json::from_value(schema).expect("a valid schema")
+    }
+}
+
+impl ToSchema for WebhookUrl {}
 
 fn envelope<T: Serialize>(message: &str, data: T) -> Json<Value> {
     Json(json!({ "success": true, "message": message, "data": data }))
@@ -366,7 +393,7 @@ async fn get_webhook(
     request_body = WebhookIn,
     security(("api_key" = [])),
     responses(
-        (status = 201, description = "Registered; enabled.", body = WebhookEnvelope),
+        (status = 201, description = "Registered; enabled unless the body says `\"enabled\": false`.", body = WebhookEnvelope),
         (status = 400, description = "Unknown type, bad body, or a URL that is not public http(s) (`url_not_allowed`).", body = WebhookErrorBody),
         (status = 401, description = "No valid key.", body = WebhookErrorBody),
         (status = 403, description = "The plan is too low; `required_plan` names the plan needed.", body = WebhookErrorBody),
@@ -380,11 +407,23 @@ async fn create_webhook(
     body: std::result::Result<Json<Value>, ApiError>,
 ) -> Result<(StatusCode, Json<Value>)> {
     let WriteRequest {
-        customer, kind, url, ..
+        customer,
+        kind,
+        url,
+        enabled,
     } = write_request(&state, gate, path, body).await?;
+    // Registered disabled in one write: a registration made enabled and then turned off could take
+    // deliveries in between.
     let created = state
         .store
-        .create_webhook(customer, kind, &url, &webhooks::new_secret(), Timestamp::now())
+        .create_webhook(
+            customer,
+            kind,
+            &url,
+            &webhooks::new_secret(),
+            enabled.unwrap_or(true),
+            Timestamp::now(),
+        )
         .await
         .map_err(ApiError::from)?;
     let Some(hook) = created else {
@@ -504,7 +543,8 @@ async fn list_deliveries(
 /// Send a signed test delivery now and return the attempt.
 ///
 /// The body is `{"type": "webhook.test", "data": {...}}`, signed like every delivery; it is sent even when
-/// the registration is disabled, and logged. Needs the plan of the type.
+/// the registration is disabled, and logged. Needs the plan of the type. The answer is 200 whenever the
+/// attempt was made; its `success` is whether the receiver accepted the delivery.
 #[utoipa::path(
     post,
     path = "/v1/webhooks/{type}/test",
@@ -512,7 +552,7 @@ async fn list_deliveries(
     params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
     security(("api_key" = [])),
     responses(
-        (status = 200, description = "The attempt (its `error` says whether the receiver accepted it).", body = DeliveryEnvelope),
+        (status = 200, description = "The attempt was made: `success` is whether the receiver accepted it (answered 2xx), and when it did not, `message` and `data.error` say why.", body = DeliveryEnvelope),
         (status = 401, description = "No valid key.", body = WebhookErrorBody),
         (status = 403, description = "The plan is too low; `required_plan` names the plan needed.", body = WebhookErrorBody),
         (status = 404, description = "No registration of this type.", body = WebhookErrorBody),
@@ -548,12 +588,17 @@ async fn test_webhook(
         .record_deliveries(std::slice::from_ref(&attempt))
         .await
         .map_err(ApiError::from)?;
-    let message = if attempt.error.is_none() {
-        "Test delivery accepted by the receiver"
-    } else {
-        "Test delivery failed"
+    // `success` is the delivery's outcome: a client that reads only the envelope must not take a failed
+    // delivery for a working receiver.
+    let (delivered, message) = match &attempt.error {
+        None => (true, "Test delivery accepted by the receiver".to_string()),
+        Some(e) => (false, format!("Test delivery failed: {e}")),
     };
-    Ok(envelope(message, DeliveryOut::from(&attempt)))
+    Ok(Json(json!({
+        "success": delivered,
+        "message": message,
+        "data": DeliveryOut::from(&attempt),
+    })))
 }
 
 #[cfg(test)]

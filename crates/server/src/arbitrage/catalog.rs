@@ -29,8 +29,8 @@ use crossbook_core::{
     Exchange,
     arb::{Listing, MarketPair, PairKind, PairOverride, SkipReason, pair_markets},
 };
+use crossbook_live::{BookKey, BookSlot, LiveBooks};
 use crossbook_store::{Store, StoreResult};
-use crossbook_venues::{BookKey, BookSlot, LiveBooks};
 
 use super::DEFAULT_WINDOW_TOLERANCE_SECONDS;
 
@@ -111,7 +111,7 @@ pub struct ArbCatalog {
     /// Book → the default pairs that read it (indexes into `default_pairs`, ascending).
     book_pairs: HashMap<BookKey, Vec<u32>, foldhash::fast::RandomState>,
     /// `pair_keys` resolved to slots of the live books last scanned with (re-resolved when the live books
-    /// compact their slots, see [`crossbook_venues::live`]).
+    /// compact their slots, see [`crossbook_live::books`]).
     slots: Mutex<Option<Arc<PairSlots>>>,
     loaded: Instant,
 }

@@ -14,7 +14,7 @@ use crossbook_core::{
         sort_opportunities, spreads_for_pairs,
     },
 };
-use crossbook_venues::{BookSlot, LiveBook, LiveBooks, LiveView};
+use crossbook_live::{BookSlot, LiveBook, LiveBooks, LiveView};
 
 use super::{
     DEFAULT_WINDOW_TOLERANCE_SECONDS,
@@ -113,7 +113,7 @@ mod tests {
             scan,
         },
     };
-    use crossbook_venues::BookKey;
+    use crossbook_live::BookKey;
 
     use super::*;
 

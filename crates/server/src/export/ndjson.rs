@@ -119,10 +119,10 @@ impl Encoder for Ndjson {
                 json_str(buf, &tr.source_trade_id);
                 let _ = write!(
                     buf,
-                    r#","taker_side":"{}","outcome":"{}","price":"{}","size":{}}}"#,
+                    r#","taker_side":"{}","outcome":"{}","price":{},"size":{}}}"#,
                     tr.taker_side.as_str(),
                     tr.outcome.as_str(),
-                    tr.price.four_decimals().as_str(),
+                    tr.price.to_f64_4(),
                     tr.size.to_f64(6)
                 );
             }

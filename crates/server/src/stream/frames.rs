@@ -1,6 +1,7 @@
 //! The channel messages, rendered from domain events at the stream's edge (DESIGN §2: each consumer of the
-//! bus renders at its own edge). Prices are four-decimal strings and times ISO 8601 with milliseconds, as
-//! in the REST API; the opportunity and whale objects are the REST and webhook renderings themselves.
+//! bus renders at its own edge). Prices follow the REST API's rule (book levels four-decimal strings, a
+//! trade's price a number) and times are ISO 8601 with milliseconds; the opportunity and whale objects are
+//! the REST and webhook renderings themselves.
 
 use crossbook_core::{
     Exchange, Timestamp, Trade,
@@ -8,7 +9,8 @@ use crossbook_core::{
     book::{BookChange, GapCause},
     whale::WhaleEntry,
 };
-use crossbook_venues::{BookChanged, BookKey, FeedHealth, Freshness, LiveBook};
+use crossbook_live::{BookChanged, BookKey, LiveBook};
+use crossbook_venues::{FeedHealth, Freshness};
 use serde_json::{Value, json};
 
 use super::protocol::{Channel, Frag, frag, levels_json, side_name};
@@ -138,7 +140,7 @@ pub fn trade(t: &Trade, received_at: Timestamp) -> Frag {
             "trade_id": t.source_trade_id,
             "executed_at": t.executed_at.to_iso(),
             "taker_side": t.taker_side.as_str(),
-            "price": t.price.four_decimals().as_str(),
+            "price": t.price.to_f64_4(),
             "size": t.size.to_f64(6),
             "notional_usd": t.notional().to_f64(2),
         }),

@@ -17,7 +17,8 @@ use std::{
 };
 
 use crossbook_core::{Exchange, Plan, Timestamp};
-use crossbook_venues::{BookChanged, DomainEvent, FeedMode, Freshness, LiveBooks, VenueHealth};
+use crossbook_live::{BookChanged, DomainEvent, LiveBooks};
+use crossbook_venues::{FeedMode, Freshness, VenueHealth};
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -59,6 +60,9 @@ pub struct StreamSettings {
     pub limits: [PlanLimits; 3],
     /// Streams without a key open at once from one client address (0: no limit).
     pub anonymous_per_address: usize,
+    /// Sessions (attached or kept for resumption) one customer may hold, per open stream its plan allows
+    /// (0: no bound). Past the bound the customer's oldest detached session is dropped.
+    pub sessions_per_connection: usize,
 }
 
 impl Default for StreamSettings {
@@ -83,6 +87,7 @@ impl Default for StreamSettings {
                 },
             ],
             anonymous_per_address: 16,
+            sessions_per_connection: 4,
         }
     }
 }
@@ -90,6 +95,14 @@ impl Default for StreamSettings {
 impl StreamSettings {
     pub fn limits(&self, plan: Plan) -> PlanLimits {
         self.limits[plan as usize]
+    }
+
+    /// Sessions one customer of `plan` may hold, attached or detached; `None` when unbounded (no connection
+    /// limit on the plan, or no multiple set).
+    pub fn sessions_bound(&self, plan: Plan) -> Option<usize> {
+        let connections = self.limits(plan).connections;
+        (connections > 0 && self.sessions_per_connection > 0)
+            .then(|| connections.saturating_mul(self.sessions_per_connection))
     }
 }
 
@@ -311,9 +324,76 @@ impl Hub {
         pushed(s.push(frag));
     }
 
-    /// Sets the session's owner (a key given at connect or by `auth`).
+    /// Sets the session's owner (a key given at connect or by `auth`), then holds the owner to its plan's
+    /// bound of sessions.
     pub fn set_owner(&self, s: &Session, owner: Owner) {
         s.lock().owner = Some(owner);
+        self.bound_sessions(owner, &s.id);
+    }
+
+    /// Drops the oldest detached sessions of `owner`'s customer while it holds more than its plan allows
+    /// ([`StreamSettings::sessions_bound`]). Each detached session keeps its resume buffer for the resume
+    /// window, so without a bound a client reconnecting without `session` could pile them up; a dropped
+    /// session's resume answers `reset`. Attached sessions are never dropped: the plan's connection limit
+    /// already bounds them, and neither is `keep`: the session being opened or resumed, which is not attached
+    /// yet.
+    fn bound_sessions(&self, owner: Owner, keep: &str) {
+        let Some(bound) = self.settings.sessions_bound(owner.plan) else {
+            return;
+        };
+        let evicted: Vec<Arc<Session>> = {
+            let mut sessions = lock(&self.sessions);
+            let mut held = 0usize;
+            let mut detached: Vec<(Instant, String)> = Vec::new();
+            for (id, s) in sessions.iter() {
+                let st = s.lock();
+                if st.owner.map(|o| o.customer_id) != Some(owner.customer_id) {
+                    continue;
+                }
+                held += 1;
+                if st.attached.is_none()
+                    && id != keep
+                    && let Some(at) = st.detached_at
+                {
+                    detached.push((at, id.clone()));
+                }
+            }
+            if held <= bound {
+                return;
+            }
+            detached.sort();
+            detached
+                .iter()
+                .take(held - bound)
+                .filter_map(|(_, id)| sessions.remove(id))
+                .collect()
+        };
+        if evicted.is_empty() {
+            return;
+        }
+        metrics::counter!("crossbook_stream_sessions_evicted_total").increment(evicted.len() as u64);
+        tracing::info!(
+            customer = owner.customer_id,
+            evicted = evicted.len(),
+            bound,
+            "stream sessions over the customer's bound; the oldest detached ones were dropped"
+        );
+        self.forget(&evicted);
+    }
+
+    /// Removes dropped sessions from the channel index and updates the sessions gauge.
+    fn forget(&self, gone: &[Arc<Session>]) {
+        {
+            let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+            for ci in index.iter_mut() {
+                ci.all.retain(|s| !gone.iter().any(|e| Arc::ptr_eq(s, e)));
+                ci.markets.retain(|_, v| {
+                    v.retain(|s| !gone.iter().any(|e| Arc::ptr_eq(s, e)));
+                    !v.is_empty()
+                });
+            }
+        }
+        metrics::gauge!("crossbook_stream_sessions").set(lock(&self.sessions).len() as f64);
     }
 
     /// Subscribes a session: checks the key, the plan and the market limit, records the subscription, and
@@ -649,15 +729,7 @@ impl Hub {
         if expired.is_empty() {
             return;
         }
-        let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
-        for ci in index.iter_mut() {
-            ci.all.retain(|s| !expired.iter().any(|e| Arc::ptr_eq(s, e)));
-            ci.markets.retain(|_, v| {
-                v.retain(|s| !expired.iter().any(|e| Arc::ptr_eq(s, e)));
-                !v.is_empty()
-            });
-        }
-        metrics::gauge!("crossbook_stream_sessions").set(lock(&self.sessions).len() as f64);
+        self.forget(&expired);
     }
 
     /// The delivery task: bus events to sessions, the venues' status every second, expired sessions

@@ -7,7 +7,7 @@
 //! - [`hub`]: the sessions, who follows what, and the delivery task fed by the bus.
 //! - [`connection`]: one WebSocket: the ops it sends, the messages it gets, heartbeats and closing.
 //!
-//! The protocol, as users read it, is the README's "Live stream" section.
+//! The protocol, as users read it, is docs/live-stream.md.
 
 pub mod connection;
 pub mod frames;

@@ -12,7 +12,7 @@ use std::{
 };
 
 use crossbook_core::Plan;
-use crossbook_venues::BookKey;
+use crossbook_live::BookKey;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -41,6 +41,7 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
         let mut guard = match attempt {
             Ok(Some(g)) => g,
             Ok(None) => {
+                state.ingest.set_standby(true);
                 if !said_waiting {
                     info!(
                         retry_seconds = RETRY.as_secs(),
@@ -63,6 +64,7 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
             }
         };
         said_waiting = false;
+        state.ingest.set_standby(false);
         info!("took the ingest lock: this process ingests");
         let term = cancel.child_token();
         let term_tracker = TaskTracker::new();

@@ -417,6 +417,7 @@ mod tests {
             _: WebhookKind,
             _: &str,
             _: &str,
+            _: bool,
             _: Timestamp,
         ) -> StoreResult<Option<Webhook>> {
             unreachable!()

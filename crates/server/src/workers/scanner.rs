@@ -58,8 +58,8 @@ use crossbook_core::{
         Visible,
     },
 };
+use crossbook_live::{BookKey, DomainEvent};
 use crossbook_store::{StoreResult, WriteKind};
-use crossbook_venues::{BookKey, DomainEvent};
 use tokio::sync::broadcast::{
     Receiver,
     error::{RecvError, TryRecvError},

@@ -19,8 +19,8 @@
 use std::{sync::Arc, time::Duration};
 
 use crossbook_core::Timestamp;
+use crossbook_live::DomainEvent;
 use crossbook_store::{NewDelivery, Store, WebhookKind, WriteKind};
-use crossbook_venues::DomainEvent;
 use tokio::{
     sync::{Semaphore, broadcast::error::RecvError, mpsc},
     time::MissedTickBehavior,

@@ -15,7 +15,7 @@ use crossbook_core::{
     time::DAY_MS,
     whale::{WhaleEntry, is_whale, utc_day},
 };
-use crossbook_venues::DomainEvent;
+use crossbook_live::DomainEvent;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, warn};

@@ -15,12 +15,12 @@ use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, IntervalCode, Level, Market, Price, Timestamp,
     arb::{ChangeKind, Episode, MicroUsd, OpportunityChange, PairOverride},
 };
+use crossbook_live::{BookKey, DomainEvent};
 use crossbook_server::workers::scanner::{Scanner, Settings};
 use crossbook_store::{
     Store,
     testing::{self, for_each_backend},
 };
-use crossbook_venues::{BookKey, DomainEvent};
 use serde_json::{Value, json};
 
 use crate::util::*;
@@ -695,7 +695,7 @@ async fn every_invalid_parameter_is_a_400_naming_it() {
             (
                 "/v1/arbitrage/current",
                 &[
-                    ("min_net_cents", &["", "-1", "x", "1e2", "1..2"]),
+                    ("min_net_cents", &["", "-1", "x", "1e", "1e2.5", "1..2"]),
                     ("interval_code", &["", "2m", "15M"]),
                     ("orderbook", &["", "yes", "2"]),
                     ("max_staleness_seconds", &["", "0", "86401", "1.5", "-3"]),
@@ -1335,7 +1335,7 @@ async fn a_lagged_bus_or_a_catalog_sync_runs_a_full_pass() {
     let db = testing::sqlite_database().await;
     db.store.migrate().await.unwrap();
     let mut app = TestApp::new(&db, |_| {});
-    app.state.bus = crossbook_venues::Bus::new(4);
+    app.state.bus = crossbook_live::Bus::new(4);
     seed(&db.store, 0).await;
     // Books written with no event: only a full pass can see them.
     put_books(&app, Timestamp::now());

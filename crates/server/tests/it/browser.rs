@@ -4,7 +4,7 @@
 //! under CI.
 //!
 //! With `CROSSBOOK_SCREENSHOTS=DIR` (relative to the workspace root) they also save a screenshot of each page
-//! there: the README's pictures are made by
+//! there: the dashboard guide's pictures are made by
 //! `CROSSBOOK_SCREENSHOTS=docs/screenshots cargo test -p crossbook-server --test it browser::`.
 
 use std::time::Duration;

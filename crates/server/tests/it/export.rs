@@ -268,7 +268,8 @@ fn flatten(replay: &[Value]) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
                 text(&m["received_at"]),
                 text(&m["taker_side"]),
                 text(&m["outcome"]),
-                text(&m["price"]),
+                // A JSON number in the replay, a four-decimal string in CSV.
+                m["price"].to_string().parse::<Price>().unwrap().to_string4(),
                 size6(&m["size"]),
             ]),
             other => panic!("unexpected message {other}"),
@@ -581,13 +582,13 @@ async fn bad_export_requests_name_the_parameter() {
     db.cleanup().await;
 }
 
-/// The one-line loaders of the README's block marked `<!-- examples: loaders -->`.
-fn readme_loaders() -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let block = readme
+/// The one-line loaders of the historical-data guide's block marked `<!-- examples: loaders -->`.
+fn documented_loaders() -> Vec<String> {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/historical-data.md")).unwrap();
+    let block = guide
         .split("<!-- examples: loaders -->")
         .nth(1)
-        .expect("the README's loaders block");
+        .expect("the guide's loaders block");
     let block = block.split("```").nth(1).expect("a fenced block after the marker");
     block
         .lines()
@@ -596,15 +597,15 @@ fn readme_loaders() -> Vec<String> {
         .collect()
 }
 
-/// Every loader line of the README, run on the seeded venue_b day's files (saved under the names the README
-/// gives them): the 78-digit token ids come back whole, as text, and the replay's gap is kept.
+/// Every loader line of the historical-data guide, run on the seeded venue_b day's files (saved under the
+/// names the guide gives them): the 78-digit token ids come back whole, as text, and the replay's gap is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readme_loaders_keep_venue_b_ids_as_text() {
-    let why = "CI runs the README's data loaders";
+async fn the_documented_loaders_keep_venue_b_ids_as_text() {
+    let why = "CI runs the documented data loaders";
     if !(python_with("pandas", why) & python_with("polars", why) & python_with("duckdb", why)) {
         return;
     }
-    let loaders = readme_loaders();
+    let loaders = documented_loaders();
     assert!(loaders.len() >= 5, "the loaders block: {loaders:?}");
     let mut keys = None;
     let (server, d0, _, db) = start(&mut keys).await;

@@ -95,7 +95,14 @@ async fn a_full_disk_degrades_readiness_and_writes_resume_once_there_is_room() {
     let mut filled = false;
     for c in &fillers {
         match store
-            .create_webhook(*c, WebhookKind::Whale, "http://127.0.0.1:9/hook", "s", Timestamp::now())
+            .create_webhook(
+                *c,
+                WebhookKind::Whale,
+                "http://127.0.0.1:9/hook",
+                "s",
+                true,
+                Timestamp::now(),
+            )
             .await
         {
             Ok(_) => {}

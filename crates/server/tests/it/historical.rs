@@ -1206,7 +1206,7 @@ async fn the_trade_tape_pages_through_one_markets_trades() {
             v["trades"][0],
             json!({
                 "trade_id": format!("{B_COND}-6"), "market_id": B_COND, "asset_id": NO_TOKEN, "outcome": "NO",
-                "side": "buy", "price": "0.4700", "size": 2.5, "notional": 1.175,
+                "side": "buy", "price": 0.47, "size": 2.5, "notional": 1.175,
                 "timestamp": BASE + 3000, "executed_at": Timestamp::from_millis(BASE + 3000).to_iso(),
                 "transaction_hash": null,
             })
@@ -1303,8 +1303,8 @@ async fn top_of_book_rows_are_the_best_quotes_of_the_order_book_rows() {
             v["rows"][0],
             json!({
                 "market_id": A_PLAIN, "asset_id": null, "outcome": "YES", "timestamp": BASE + 10_000,
-                "best_bid": "0.5300", "best_bid_size": 100.0, "best_ask": "0.5500", "best_ask_size": 70.0,
-                "mid": "0.5400", "spread": "0.0200", "continuous": true,
+                "best_bid": 0.53, "best_bid_size": 100.0, "best_ask": 0.55, "best_ask_size": 70.0,
+                "mid": 0.54, "spread": 0.02, "continuous": true,
             }),
             "the YES ask is 1 − the best NO bid, with its size"
         );
@@ -1317,12 +1317,12 @@ async fn top_of_book_rows_are_the_best_quotes_of_the_order_book_rows() {
         let rows = all["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 6);
         assert_eq!(
-            (rows[0]["asset_id"].as_str(), rows[0]["outcome"].as_str(), rows[0]["best_bid"].as_str()),
-            (Some(YES_TOKEN), Some("YES"), Some("0.5020"))
+            (rows[0]["asset_id"].as_str(), rows[0]["outcome"].as_str(), rows[0]["best_bid"].as_f64()),
+            (Some(YES_TOKEN), Some("YES"), Some(0.502))
         );
         assert_eq!(
-            (rows[1]["asset_id"].as_str(), rows[1]["best_ask"].as_str(), rows[1]["best_ask_size"].as_f64()),
-            (Some(NO_TOKEN), Some("0.4680"), Some(15.0))
+            (rows[1]["asset_id"].as_str(), rows[1]["best_ask"].as_f64(), rows[1]["best_ask_size"].as_f64()),
+            (Some(NO_TOKEN), Some(0.468), Some(15.0))
         );
         let mut paged = Vec::new();
         let mut key = String::new();
@@ -1349,7 +1349,7 @@ async fn top_of_book_rows_are_the_best_quotes_of_the_order_book_rows() {
             .await
             .ok();
         assert_eq!(one["rows"].as_array().unwrap().len(), 1, "one bucket: {one}");
-        assert_eq!(one["rows"][0]["best_bid"], "0.4480", "the bucket's last book");
+        assert_eq!(one["rows"][0]["best_bid"], 0.448, "the bucket's last book");
 
         app.get_key(&format!("/v1/historical/venue_b/top-of-book?market_id={B_COND}&granularity=2m"), &k.free)
             .await

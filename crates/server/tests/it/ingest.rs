@@ -84,8 +84,11 @@ async fn role_api_does_not_ingest_and_creates_no_demo_keys() {
         let mut config = simulate_config(&db.url);
         config.role = crossbook_server::config::Role::Api;
         let server = Server::start(config).await;
+        // Stored data only: not ready, and says why (the live plane is unavailable here).
         let (status, v) = get_json(&server.url("/readyz")).await.unwrap();
-        assert_eq!(status, 200, "{v}");
+        assert_eq!(status, 503, "{v}");
+        assert_eq!(v["store"]["status"], "ok", "{v}");
+        assert_eq!(v["live"]["status"], "unavailable", "{v}");
         assert_eq!(v["ingest"], serde_json::json!({"role": "api", "leader": false}));
         assert_eq!(v["venues"]["venue_a"]["status"], "not_configured");
         assert!(db.store.list_keys().await.unwrap().is_empty());

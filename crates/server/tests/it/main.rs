@@ -12,6 +12,7 @@ mod historical;
 mod ingest;
 mod ohlcv;
 mod openapi;
+mod prices;
 mod replay;
 mod search;
 mod service;

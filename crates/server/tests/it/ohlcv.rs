@@ -121,22 +121,22 @@ async fn candles_are_yes_prices_with_mid_closes_for_empty_intervals() {
         assert_eq!(
             candle(m, 1),
             json!({
-                "timestamp": DAY0, "open": "0.4000", "high": "0.4500", "low": "0.4000", "close": "0.4500",
+                "timestamp": DAY0, "open": 0.4, "high": 0.45, "low": 0.4, "close": 0.45,
                 "close_source": "trade", "volume": 14.0, "volume_usd": 6.2, "trade_count": 2,
             })
         );
         assert_eq!(
             candle(m, 2),
             json!({
-                "timestamp": DAY0 + DAY, "open": null, "high": null, "low": null, "close": "0.4800",
+                "timestamp": DAY0 + DAY, "open": null, "high": null, "low": null, "close": 0.48,
                 "close_source": "mid", "volume": 0.0, "volume_usd": 0.0, "trade_count": 0,
             }),
             "no trade: the YES book's mid at the end of the day"
         );
-        assert_eq!(candle(m, 3)["close"], "0.5000");
-        assert_eq!(m["last_price"], "0.5000");
+        assert_eq!(candle(m, 3)["close"], 0.5);
+        assert_eq!(m["last_price"], 0.5);
         assert_eq!(
-            m["change_1d"], "0.0500",
+            m["change_1d"], 0.05,
             "0.50 now, 0.45 at the last trade a day before `to`"
         );
         assert_eq!(m["change_7d"], Value::Null, "no trade a week before");
@@ -176,7 +176,7 @@ async fn candles_are_yes_prices_with_mid_closes_for_empty_intervals() {
         assert_eq!(
             candle(&weeks["markets"][1], 0),
             json!({
-                "timestamp": DAY0, "open": "0.4000", "high": "0.5000", "low": "0.4000", "close": "0.5000",
+                "timestamp": DAY0, "open": 0.4, "high": 0.5, "low": 0.4, "close": 0.5,
                 "close_source": "trade", "volume": 16.0, "volume_usd": 7.2, "trade_count": 3,
             })
         );
@@ -197,7 +197,7 @@ async fn candles_are_yes_prices_with_mid_closes_for_empty_intervals() {
             .iter()
             .map(|c| &c["close"])
             .collect();
-        assert_eq!(closes, [&json!("0.4000"), &json!("0.4500")]);
+        assert_eq!(closes, [&json!(0.4), &json!(0.45)]);
 
         // The event route: its markets, highest volume first.
         let ev = app
@@ -212,7 +212,7 @@ async fn candles_are_yes_prices_with_mid_closes_for_empty_intervals() {
             (&json!("venue_b"), &json!("ohlc-event"))
         );
         assert_eq!(ev["markets"].as_array().unwrap().len(), 1);
-        assert_eq!(ev["markets"][0]["candles"][0]["close"], "0.4500");
+        assert_eq!(ev["markets"][0]["candles"][0]["close"], 0.45);
     })
     .await;
 }

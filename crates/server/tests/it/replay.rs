@@ -161,7 +161,7 @@ async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
         last_at = at;
         if m["type"] == "trade" {
             trades += 1;
-            assert!(m["price"].as_str().is_some_and(|p| p.len() == 6), "{m}");
+            assert!(m["price"].is_number(), "{m}");
             continue;
         }
         let id = (

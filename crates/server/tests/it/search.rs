@@ -289,6 +289,52 @@ async fn events_filters_sorts_and_shape() {
     .await;
 }
 
+/// Numbers written with an exponent are read exactly as their plain form: the same answer, and the same
+/// refusal of more than 6 decimals or of a fraction where an integer goes.
+#[tokio::test]
+async fn exponent_numbers_answer_as_their_plain_form() {
+    for_each_backend(async |db| {
+        seed_catalog(&db.store).await;
+        let app = TestApp::new(db, |_| {});
+        let all = "/v1/search/events?q=e";
+        for (written, plain) in [
+            ("min_volume=4e2", "min_volume=400"),
+            ("min_volume=4.00000001E2", "min_volume=400.000001"),
+            ("min_volume=2.500505e%2B3", "min_volume=2500.505"),
+            ("min_volume=25005050e-4", "min_volume=2500.505"),
+            ("limit=1e0", "limit=1"),
+            ("limit=2E0&offset=1e0", "limit=2&offset=1"),
+            ("limit=1.5e1", "limit=15"),
+        ] {
+            let exp = app.get(&format!("{all}&{written}")).await.ok();
+            let plain_answer = app.get(&format!("{all}&{plain}")).await.ok();
+            assert_eq!(exp, plain_answer, "{written} against {plain}");
+            assert!(!ids(&exp, "event_id").is_empty(), "{written}: {exp}");
+        }
+        assert_eq!(
+            ids(
+                &app.get(&format!("{all}&min_volume=4.00000001E2")).await.ok(),
+                "event_id"
+            )
+            .into_iter()
+            .collect::<BTreeSet<_>>(),
+            set(&[E_BTC_A, E_BTC_B])
+        );
+        for (bad, param) in [
+            ("min_volume=4e-7", "min_volume"),
+            ("min_volume=1e", "min_volume"),
+            ("limit=1e-1", "limit"),
+            ("limit=2.5e0", "limit"),
+            ("offset=1e99", "offset"),
+        ] {
+            app.get(&format!("{all}&{bad}"))
+                .await
+                .error(400, "invalid_parameter", Some(param));
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn markets_filters_sorts_and_shape() {
     for_each_backend(async |db| {
@@ -663,7 +709,8 @@ async fn limits_offsets_and_common_parameters_are_strict() {
                 format!("limit={}", max + 1),
                 "limit=".into(),
                 "limit=-1".into(),
-                "limit=1.0".into(),
+                "limit=1.5".into(),
+                "limit=1e-1".into(),
                 "limit=ten".into(),
             ] {
                 let body = app
@@ -792,7 +839,7 @@ async fn route_specific_parameters_are_strict() {
             // Money thresholds: non-negative decimals only.
             ("/v1/search/events?q=e&min_volume=-1", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=abc", "min_volume", ""),
-            ("/v1/search/events?q=e&min_volume=1e3", "min_volume", ""),
+            ("/v1/search/events?q=e&min_volume=1e-7", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=", "min_volume", ""),
             ("/v1/search/events?q=e&min_volume=0.0000001", "min_volume", ""),
             ("/v1/search/markets?q=e&min_volume=-0.5", "min_volume", ""),

@@ -32,6 +32,7 @@ async fn health_and_readiness() {
             json!({"venue_a": not_configured, "venue_b": not_configured})
         );
         assert_eq!(body["ingest"], json!({"role": "all", "leader": false}));
+        assert_eq!(body["live"], json!({"status": "serving", "reason": null}));
 
         // Health recorded while this process does not ingest (a standby) does not count.
         let health = &app.state.health;
@@ -51,7 +52,7 @@ async fn health_and_readiness() {
         for i in 0..13 {
             live.upsert(book(Exchange::VenueA, &format!("A-{i}")));
         }
-        live.mark_stale([&crossbook_venues::BookKey::of(&book(Exchange::VenueA, "A-0"))]);
+        live.mark_stale([&crossbook_live::BookKey::of(&book(Exchange::VenueA, "A-0"))]);
         health.update(Exchange::VenueA, |h| {
             h.last_message_at = Some(now);
             h.mode = FeedMode::WebSocket;
@@ -215,7 +216,7 @@ async fn metrics_are_labelled_by_route_template() {
     .await;
 }
 
-/// `/metrics` for alerting: every metric family has HELP text; every counter the README names is there at 0
+/// `/metrics` for alerting: every metric family has HELP text; every counter the documentation names is there at 0
 /// before its first event (so `increase()` sees the first one); the per-venue gauges follow the feed health.
 #[tokio::test]
 async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
@@ -236,7 +237,7 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
     assert_eq!(r.status.as_u16(), 200);
     let text = r.text;
 
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let readme: String = crate::util::user_docs().into_iter().map(|(_, text)| text).collect();
     let mut named: Vec<&str> = readme
         .match_indices("crossbook_")
         .map(|(i, _)| {
@@ -526,6 +527,42 @@ async fn docs_page_is_self_contained() {
         for needle in ["Try it", "SeriesOut", "min_volume", "X-API-Key", "entitlement_required"] {
             assert!(html.contains(needle), "{needle} missing from /docs");
         }
+    })
+    .await;
+}
+
+/// A process without live data (`--role api`, or a standby waiting for the ingest lock) says so: the routes
+/// that answer from live books answer 503 `unavailable` with the reason, and `/readyz` is not ready, rather
+/// than answer empty.
+#[tokio::test]
+async fn a_process_without_live_data_says_so() {
+    for_each_backend(async |db| {
+        let keys = create_keys(&db.store).await;
+        for (role, standby, why) in [
+            (Role::Api, false, "--role api"),
+            (Role::All, true, "waiting to take over"),
+        ] {
+            let app = TestApp::new(db, |c| c.role = role);
+            app.state.ingest.set_standby(standby);
+            let r = app.get("/readyz").await;
+            assert_eq!(r.status.as_u16(), 503, "{role:?}");
+            let v = r.json();
+            assert_eq!(v["status"], "not_ready");
+            assert_eq!(v["live"]["status"], "unavailable");
+            assert!(v["live"]["reason"].as_str().unwrap().contains(why), "{v}");
+            for route in ["/v1/arbitrage/current", "/v1/arbitrage/current/difference"] {
+                let e = app.get_key(route, &keys.trader).await.error(503, "unavailable", None);
+                assert!(e["detail"].as_str().unwrap().contains(why), "{route}: {e}");
+            }
+            // Stored data is served as usual.
+            app.get_key("/v1/arbitrage/history", &keys.trader).await.ok();
+        }
+        // The ingest role serves no API, so its live plane is not part of its readiness.
+        let app = TestApp::new(db, |c| c.role = Role::Ingest);
+        assert_eq!(
+            app.get("/readyz").await.json()["live"],
+            json!({"status": "not_served", "reason": null})
+        );
     })
     .await;
 }

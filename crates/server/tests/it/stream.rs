@@ -5,9 +5,9 @@
 use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Outcome, Price, TakerSide, Timestamp, Trade};
-use crossbook_server::config::Config;
+use crossbook_live::{BookKey, DomainEvent};
+use crossbook_server::config::{Config, Role};
 use crossbook_store::testing::{TestDb, sqlite_database};
-use crossbook_venues::{BookKey, DomainEvent};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -218,7 +218,7 @@ async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
 
     // A change as ingestion publishes it: live map first, then the bus.
     let seq = s.app.state.live.upsert(book("KX-M", 51, 4)).unwrap();
-    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_live::BookChanged {
         key: BookKey::venue_a("KX-M"),
         book_seq: seq,
         timestamp: Timestamp::now(),
@@ -957,7 +957,7 @@ async fn a_book_subscription_to_a_market_without_a_live_book_says_so() {
 
     // The book of M_BTC_A arrives: its snapshot follows on the same subscription.
     let seq = s.app.state.live.upsert(book(M_BTC_A, 40, 3)).unwrap();
-    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_venues::BookChanged {
+    s.publish(DomainEvent::BookUpdated(Arc::new(crossbook_live::BookChanged {
         key: BookKey::venue_a(M_BTC_A),
         book_seq: seq,
         timestamp: Timestamp::now(),
@@ -1027,4 +1027,99 @@ async fn anonymous_when_there_is_room(addr: SocketAddr) -> Ws {
             Err(e) => panic!("no place was freed: {e}"),
         }
     }
+}
+
+/// A process that holds no live data (`--role api`, or a standby waiting for the ingest lock) refuses the stream
+/// with 503 rather than accept subscriptions and send nothing.
+#[tokio::test]
+async fn a_process_without_live_data_refuses_the_stream() {
+    let (db, keys, s) = served(|c| c.role = Role::Api).await;
+    let err = Ws::try_connect(s.addr, "", Some(&keys.trader))
+        .await
+        .err()
+        .expect("the upgrade is refused");
+    assert!(err.to_string().contains("503"), "{err}");
+    drop(s);
+
+    // A standby: the same process serves the stream once it leads.
+    let s = Served::start(&db, |_| {}).await;
+    s.app.state.ingest.set_standby(true);
+    let err = Ws::try_connect(s.addr, "", Some(&keys.trader))
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("503"), "{err}");
+    s.app.state.ingest.set_standby(false);
+    let mut ws = Ws::connect(s.addr, "", Some(&keys.trader)).await;
+    assert_eq!(ws.next().await["type"], "welcome");
+    drop((ws, s));
+    db.cleanup().await;
+}
+
+/// One customer cannot pile up sessions by reconnecting without `session`: past its bound (open streams of
+/// the plan × `stream_sessions_per_connection`) the oldest detached session is dropped, and resuming it
+/// answers `reset`, while the newest still resumes.
+#[tokio::test]
+async fn detached_sessions_are_bounded_per_customer_and_the_oldest_is_dropped() {
+    let (db, keys, s) = served(|c| {
+        c.stream_connections_free = 1;
+        c.stream_sessions_per_connection = 2;
+    })
+    .await;
+    let evicted_before = sessions_evicted(&s).await;
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        // The plan allows one stream: each opens once the previous one has detached.
+        let mut ws = crossbook_store::testing::eventually("a free place", WAIT, async || {
+            let mut ws = Ws::connect(s.addr, "", Some(&keys.free)).await;
+            let w = ws.next().await;
+            (w["type"] == "welcome").then_some((ws, w))
+        })
+        .await;
+        ids.push(ws.1["session"].as_str().unwrap().to_string());
+        ws.0.send(json!({"op": "ping"})).await;
+        assert_eq!(ws.0.next().await["type"], "pong");
+        drop(ws);
+        crossbook_store::testing::eventually("the session detached", WAIT, async || {
+            (s.app.state.stream.attached_count() == 0).then_some(())
+        })
+        .await;
+    }
+    // Bound 2: each of the last three sessions, on getting its key, dropped the oldest detached one.
+    assert!(sessions_evicted(&s).await >= evicted_before + 3);
+
+    // The oldest: unknown now, so a reset and a new session.
+    let mut ws = Ws::connect(s.addr, &format!("?session={}&resume_from=2", ids[0]), Some(&keys.free)).await;
+    let w = ws.next().await;
+    assert_eq!(w["type"], "welcome");
+    assert_ne!(w["session"], ids[0].as_str());
+    let r = ws.next().await;
+    assert_eq!(r["type"], "reset", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("unknown or expired"), "{r}");
+    drop(ws);
+    crossbook_store::testing::eventually("the session detached", WAIT, async || {
+        (s.app.state.stream.attached_count() == 0).then_some(())
+    })
+    .await;
+
+    // The newest still resumes: welcome (1) and pong (2) were sent, nothing after.
+    let newest = ids.last().unwrap();
+    let mut ws = Ws::connect(s.addr, &format!("?session={newest}&resume_from=2"), Some(&keys.free)).await;
+    let m = ws.next().await;
+    assert_eq!(
+        (m["type"].as_str(), m["session"].as_str()),
+        (Some("resumed"), Some(newest.as_str())),
+        "{m}"
+    );
+    db.cleanup().await;
+}
+
+/// `crossbook_stream_sessions_evicted_total` as `/metrics` shows it now.
+async fn sessions_evicted(s: &Served) -> u64 {
+    let r = s.app.get("/metrics").await;
+    r.text
+        .lines()
+        .find_map(|l| l.strip_prefix("crossbook_stream_sessions_evicted_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
 }

@@ -548,3 +548,25 @@ pub fn python_with(module: &str, why: &str) -> bool {
     eprintln!("skipped: {why}, which needs python3 and `pip install {module}`: {missing}");
     false
 }
+
+/// The user documentation as shipped: the README and every guide of `docs/`, each as (path, text), in name
+/// order. Tests that check what the documentation names read it all, wherever a section lives.
+pub fn user_docs() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut guides: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .expect("the docs folder")
+        .map(|e| e.expect("a docs entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    guides.sort();
+    let mut paths = vec![root.join("README.md")];
+    paths.extend(guides);
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+            (name, text)
+        })
+        .collect()
+}

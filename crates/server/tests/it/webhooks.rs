@@ -29,6 +29,7 @@ use crossbook_core::{
     arb::{Opportunity, ScanParams, fixtures, scan},
     whale::WhaleEntry,
 };
+use crossbook_live::DomainEvent;
 use crossbook_server::{
     AppState,
     arbitrage::render::webhook_data,
@@ -39,7 +40,6 @@ use crossbook_store::{
     WebhookKind,
     testing::{self, for_each_backend},
 };
-use crossbook_venues::DomainEvent;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -989,12 +989,12 @@ async fn a_name_that_resolves_to_loopback_at_delivery_is_blocked_and_logged() {
         assert!(log[0]["error"].as_str().unwrap().contains("blocked"), "{log:?}");
         assert_eq!(receiver.hits(), 0, "the receiver must never be contacted");
 
-        // The test route is guarded the same way.
-        let t = env_ok(
-            &h.call(Method::POST, "/v1/webhooks/whale/test", Some(&k), None).await,
-            200,
-        );
-        assert_eq!(t["blocked"], true);
+        // The test route is guarded the same way, and says the delivery did not succeed.
+        let r = h.call(Method::POST, "/v1/webhooks/whale/test", Some(&k), None).await;
+        assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+        let b = r.json();
+        assert_eq!(b["success"], false, "{b}");
+        assert_eq!(b["data"]["blocked"], true, "{b}");
         assert_eq!(receiver.hits(), 0);
         h.stop().await;
     })
@@ -1169,7 +1169,8 @@ async fn the_test_route_sends_a_signed_test_delivery() {
         let log = wait_log(&h, "whale", &keys.builder, 1).await;
         assert_eq!(log[0], t);
 
-        // A receiver that fails: the attempt says so (still 200: the test itself ran).
+        // A receiver that fails: still 200 (the test ran), but `success` is the delivery's outcome and the
+        // message says why.
         let fail = Receiver::start(Behaviour::Fail).await;
         let r = h
             .call(
@@ -1180,14 +1181,77 @@ async fn the_test_route_sends_a_signed_test_delivery() {
             )
             .await;
         env_ok(&r, 200);
-        let t = env_ok(
-            &h.call(Method::POST, "/v1/webhooks/whale/test", Some(&keys.builder), None)
-                .await,
-            200,
+        let r = h
+            .call(Method::POST, "/v1/webhooks/whale/test", Some(&keys.builder), None)
+            .await;
+        assert_eq!(r.status.as_u16(), 200, "{}", r.text);
+        let b = r.json();
+        assert_eq!(b["success"], false, "{b}");
+        let message = b["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("Test delivery failed") && message.contains("500"),
+            "{b}"
         );
+        let t = b["data"].clone();
         assert_eq!(t["status_code"], 500);
         assert!(t["error"].as_str().unwrap().contains("500"), "{t}");
         assert_eq!(wait_log(&h, "whale", &keys.builder, 2).await.len(), 2);
+        h.stop().await;
+    })
+    .await;
+}
+
+/// `"enabled": false` in the POST body registers without delivering: only a PUT turning it on starts
+/// deliveries.
+#[tokio::test]
+async fn a_registration_made_disabled_gets_nothing_until_enabled() {
+    for_each_backend(async |db| {
+        let h = Hooks::new(db, true, public_resolver());
+        let mut on = Receiver::start(Behaviour::Ok).await;
+        let off = Receiver::start(Behaviour::Ok).await;
+        let k_on = db.store.create_key("on", Plan::Trader).await.unwrap().key;
+        let k_off = db.store.create_key("off", Plan::Trader).await.unwrap().key;
+        let id_on = store_id(&env_ok(&h.post("whale", &k_on, &on.url()).await, 201));
+        let r = h
+            .call(
+                Method::POST,
+                "/v1/webhooks/whale",
+                Some(&k_off),
+                Some(json!({"url": off.url(), "enabled": false})),
+            )
+            .await;
+        let created = env_ok(&r, 201);
+        assert_eq!(created["enabled"], false, "{created}");
+        let read = env_ok(
+            &h.call(Method::GET, "/v1/webhooks/whale", Some(&k_off), None).await,
+            200,
+        );
+        assert_eq!(read["enabled"], false, "{read}");
+        h.wait_targets(WebhookKind::Whale, &[id_on]).await;
+
+        h.state().bus.publish(whale(1));
+        let body: Value = serde_json::from_slice(&on.next().await.body).unwrap();
+        assert_eq!(body["type"], "whale.entry");
+        wait_log(&h, "whale", &k_on, 1).await;
+        assert_eq!(off.hits(), 0);
+        let log = h
+            .call(Method::GET, "/v1/webhooks/whale/deliveries", Some(&k_off), None)
+            .await;
+        assert_eq!(env_ok(&log, 200), json!([]));
+
+        let r = h
+            .call(
+                Method::PUT,
+                "/v1/webhooks/whale",
+                Some(&k_off),
+                Some(json!({"url": off.url(), "enabled": true})),
+            )
+            .await;
+        let id_off = store_id(&env_ok(&r, 200));
+        h.wait_targets(WebhookKind::Whale, &[id_on, id_off]).await;
+        h.state().bus.publish(whale(2));
+        wait_log(&h, "whale", &k_off, 1).await;
+        assert_eq!(off.hits(), 1);
         h.stop().await;
     })
     .await;
@@ -1209,7 +1273,14 @@ async fn registrations_made_elsewhere_are_picked_up() {
             .customer_id;
         let w = db
             .store
-            .create_webhook(customer, WebhookKind::Whale, &rx.url(), "s3cret", Timestamp::now())
+            .create_webhook(
+                customer,
+                WebhookKind::Whale,
+                &rx.url(),
+                "s3cret",
+                true,
+                Timestamp::now(),
+            )
             .await
             .unwrap()
             .unwrap();
@@ -1319,7 +1390,7 @@ async fn openapi_documents_the_webhook_routes() {
 
 // ------------------------------------------------------------------------------------------------ example receivers
 
-/// The Python receivers of `docs/examples/` (shown in the README), run as a user runs them.
+/// The Python receivers of `docs/examples/` (shown in docs/webhooks.md), run as a user runs them.
 const PY_RECEIVERS: [&str; 2] = ["receiver_standardwebhooks.py", "receiver_hmac.py"];
 
 /// A `docs/examples/` receiver started with `secret` on a free port, as a child process (killed on drop).
@@ -1393,7 +1464,7 @@ impl Drop for PyReceiver {
     }
 }
 
-/// Verifies `got` with `standardwebhooks` given the secret as a str (the README warns against it); returns
+/// Verifies `got` with `standardwebhooks` given the secret as a str (the webhooks guide warns against it); returns
 /// the library's error message, or `None` when it verified.
 fn verify_with_str_secret(got: &Received, secret: &str) -> Option<String> {
     const PROGRAM: &str = r#"
@@ -1464,7 +1535,7 @@ async fn the_example_receivers_verify_real_deliveries() {
             receivers.push(py);
         }
 
-        // The README's warning: the hex secret passed to the library as a str does not verify.
+        // The webhooks guide's warning: the hex secret passed to the library as a str does not verify.
         assert_eq!(
             verify_with_str_secret(&got, &secret).as_deref(),
             Some("No matching signature found")

@@ -8,9 +8,9 @@ use axum::{body::Body, http::Method};
 use crossbook_core::{
     Amount, Event, Exchange, Market, Outcome, Price, Status, TakerSide, Timestamp, Trade, whale::utc_day,
 };
+use crossbook_live::DomainEvent;
 use crossbook_server::whales::daily_pool;
 use crossbook_store::{Store, testing::for_each_backend};
-use crossbook_venues::DomainEvent;
 use serde_json::{Value, json};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 

@@ -120,14 +120,15 @@ pub struct Delivery {
 /// The webhooks concern.
 #[async_trait::async_trait]
 pub trait WebhookStore: Send + Sync {
-    /// Registers `url` for the customer's `kind`, enabled. `Ok(None)` when the customer already has one of
-    /// that kind (409).
+    /// Registers `url` for the customer's `kind`, delivering at once when `enabled`. `Ok(None)` when the
+    /// customer already has one of that kind (409).
     async fn create_webhook(
         &self,
         customer_id: i64,
         kind: WebhookKind,
         url: &str,
         secret: &str,
+        enabled: bool,
         at: Timestamp,
     ) -> StoreResult<Option<Webhook>>;
 
@@ -212,6 +213,7 @@ async fn create_webhook<E: Exec>(
     kind: WebhookKind,
     url: &str,
     secret: &str,
+    enabled: bool,
     at: Timestamp,
 ) -> StoreResult<Option<Webhook>> {
     let mut s =
@@ -223,7 +225,12 @@ async fn create_webhook<E: Exec>(
         .text(url)
         .push(", ")
         .text(secret);
-    s.push(", 1, ").int(at.millis()).push(", ").int(at.millis());
+    s.push(", ")
+        .int(i64::from(enabled))
+        .push(", ")
+        .int(at.millis())
+        .push(", ")
+        .int(at.millis());
     s.push(&format!(
         ") ON CONFLICT (customer_id, kind) DO NOTHING RETURNING {WEBHOOK_COLS}"
     ));
@@ -409,9 +416,10 @@ impl<B: Backend> WebhookStore for B {
         kind: WebhookKind,
         url: &str,
         secret: &str,
+        enabled: bool,
         at: Timestamp,
     ) -> StoreResult<Option<Webhook>> {
-        create_webhook(self.writer(), customer_id, kind, url, secret, at).await
+        create_webhook(self.writer(), customer_id, kind, url, secret, enabled, at).await
     }
 
     async fn webhook(&self, customer_id: i64, kind: WebhookKind) -> StoreResult<Option<Webhook>> {

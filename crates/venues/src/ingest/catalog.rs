@@ -14,10 +14,10 @@ use tracing::{debug, info, warn};
 
 use crate::{
     backoff::{Backoff, BackoffPolicy},
-    bus::DomainEvent,
     health::Part,
     venue::{CatalogBatch, MarketSet, Venue},
 };
+use crossbook_live::DomainEvent;
 
 use super::{Ctx, FollowError, FollowRequest, Runtime};
 

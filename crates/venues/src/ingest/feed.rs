@@ -11,12 +11,11 @@ use tracing::{debug, error, info, warn};
 
 use crate::{
     backoff::Backoff,
-    bus::{BookChanged, DomainEvent},
     error::{VenueError, report_malformed},
     health::{FeedMode, Part},
-    live::BookKey,
     venue::{FeedSession, FeedUpdate, MarketSet, Venue},
 };
+use crossbook_live::{BookChanged, BookKey, DomainEvent};
 
 use super::polling::poll_books_worker;
 use super::{Ctx, Runtime, book_writer::BookInput};

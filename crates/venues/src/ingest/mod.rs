@@ -45,15 +45,14 @@ use tracing::{info, warn};
 
 use crate::{
     backoff::BackoffPolicy,
-    bus::Bus,
     error::VenueError,
     health::VenueHealth,
-    live::LiveBooks,
     rest::ensure_crypto_provider,
     venue::{MarketSet, Venue},
     venue_a::{VenueA, VenueAConfig},
     venue_b::{VenueB, VenueBConfig},
 };
+use crossbook_live::{Bus, LiveBooks};
 
 use self::{
     book_writer::{BookInput, book_writer},

@@ -9,9 +9,9 @@ use tracing::{info, warn};
 use crate::{
     backoff::Backoff,
     health::{FeedMode, Part},
-    live::BookKey,
     venue::{BookUpdate, FeedUpdate, Venue},
 };
+use crossbook_live::BookKey;
 
 use super::feed::publish;
 use super::{Ctx, Runtime};

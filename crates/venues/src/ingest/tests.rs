@@ -32,13 +32,12 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::*;
 use crate::{
-    bus::DomainEvent,
     health::FeedMode,
     ingest::book_writer::{BookInput, LOG_FLUSH, LogBuffer, book_writer},
-    live::BookKey,
     venue::{BookUpdate, CatalogBatch, MarketSet, Venue},
     venue_b,
 };
+use crossbook_live::{BookKey, DomainEvent};
 
 // ------------------------------------------------------------------------------------------ test store
 
@@ -376,6 +375,7 @@ impl WebhookStore for MemStore {
         _: WebhookKind,
         _: &str,
         _: &str,
+        _: bool,
         _: Timestamp,
     ) -> StoreResult<Option<Webhook>> {
         unsupported()

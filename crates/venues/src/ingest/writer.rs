@@ -16,10 +16,8 @@ use crossbook_store::{Store, WriteHealth, WriteKind};
 use tokio::sync::mpsc;
 use tracing::{error, warn};
 
-use crate::{
-    backoff::{Backoff, BackoffPolicy},
-    bus::{Bus, DomainEvent},
-};
+use crate::backoff::{Backoff, BackoffPolicy};
+use crossbook_live::{Bus, DomainEvent};
 
 /// Trades stored per insert.
 const TRADE_BATCH: usize = 5_000;

@@ -28,9 +28,9 @@ use super::{model, normalise};
 use crate::{
     classify::{Ladder, levels},
     error::VenueError,
-    live::BookKey,
     venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet},
 };
+use crossbook_live::BookKey;
 
 const EX: Exchange = Exchange::VenueA;
 const BOOK_CHANNEL: &str = "orderbook_delta";

@@ -27,10 +27,10 @@ use super::{model, normalise};
 use crate::{
     classify::{Ladder, levels},
     error::VenueError,
-    live::BookKey,
     venue::{BookUpdate, FeedSession, FeedUpdate, MarketSet},
     wire::Num,
 };
+use crossbook_live::BookKey;
 
 const EX: Exchange = Exchange::VenueB;
 /// How long a subscribed token may wait for its `book` before it is subscribed again; doubles per attempt

@@ -6,7 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     error::{ApiError, ApiResult},
-    params::{FromQuery, ParamEnum, QueryMap, check_order, check_together},
+    params::{FromQuery, InstantQuery, ParamEnum, QueryMap, check_order, check_together},
 };
 
 use super::HISTORY_LIMIT;
@@ -104,10 +104,10 @@ pub(super) fn range_of(q: &QueryMap) -> ApiResult<Option<(Timestamp, Timestamp)>
 pub struct RangeParams {
     /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
     /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Must be set together with `end_time`.
-    #[param(value_type = Option<String>, example = "1763752500000")]
+    #[param(value_type = Option<InstantQuery>, inline)]
     start_time: Option<String>,
     /// Range end (inclusive), written as `start_time`; must be set together with `start_time`, not before it.
-    #[param(value_type = Option<String>, example = "1763753400000")]
+    #[param(value_type = Option<InstantQuery>, inline)]
     end_time: Option<String>,
     /// Maximum rows per page.
     #[param(required = false)]

@@ -3,7 +3,7 @@
 //! the mid and the spread: what a chart of a market's quotes needs, at a fraction of the bytes.
 
 use axum::extract::State;
-use crossbook_core::{Exchange, Level, Outcome, Price, Price4, TopOfBook};
+use crossbook_core::{Exchange, Level, Outcome, TopOfBook};
 use crossbook_store::book_log::history::HistoryRow;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -11,7 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     Book, GranularityParams, PaginationOut, RangeParams, VenueAParams, VenueBParams, binding, cursor_of, market_of,
-    pagination, read_page, size, venue_b_books,
+    out::price, pagination, read_page, size, venue_b_books,
 };
 use crate::{
     AppState,
@@ -38,22 +38,22 @@ pub struct TopOfBookOut {
     pub outcome: Outcome,
     /// The moment of the book (Unix milliseconds): its last change, as on the order-book routes.
     pub timestamp: i64,
-    /// Best bid, a 4-decimal string; null when no one bids.
-    #[schema(value_type = Option<String>, required = true, examples("0.5300"))]
-    pub best_bid: Option<Price4>,
+    /// Best bid; null when no one bids.
+    #[schema(required = true, examples(0.53))]
+    pub best_bid: Option<f64>,
     #[schema(required = true)]
     pub best_bid_size: Option<f64>,
-    /// Best ask, a 4-decimal string; null when no one offers.
-    #[schema(value_type = Option<String>, required = true, examples("0.5500"))]
-    pub best_ask: Option<Price4>,
+    /// Best ask; null when no one offers.
+    #[schema(required = true, examples(0.55))]
+    pub best_ask: Option<f64>,
     #[schema(required = true)]
     pub best_ask_size: Option<f64>,
-    /// `(bid + ask) / 2`, a 4-decimal string (half-up); null unless both sides quote.
-    #[schema(value_type = Option<String>, required = true, examples("0.5400"))]
-    pub mid: Option<Price4>,
-    /// `ask − bid`, a 4-decimal string; null unless both sides quote.
-    #[schema(value_type = Option<String>, required = true, examples("0.0200"))]
-    pub spread: Option<Price4>,
+    /// `(bid + ask) / 2`, rounded half-up; null unless both sides quote.
+    #[schema(required = true, examples(0.54))]
+    pub mid: Option<f64>,
+    /// `ask − bid`; null unless both sides quote.
+    #[schema(required = true, examples(0.02))]
+    pub spread: Option<f64>,
     /// `false` when the capture lost continuity between the row before it in time and this one.
     pub continuous: bool,
 }
@@ -66,19 +66,18 @@ pub struct TopOfBookHistoryOut {
 }
 
 fn row(market_id: &str, asset_id: Option<String>, outcome: Outcome, top: TopOfBook, r: &HistoryRow) -> TopOfBookOut {
-    let four = |p: Option<Price>| p.map(Price::four_decimals);
     let sz = |l: Option<Level>| l.map(|l| size(l.size));
     TopOfBookOut {
         market_id: market_id.to_string(),
         asset_id,
         outcome,
         timestamp: r.snapshot.timestamp.millis(),
-        best_bid: four(top.bid_price()),
+        best_bid: price(top.bid_price()),
         best_bid_size: sz(top.bid),
-        best_ask: four(top.ask_price()),
+        best_ask: price(top.ask_price()),
         best_ask_size: sz(top.ask),
-        mid: four(top.mid()),
-        spread: four(top.spread()),
+        mid: price(top.mid()),
+        spread: price(top.spread()),
         continuous: r.continuous,
     }
 }

@@ -5,7 +5,7 @@
 //! a page boundary.
 
 use axum::extract::State;
-use crossbook_core::{Exchange, Market, Outcome, Price4, Timestamp};
+use crossbook_core::{Exchange, Market, Outcome, Timestamp};
 use crossbook_store::{StoredTrade, TradeQuery};
 use crossbook_venues::venue_b::normalise::transaction_hash_of;
 use serde::Serialize;
@@ -111,9 +111,9 @@ pub struct TradeOut {
     /// The taker's side as the venue gives it: `buy` or `sell`.
     #[schema(examples("buy"))]
     pub side: String,
-    /// Price of the outcome traded, a 4-decimal string.
-    #[schema(value_type = String, examples("0.5300"))]
-    pub price: Price4,
+    /// Price of the outcome traded.
+    #[schema(examples(0.53))]
+    pub price: f64,
     /// Contracts (venue_a) or shares (venue_b).
     pub size: f64,
     /// `price × size` in dollars.
@@ -250,7 +250,7 @@ fn trade_out(market: &Market, r: &StoredTrade) -> TradeOut {
         asset_id,
         outcome: t.outcome,
         side: t.taker_side.as_str().to_string(),
-        price: t.price.four_decimals(),
+        price: t.price.to_f64_4(),
         size: t.size.to_f64(6),
         notional: t.notional().to_f64(6),
         timestamp: t.executed_at.millis(),

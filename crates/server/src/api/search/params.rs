@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     error::{ApiError, ApiResult},
-    params::{FromQuery, Limit, ParamEnum, QueryMap},
+    params::{AmountQuery, FromQuery, Limit, ParamEnum, QueryMap, TimestampQuery},
 };
 
 /// `limit` of `/v1/search/series`.
@@ -215,10 +215,10 @@ pub struct EventsParams {
     #[param(inline, required = false)]
     pub status: Status,
     /// Minimum aggregate volume across the child markets (inclusive).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_volume: Option<Amount>,
     /// ISO 8601 timestamp or date; keeps events with `discovered_at >= discovered_after`.
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub discovered_after: Option<Timestamp>,
     /// Order of the results. Default: `relevance` when `q` is set, else `newest`. `relevance` without `q`
     /// orders as `newest`.
@@ -298,19 +298,19 @@ pub struct MarketsParams {
     #[param(inline, required = false)]
     pub status: Status,
     /// Minimum market volume (inclusive).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_volume: Option<Amount>,
     /// Minimum market liquidity (inclusive).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_liquidity: Option<Amount>,
     /// ISO 8601 timestamp or date; keeps markets with `discovered_at >= discovered_after`.
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub discovered_after: Option<Timestamp>,
     /// ISO 8601 lower bound on `settled_at` (inclusive); intended with `status=closed`.
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub settled_after: Option<Timestamp>,
     /// ISO 8601 upper bound on `settled_at` (inclusive).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub settled_before: Option<Timestamp>,
     /// Order of the results. Default: `relevance` when `q` is set, else `newest`. `relevance` without `q`
     /// orders as `newest`.

@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{FEED_LIMIT, MAX_THRESHOLD_USD};
 use crate::{
     error::{ApiError, ApiResult},
-    params::{FromQuery, ParamEnum, QueryMap, check_order, text_value},
+    params::{AmountQuery, FromQuery, ParamEnum, QueryMap, TextValue, TimestampQuery, check_order, text_value},
     whales::DAY_MS,
 };
 
@@ -59,10 +59,10 @@ pub struct FeedFilter {
     #[param(required = false)]
     pub offset: u32,
     /// Only trades executed at or after this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub start_date: Option<Timestamp>,
     /// Only trades executed at or before this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub end_date: Option<Timestamp>,
     /// Only this venue.
     #[param(inline)]
@@ -93,7 +93,7 @@ pub struct UserFeedParams {
     #[param(min_length = 1, max_length = 256)]
     pub event_id: Option<String>,
     /// Minimum notional in dollars for every event, instead of each event's own threshold.
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_trade_size: Option<Amount>,
 }
 
@@ -115,7 +115,7 @@ pub struct PublicFeedParams {
     pub filter: FeedFilter,
     /// Minimum notional in dollars, `abs(price × size)`; at least the platform minimum (500 by default),
     /// which is also the default.
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_trade_size: Option<Amount>,
 }
 
@@ -183,6 +183,7 @@ pub struct AddEventIn {
     /// `venue_a` or `venue_b`.
     exchange: Exchange,
     /// The venue's event id (venue_a event ticker; venue_b event id or slug).
+    #[schema(value_type = TextValue)]
     event_ticker: String,
     /// Notional in dollars at or above which a trade is a whale; default 1000.
     #[schema(minimum = 0)]

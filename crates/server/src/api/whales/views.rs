@@ -24,7 +24,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{FromQuery, Path, QueryMap, ValidQuery, check_order, text_value},
+    params::{AmountQuery, FromQuery, Path, QueryMap, TextValue, TimestampQuery, ValidQuery, check_order, text_value},
     whales::{WatchError, day_ago, market_ticker},
 };
 
@@ -51,13 +51,13 @@ pub struct ViewTradesParams {
     #[param(required = false)]
     pub offset: u32,
     /// Only trades executed at or after this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub start_date: Option<Timestamp>,
     /// Only trades executed at or before this time (ISO 8601, or a date).
-    #[param(value_type = Option<String>, format = DateTime)]
+    #[param(value_type = Option<TimestampQuery>, inline)]
     pub end_date: Option<Timestamp>,
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_trade_size: Option<Amount>,
     /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
@@ -87,7 +87,7 @@ pub struct ViewStatsParams {
     #[param(inline, required = false)]
     pub period: StatsPeriod,
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
-    #[param(value_type = Option<f64>, minimum = 0)]
+    #[param(value_type = Option<AmountQuery>, inline)]
     pub min_trade_size: Option<Amount>,
     /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
@@ -139,7 +139,7 @@ impl FromQuery for UserMarketsParams {
 pub struct AddByUrlIn {
     /// The address of the event's web page on its venue, with or without the leading `https`:
     /// `kalshi.com/markets/{series}/…/{event-ticker}` (venue_a) or `polymarket.com/event/{slug}` (venue_b).
-    #[schema(examples("polymarket.com/event/bitcoin-up-or-down-on-november-21"))]
+    #[schema(value_type = TextValue, examples("polymarket.com/event/bitcoin-up-or-down-on-november-21"))]
     url: String,
     /// Notional in dollars at or above which a trade is a whale; default 1000.
     #[schema(minimum = 0)]

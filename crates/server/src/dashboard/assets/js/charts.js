@@ -1,4 +1,4 @@
-// The two charts of the market page, drawn with uPlot (vendored, see the README): a depth chart of one book
+// The two charts of the market page, drawn with uPlot (vendored, see docs/dashboard.md): a depth chart of one book
 // and a price line with the capture gaps shaded. uPlot is loaded by index.html as a classic script, before
 // the page's modules run.
 

@@ -77,6 +77,16 @@ export function num(v, digits = 2) {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits });
 }
 
+/**
+ * A price with its four decimals, as the API's book levels show it: prices other than book levels arrive as
+ * JSON numbers (0.53), which would otherwise lose their trailing zeros ("–" when missing).
+ */
+export function price(v) {
+  if (v === null || v === undefined || v === '') return '–';
+  const n = Number(v);
+  return Number.isFinite(n) ? n.toFixed(4) : String(v);
+}
+
 /** The venue as the page shows it. */
 export function venue(exchange) {
   return exchange === 'venue_a' ? 'venue A' : exchange === 'venue_b' ? 'venue B' : exchange || '–';

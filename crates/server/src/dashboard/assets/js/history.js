@@ -3,7 +3,7 @@
 // /v1/arbitrage/current/difference, a Trader-only route whose refusal the panel shows as the API words it.
 
 import { api, query } from './api.js';
-import { clock, errorNotice, fill, h, num, panel, venue } from './dom.js';
+import { clock, errorNotice, fill, h, num, panel, price, venue } from './dom.js';
 
 const PAGE = 50;
 
@@ -88,8 +88,8 @@ export function mount(root) {
     .then((list) => fill(spreadBody, list.length
       ? h('table', { class: 'data' },
         h('thead', {}, h('tr', {}, h('th', {}, 'Pair'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'venue A'), h('th', { class: 'num' }, 'venue B'), h('th', { class: 'num' }, 'Difference'))),
-        h('tbody', {}, list.map((s) => h('tr', {}, h('td', {}, s.label), h('td', {}, s.side), h('td', { class: 'num' }, num(s.side1_price, 4)),
-          h('td', { class: 'num' }, num(s.side2_price, 4)), h('td', { class: 'num' }, num(s.diff, 4))))))
+        h('tbody', {}, list.map((s) => h('tr', {}, h('td', {}, s.label), h('td', {}, s.side), h('td', { class: 'num' }, price(s.side1_price)),
+          h('td', { class: 'num' }, price(s.side2_price)), h('td', { class: 'num' }, price(s.diff))))))
       : h('p', { class: 'muted' }, 'No pair is quoted on both venues right now.')))
     .catch((e) => fill(spreadBody, errorNotice(e)));
   return () => ctl?.abort();

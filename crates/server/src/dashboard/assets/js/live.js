@@ -3,7 +3,7 @@
 // (the stream does not replay them).
 
 import { api, getKey } from './api.js';
-import { age, clock, errorNotice, fill, h, notice, num, panel, venue } from './dom.js';
+import { age, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const MAX_WHALES = 100;
@@ -89,7 +89,7 @@ export function mount(root) {
     h('td', {}, clock(t.executed_at)),
     h('td', { title: t.market_title }, `${venue(t.exchange)} · ${t.market_title || t.event_title || t.market_id}`),
     h('td', {}, `${t.taker_side || ''} ${t.outcome || ''}`),
-    h('td', { class: 'num' }, num(t.price, 4)),
+    h('td', { class: 'num' }, price(t.price)),
     h('td', { class: 'num' }, num(t.notional_usd, 0)));
   const addWhale = (t) => {
     whaleBody.prepend(whaleRow(t));

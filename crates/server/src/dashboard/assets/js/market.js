@@ -4,7 +4,7 @@
 
 import { api, getKey, query } from './api.js';
 import { depthChart, priceChart } from './charts.js';
-import { clock, debounce, errorNotice, fill, h, notice, num, panel, shortId, venue } from './dom.js';
+import { clock, debounce, errorNotice, fill, h, notice, num, panel, price, shortId, venue } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const INTERVALS = ['1m', '5m', '1h', '6h', '1d', '1w'];
@@ -214,7 +214,7 @@ function mountMarket(root, exchange, marketId) {
       const r = await api(`/v1/markets/ohlcv${query({ market_ids: marketId, exchange, interval: select.value })}`, { signal });
       const m = r.markets[0];
       fill(head, h('h1', {}, m.title || marketId),
-        h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · last price ${m.last_price ?? '–'} · 1-day change ${m.change_1d ?? '–'}`));
+        h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · last price ${price(m.last_price)} · 1-day change ${price(m.change_1d)}`));
       const from = Date.parse(r.from);
       const to = Date.parse(r.to);
       const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 200 })}`, { signal });
@@ -275,7 +275,7 @@ function mountMarket(root, exchange, marketId) {
     h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Notional $'))),
     tradeBody)));
   const tradeRow = (t) => h('tr', {}, h('td', {}, clock(t.executed_at)), h('td', {}, `${t.side || t.taker_side || ''} ${t.outcome || ''}`),
-    h('td', { class: 'num' }, t.price), h('td', { class: 'num' }, num(t.size, 2)), h('td', { class: 'num' }, num(t.notional ?? t.notional_usd, 2)));
+    h('td', { class: 'num' }, price(t.price)), h('td', { class: 'num' }, num(t.size, 2)), h('td', { class: 'num' }, num(t.notional ?? t.notional_usd, 2)));
   api(`/v1/historical/${exchange}/trades${query({ market_id: marketId, limit: 50 })}`)
     .then((r) => {
       tradeBody.append(...r.trades.map(tradeRow));

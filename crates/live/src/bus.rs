@@ -14,7 +14,7 @@ use crossbook_core::{
 };
 use tokio::sync::broadcast;
 
-use crate::live::BookKey;
+use crate::books::BookKey;
 
 /// Default number of events a subscriber may fall behind before it starts losing them.
 pub const DEFAULT_CAPACITY: usize = 16_384;
