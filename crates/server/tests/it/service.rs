@@ -21,6 +21,12 @@ async fn health_and_readiness() {
             "status": "not_configured", "last_update_at": null, "age_seconds": null, "max_age_seconds": 60,
             "mode": "idle", "connected": false, "books": 0, "stale_books": 0, "last_catalog_sync_at": null,
             "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null, "reason": null,
+            "last_alive_at": null,
+            "parts": {
+                "books": {"status": "unknown", "failures": 0, "last_ok_at": null, "last_error": null, "last_error_at": null},
+                "trades": {"status": "unknown", "failures": 0, "last_ok_at": null, "last_error": null, "last_error_at": null},
+                "catalog": {"status": "unknown", "failures": 0, "last_ok_at": null, "last_error": null, "last_error_at": null},
+            },
         });
         let body = app.get("/readyz").await.ok();
         assert_eq!(body["status"], "ready");
