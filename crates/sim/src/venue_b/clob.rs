@@ -22,6 +22,16 @@ fn invalid_token() -> Response {
     reply(StatusCode::BAD_REQUEST, json!({"error": "Invalid token id"}))
 }
 
+/// The Data API's `side` filter (both tape versions): `BUY`, `SELL` or absent.
+fn taker_side(q: &Query<'_>) -> Result<Option<TakerSide>, String> {
+    match q.get("side") {
+        None => Ok(None),
+        Some("BUY") => Ok(Some(TakerSide::Buy)),
+        Some("SELL") => Ok(Some(TakerSide::Sell)),
+        Some(v) => Err(format!("invalid side: {v:?}")),
+    }
+}
+
 fn is_token(id: &str) -> bool {
     !id.is_empty() && id.len() <= 78 && id.bytes().all(|b| b.is_ascii_digit())
 }
@@ -94,11 +104,9 @@ pub(crate) async fn trades(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Par
     if !markets.is_empty() && event.is_some() {
         return bad("market and eventId are mutually exclusive".into());
     }
-    let side = match q.get("side") {
-        None => None,
-        Some("BUY") => Some(TakerSide::Buy),
-        Some("SELL") => Some(TakerSide::Sell),
-        Some(v) => return bad(format!("invalid side: {v:?}")),
+    let side = match taker_side(&q) {
+        Ok(side) => side,
+        Err(m) => return bad(m),
     };
     let model = s.model();
     let out: Vec<Value> = model
@@ -146,11 +154,9 @@ pub(crate) async fn trades_v2(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<
     if !conditions.is_empty() && !events.is_empty() {
         return bad("condition and event_id are mutually exclusive".into());
     }
-    let side = match q.get("side") {
-        None => None,
-        Some("BUY") => Some(TakerSide::Buy),
-        Some("SELL") => Some(TakerSide::Sell),
-        Some(v) => return bad(format!("invalid side: {v:?}")),
+    let side = match taker_side(&q) {
+        Ok(side) => side,
+        Err(m) => return bad(m),
     };
     let model = s.model();
     let matching: Vec<&crate::SimTrade> = model

@@ -390,11 +390,20 @@ pub struct PriceChange {
     /// Current schema.
     #[serde(default)]
     pub price_changes: Option<Vec<PriceChangeItem>>,
-    /// Legacy schema.
+    /// Legacy schema (before 2025-09-15): one asset, its levels in `changes`.
     #[serde(default)]
     pub asset_id: Option<String>,
     #[serde(default)]
     pub changes: Option<Vec<LegacyChange>>,
+    /// The flat schema of 2024: one asset and one level, its fields beside `asset_id` with no list. Plain
+    /// optional fields rather than a flattened struct: `flatten` buffers the whole frame, and this is the
+    /// venue's most frequent message.
+    #[serde(default)]
+    pub price: Option<Num>,
+    #[serde(default)]
+    pub size: Option<Num>,
+    #[serde(default)]
+    pub side: Option<String>,
 }
 
 /// One level of a current `price_change`: `size` is the new absolute size ("0" removes the level).

@@ -190,6 +190,10 @@ impl Session {
                             apply(self, asset, &c.side, &c.price, &c.size)?;
                         }
                     }
+                    (None, Some(asset), None) => match (&pc.side, &pc.price, &pc.size) {
+                        (Some(side), Some(price), Some(size)) => apply(self, asset, side, price, size)?,
+                        _ => return Err("price_change without price_changes, changes or a level".into()),
+                    },
                     _ => return Err("price_change without price_changes or changes".into()),
                 }
                 for (asset, changes) in touched {
@@ -495,6 +499,27 @@ mod tests {
         assert!(u.malformed.is_empty(), "{:?}", u.malformed);
         assert_eq!(u.books.len(), 1);
         assert_eq!(u.books[0].bids[0], lv("0.51", "262.49"));
+    }
+
+    /// The flat shape of 2024: one level, its fields beside `asset_id`, no list.
+    #[test]
+    fn flat_price_change_of_2024() {
+        let mut s = session_with_books();
+        let u = s.on_text(
+            &format!(
+                r#"{{"event_type":"price_change","market":"{COND}","asset_id":"{UP}","price":"0.51","size":"262.49","side":"BUY","timestamp":"1"}}"#
+            ),
+            now(),
+        );
+        assert!(u.malformed.is_empty(), "{:?}", u.malformed);
+        assert_eq!(u.books.len(), 1);
+        assert_eq!(u.books[0].bids[0], lv("0.51", "262.49"));
+        // Without the level's fields it is still malformed.
+        let u = s.on_text(
+            &format!(r#"{{"event_type":"price_change","market":"{COND}","asset_id":"{UP}","timestamp":"1"}}"#),
+            now(),
+        );
+        assert_eq!(u.malformed.len(), 1);
     }
 
     #[test]
