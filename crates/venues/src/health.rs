@@ -111,10 +111,9 @@ pub struct FeedHealth {
     pub capture_gaps: u64,
     /// The last error of any part, for the `/readyz` breakdown.
     pub last_error: Option<String>,
-    /// Books, trades and catalog, each with its own last success and last error.
-    pub books_part: PartHealth,
-    pub trades_part: PartHealth,
-    pub catalog_part: PartHealth,
+    /// Books, trades and catalog (in [`Part::ALL`] order), each with its own last success and last error;
+    /// read with [`FeedHealth::part`].
+    pub parts: [PartHealth; 3],
 }
 
 /// Whether a venue's data can be vouched for now. Readiness and the stream's `venue` messages both
@@ -137,19 +136,11 @@ pub enum Freshness {
 impl FeedHealth {
     /// One part's health.
     pub fn part(&self, part: Part) -> &PartHealth {
-        match part {
-            Part::Books => &self.books_part,
-            Part::Trades => &self.trades_part,
-            Part::Catalog => &self.catalog_part,
-        }
+        &self.parts[part as usize]
     }
 
     fn part_mut(&mut self, part: Part) -> &mut PartHealth {
-        match part {
-            Part::Books => &mut self.books_part,
-            Part::Trades => &mut self.trades_part,
-            Part::Catalog => &mut self.catalog_part,
-        }
+        &mut self.parts[part as usize]
     }
 
     /// Records a failure of `part` (also the venue's `last_error`).
