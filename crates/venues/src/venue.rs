@@ -122,8 +122,9 @@ pub struct FeedUpdate {
     /// The feed may have missed trades (a gap on the trade channel, a fill announced without an id):
     /// fetch them over REST now.
     pub backfill_trades: bool,
-    /// The venue announced catalog changes (a new or resolved market): sync the catalog now.
-    pub catalog_hint: bool,
+    /// Catalog changes the venue announced for followed markets (a market listed or resolved), applied
+    /// one by one rather than by a full catalog sync.
+    pub catalog: Vec<CatalogNotice>,
     /// Frames or parts of frames that could not be understood; counted and skipped.
     pub malformed: Vec<VenueError>,
     /// Whether the frame carried market data (as opposed to a keepalive or a command reply): the data's
@@ -150,11 +151,25 @@ impl FeedUpdate {
         self.trades.extend(other.trades);
         self.send.extend(other.send);
         self.backfill_trades |= other.backfill_trades;
-        self.catalog_hint |= other.catalog_hint;
+        self.catalog.extend(other.catalog);
         self.malformed.extend(other.malformed);
         self.data |= other.data;
         self.alive |= other.alive;
     }
+}
+
+/// A catalog change the feed announced, for the catalog worker to apply to just the market concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogNotice {
+    /// A market was listed in a followed event or series (or anywhere, when everything is followed): read
+    /// its event (`event`: id, or slug when the venue gave no id) and follow its new markets.
+    Listed { event: String, market_id: String },
+    /// A followed market resolved at `at`; `winner` is the winning token where the venue named it.
+    Resolved {
+        market_id: String,
+        winner: Option<String>,
+        at: Timestamp,
+    },
 }
 
 /// The protocol state of one WebSocket connection: subscriptions, sequence numbers and the local books
@@ -215,6 +230,12 @@ pub trait Venue: Send + Sync + 'static {
     /// How often [`FeedSession::keepalive`] is sent.
     fn keepalive_interval(&self) -> Option<Duration> {
         None
+    }
+
+    /// Whether every open market of the venue is followed (no series configured): then any market the feed
+    /// announces is followed, whatever its series.
+    fn follows_everything(&self) -> bool {
+        false
     }
 
     /// Whether trades are polled over REST even while the WebSocket is up (venue_b: its socket reports fills

@@ -83,8 +83,8 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
     if update.backfill_trades {
         rt.trades_now.notify_one();
     }
-    if update.catalog_hint {
-        rt.catalog_now.notify_one();
+    if !update.catalog.is_empty() {
+        rt.note_catalog(std::mem::take(&mut update.catalog));
     }
 }
 

@@ -7,8 +7,8 @@
 //!                 └ follow ──(upsert, add)─────────────────────────────────────────┘ └─> trade writer ─┴─> store
 //! ```
 //!
-//! - **catalog** syncs series/events/markets every `catalog_sync_seconds` (sooner when the feed announces a
-//!   new or resolved market), upserts them with `seen_at = now` (the store keeps the first as
+//! - **catalog** syncs series/events/markets every `catalog_sync_seconds` (and in between applies the
+//!   feed's announcements of a listed or resolved followed market to that market alone), upserts them with `seen_at = now` (the store keeps the first as
 //!   `discovered_at`), refreshes markets that left the listings so their status and settlement follow the
 //!   venue, and publishes the followed [`MarketSet`].
 //! - **feed** holds the WebSocket: reconnects with jittered exponential backoff that resets once data
@@ -41,14 +41,14 @@ use crossbook_core::{Event, Exchange, Trade, book::KeyframePolicy};
 use crossbook_store::{Store, StoreError};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::{
     backoff::BackoffPolicy,
     error::VenueError,
     health::VenueHealth,
     rest::ensure_crypto_provider,
-    venue::{MarketSet, Venue},
+    venue::{CatalogNotice, MarketSet, Venue},
     venue_a::{VenueA, VenueAConfig},
     venue_b::{VenueB, VenueBConfig},
 };
@@ -386,7 +386,9 @@ struct Runtime<V> {
     /// Events followed at run time (beyond the configured series). A std mutex: held only to copy or insert,
     /// never across an `.await`.
     followed: Mutex<BTreeSet<String>>,
-    /// Sync the catalog now (the feed saw a new or resolved market).
+    /// Catalog notices from the feed (a std mutex: held only to add or take, never across an `.await`).
+    notices: Mutex<catalog::Notices>,
+    /// Notices are waiting.
     catalog_now: Notify,
     /// Read the trade tape now (reconnect, trade gap, fill announced).
     trades_now: Notify,
@@ -404,6 +406,19 @@ impl<V: Venue> Runtime<V> {
     fn followed(&self) -> BTreeSet<String> {
         self.followed.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    fn notices(&self) -> std::sync::MutexGuard<'_, catalog::Notices> {
+        self.notices.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues the feed's catalog notices for the catalog worker.
+    fn note_catalog(&self, notices: Vec<CatalogNotice>) {
+        let overflow = self.notices().add(notices);
+        if overflow > 0 {
+            debug!(venue = %V::EXCHANGE, overflow, "too many listings waiting; the next catalog sync reads them");
+        }
+        self.catalog_now.notify_one();
+    }
 }
 
 fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mpsc::Sender<FollowRequest> {
@@ -412,6 +427,7 @@ fn spawn_venue<V: Venue>(venue: Arc<V>, ctx: &Ctx, tracker: &TaskTracker) -> mps
         venue,
         markets,
         followed: Mutex::new(BTreeSet::new()),
+        notices: Mutex::default(),
         catalog_now: Notify::new(),
         trades_now: Notify::new(),
         latest_trade_ms: AtomicI64::new(0),

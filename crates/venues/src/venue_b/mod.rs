@@ -410,7 +410,15 @@ impl Venue for VenueB {
     }
 
     fn new_session(&self) -> ws::Session {
-        ws::Session::new()
+        if self.follows_everything() {
+            ws::Session::following_everything()
+        } else {
+            ws::Session::new()
+        }
+    }
+
+    fn follows_everything(&self) -> bool {
+        self.series.is_empty()
     }
 
     fn keepalive_interval(&self) -> Option<Duration> {

@@ -375,8 +375,8 @@ pub enum WsEvent {
     LastTradePrice(LastTradePrice),
     TickSizeChange(TickSizeChange),
     BestBidAsk(BestBidAsk),
-    NewMarket(serde_json::Value),
-    MarketResolved(serde_json::Value),
+    NewMarket(NewMarket),
+    MarketResolved(MarketResolved),
     #[serde(other)]
     Unknown,
 }
@@ -428,6 +428,55 @@ pub struct LegacyChange {
     pub price: Num,
     pub size: Num,
     pub side: String,
+}
+
+/// `new_market` (custom features): a market the venue just listed, broadcast for every market of the venue.
+/// Only what the session needs to tell a followed market from the rest; the catalog reads the rest from
+/// Gamma.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct NewMarket {
+    /// Gamma market id.
+    #[serde(default)]
+    pub id: Option<Num>,
+    /// Condition id (also sent as `condition_id`).
+    #[serde(default)]
+    pub market: Option<String>,
+    #[serde(default)]
+    pub condition_id: Option<String>,
+    /// The market's slug.
+    #[serde(default)]
+    pub slug: Option<String>,
+    /// The parent event.
+    #[serde(default)]
+    pub event_message: Option<EventMessage>,
+    #[serde(default)]
+    pub timestamp: Option<Millis>,
+}
+
+/// The event a `new_market` or `market_resolved` belongs to.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EventMessage {
+    /// Gamma event id.
+    #[serde(default)]
+    pub id: Option<Num>,
+    #[serde(default)]
+    pub ticker: Option<String>,
+    #[serde(default)]
+    pub slug: Option<String>,
+}
+
+/// `market_resolved` (custom features): a market the venue resolved, broadcast for every market.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct MarketResolved {
+    /// Condition id (also sent as `condition_id`).
+    #[serde(default)]
+    pub market: Option<String>,
+    #[serde(default)]
+    pub condition_id: Option<String>,
+    #[serde(default)]
+    pub winning_asset_id: Option<String>,
+    #[serde(default)]
+    pub timestamp: Option<Millis>,
 }
 
 /// `last_trade_price`.
