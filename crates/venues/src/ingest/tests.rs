@@ -673,6 +673,7 @@ fn catalog() -> CatalogBatch {
     let market = Market {
         yes_token_id: Some(UP.into()),
         no_token_id: Some(DOWN.into()),
+        slug: Some("btc-updown-15m-1778583600".into()),
         ..Market::new(Exchange::VenueB, COND, "E1", "S1", "Bitcoin Up or Down")
     };
     CatalogBatch {
@@ -689,6 +690,14 @@ struct FakeVenue {
     books: Arc<Mutex<Vec<BookSnapshot>>>,
     /// How often the client sends venue_b's text `PING` (none: the venue pings, or nobody does).
     keepalive: Option<Duration>,
+    /// Full catalog syncs and event lookups made.
+    calls: Arc<Calls>,
+}
+
+#[derive(Default)]
+struct Calls {
+    syncs: AtomicUsize,
+    lookups: Mutex<Vec<String>>,
 }
 
 impl Venue for FakeVenue {
@@ -696,10 +705,26 @@ impl Venue for FakeVenue {
     type Session = venue_b::ws::Session;
 
     async fn sync_catalog(&self, _followed: &[String]) -> Result<CatalogBatch, VenueError> {
+        self.calls.syncs.fetch_add(1, Ordering::SeqCst);
         Ok(catalog())
     }
 
     async fn fetch_event(&self, event_id: &str) -> Result<Option<CatalogBatch>, VenueError> {
+        self.calls.lookups.lock().unwrap().push(event_id.to_string());
+        if event_id == "E3" {
+            // The next window of the followed series, as Gamma lists it.
+            let market = Market {
+                yes_token_id: Some("555".into()),
+                no_token_id: Some("666".into()),
+                slug: Some("btc-updown-15m-1778584500".into()),
+                ..Market::new(Exchange::VenueB, "0xcond3", "E3", "S1", "Bitcoin Up or Down")
+            };
+            return Ok(Some(CatalogBatch {
+                series: vec![Series::new(Exchange::VenueB, "S1", "BTC Up or Down 15m")],
+                events: vec![Event::new(Exchange::VenueB, "E3", "S1", "Bitcoin Up or Down")],
+                markets: vec![market],
+            }));
+        }
         if event_id != "E2" {
             return Ok(None);
         }
@@ -795,8 +820,9 @@ enum ServerCmd {
 }
 
 fn book_frame(asset: &str, bid_cents: i64) -> String {
+    let market = if ["555", "666"].contains(&asset) { "0xcond3" } else { COND };
     format!(
-        r#"{{"event_type":"book","asset_id":"{asset}","market":"{COND}","timestamp":"{}","bids":[{{"price":"0.{bid_cents:02}","size":"10"}}],"asks":[{{"price":"0.{:02}","size":"5"}}]}}"#,
+        r#"{{"event_type":"book","asset_id":"{asset}","market":"{market}","timestamp":"{}","bids":[{{"price":"0.{bid_cents:02}","size":"10"}}],"asks":[{{"price":"0.{:02}","size":"5"}}]}}"#,
         Timestamp::now().millis(),
         bid_cents + 2
     )
@@ -933,6 +959,7 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
         tape: tape.clone(),
         books: Arc::default(),
         keepalive: None,
+        calls: Arc::default(),
     };
     let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
     let handle = Ingest::start_venue(
@@ -969,11 +996,11 @@ async fn feed_survives_malformed_frames_silence_and_drops_and_stores_trades_once
     server
         .push
         .send(ServerCmd::Text(format!(
-            r#"{{"event_type":"price_change","market":"{COND}","timestamp":"1","price_changes":[{{"asset_id":"{UP}","price":"0.53","size":"4","side":"BUY"}}]}}"#
+            r#"{{"event_type":"price_change","market":"{COND}","timestamp":"1","price_changes":[{{"asset_id":"{UP}","price":"0.52","size":"4","side":"BUY"}}]}}"#
         )))
         .unwrap();
     wait_until("the update after a malformed frame", 10, || {
-        best_bid(&live, UP) == Some(53)
+        best_bid(&live, UP) == Some(52)
     })
     .await;
     assert_eq!(health.get(Exchange::VenueB).map(|h| h.malformed), Some(1));
@@ -1073,6 +1100,7 @@ async fn keepalives_keep_a_quiet_feed_without_silence_gaps() {
             books: Arc::default(),
             // The client pings (venue_b) unless the venue does (venue_a).
             keepalive: (!venue_pings).then_some(Duration::from_millis(100)),
+            calls: Arc::default(),
         };
         let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
         Ingest::start_venue(
@@ -1178,6 +1206,7 @@ async fn without_a_websocket_the_feed_polls_rest_books() {
         tape: Arc::default(),
         books: books.clone(),
         keepalive: None,
+        calls: Arc::default(),
     };
     let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
     Ingest::start_venue(
@@ -1257,4 +1286,273 @@ fn config_lists_and_defaults() {
     assert!(c.venue_a_rest_url.is_empty() && c.venue_b_ws_url.is_empty() && c.venue_a_series.is_empty());
     assert_eq!(c.venue_a().key_id, None, "empty means no credentials");
     let _ = Status::Active;
+}
+
+// ------------------------------------------------------------------------------------------ one match, several frames
+
+/// The books and the three frames of one match as venue_b sends it (PROTOCOLS B.5: `price_changes` items with
+/// the token's best prices after the whole match), on a 0.001 grid: a sell at 0.301 takes the Up bids at 0.30
+/// and 0.311 and rests at 0.301. Applied frame by frame, the first two frames leave the Up book crossed (bid
+/// 0.311 over ask 0.301) while the venue already says its best bid is 0.29.
+fn burst() -> (String, [String; 3]) {
+    let book = |asset: &str, bids: &str, asks: &str| {
+        format!(
+            r#"{{"event_type": "book", "asset_id": "{asset}", "market": "{COND}", "timestamp": "1778584051000",
+            "bids": [{bids}], "asks": [{asks}], "tick_size": "0.001"}}"#
+        )
+    };
+    let lv = |p: &str, s: &str| format!(r#"{{"price": "{p}", "size": "{s}"}}"#);
+    let up = book(
+        UP,
+        &[lv("0.29", "100"), lv("0.30", "40"), lv("0.311", "50")].join(","),
+        &[lv("0.33", "60"), lv("0.32", "80")].join(","),
+    );
+    let down = book(
+        DOWN,
+        &[lv("0.67", "60"), lv("0.68", "80")].join(","),
+        &[lv("0.71", "100"), lv("0.70", "40"), lv("0.689", "50")].join(","),
+    );
+    let frame = |up: (&str, &str, &str), down: (&str, &str, &str)| {
+        format!(
+            r#"{{"event_type": "price_change", "market": "{COND}", "timestamp": "1778584051512", "price_changes": [
+            {{"asset_id": "{UP}", "price": "{}", "size": "{}", "side": "{}", "hash": "a", "best_bid": "0.29", "best_ask": "0.301"}},
+            {{"asset_id": "{DOWN}", "price": "{}", "size": "{}", "side": "{}", "hash": "b", "best_bid": "0.699", "best_ask": "0.71"}}]}}"#,
+            up.0, up.1, up.2, down.0, down.1, down.2
+        )
+    };
+    (
+        format!("[{up}, {down}]"),
+        [
+            frame(("0.301", "30", "SELL"), ("0.699", "30", "BUY")),
+            frame(("0.30", "0", "BUY"), ("0.70", "0", "SELL")),
+            frame(("0.311", "0", "BUY"), ("0.689", "0", "SELL")),
+        ],
+    )
+}
+
+/// Replays `changes` and returns each state's best bid and ask (none in a gap).
+fn tops<'a>(changes: impl Iterator<Item = &'a BookChange>) -> Vec<Option<(Option<Price>, Option<Price>)>> {
+    let mut state = crossbook_core::book::BookState::from_ladders(None);
+    changes
+        .map(|c| {
+            let _ = state.apply(c);
+            state
+                .ladders()
+                .map(|l| (l.bids.first().map(|x| x.price), l.asks.first().map(|x| x.price)))
+        })
+        .collect()
+}
+
+fn is_crossed(top: &Option<(Option<Price>, Option<Price>)>) -> bool {
+    matches!(top, Some((Some(b), Some(a))) if b >= a)
+}
+
+/// Through the real connector (session, publish, book writer): the match's frames never put a crossed book in
+/// the live map, on the bus or in the event log; the book goes out once, after the match, with the venue's
+/// best prices.
+#[tokio::test]
+async fn a_match_sent_as_several_frames_is_never_stored_or_served_crossed() {
+    let server = Server::start().await;
+    let store = Arc::new(MemStore::default());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::new(4096), health)
+    };
+    let mut bus_rx = bus.subscribe();
+    let venue = FakeVenue {
+        ws_url: Some(server.url.clone()),
+        tape: Arc::default(),
+        books: Arc::default(),
+        keepalive: None,
+        calls: Arc::default(),
+    };
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    Ingest::start_venue(
+        venue,
+        &test_config(),
+        store.clone(),
+        live.clone(),
+        bus,
+        health,
+        cancel.clone(),
+        &tracker,
+    );
+    wait_until("books from the first connection", 10, || best_bid(&live, UP) == Some(51)).await;
+    let (books, frames) = burst();
+    server.push.send(ServerCmd::Text(books)).unwrap();
+    let top = |asset: &str| {
+        live.get(&BookKey::venue_b(COND, asset))
+            .map(|b| (b.bids.first().map(|l| l.price), b.asks.first().map(|l| l.price)))
+    };
+    let price = |s: &str| Some(s.parse::<Price>().unwrap());
+    wait_until("the match's starting book", 10, || top(UP) == Some((price("0.311"), price("0.32")))).await;
+    for f in frames {
+        server.push.send(ServerCmd::Text(f)).unwrap();
+    }
+    wait_until("the book after the match", 10, || {
+        top(UP) == Some((price("0.29"), price("0.301"))) && top(DOWN) == Some((price("0.699"), price("0.71")))
+    })
+    .await;
+
+    // The bus (what the stream and the scanner read): after the starting snapshot, one delta per token.
+    let mut seen: BTreeMap<String, Vec<BookChange>> = BTreeMap::new();
+    while let Ok(ev) = bus_rx.try_recv() {
+        if let DomainEvent::BookUpdated(b) = ev {
+            seen.entry(b.key.asset_id.clone().unwrap_or_default()).or_default().push(b.change.clone());
+        }
+    }
+    for asset in [UP, DOWN] {
+        let changes = &seen[asset];
+        let tops = tops(changes.iter());
+        assert!(!tops.iter().any(is_crossed), "{asset}: crossed on the bus: {tops:?}");
+        let start = changes
+            .iter()
+            .rposition(|c| matches!(c, BookChange::Snapshot { bids, .. } if bids.len() == 3 || bids.len() == 2))
+            .expect("the starting snapshot");
+        assert!(
+            matches!(&changes[start + 1..], [BookChange::Delta(d)] if d.len() == 3),
+            "{asset}: one delta with the match's three changes: {:?}",
+            &changes[start + 1..]
+        );
+    }
+
+    // The event log: replayed event by event, never crossed, and ending at the venue's best prices.
+    wait_until("the match in the event log", 10, || {
+        store.log.lock().unwrap().iter().any(|(k, events)| {
+            k.asset_id.as_deref() == Some(UP)
+                && tops(events.iter().map(|e| &e.change)).last() == Some(&Some((price("0.29"), price("0.301"))))
+        })
+    })
+    .await;
+    for (key, events) in store.log.lock().unwrap().iter() {
+        let tops = tops(events.iter().map(|e| &e.change));
+        assert!(!tops.iter().any(is_crossed), "{key:?}: crossed in the log: {tops:?}");
+    }
+
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+        .await
+        .expect("stops on cancel");
+}
+
+// ------------------------------------------------------------------------------------------ catalog notices
+
+/// `new_market` broadcasts for every market of the venue (one of them the next window of the followed series)
+/// and `market_resolved` ones: the followed new market is looked up once and gets its book, a followed market
+/// that resolves is closed and unfollowed, the rest is ignored without a lookup, and full catalog syncs stay
+/// on their `catalog_sync_seconds` schedule however many announcements come (time is paused: the schedule is
+/// checked against the runtime's clock).
+#[tokio::test(start_paused = true)]
+async fn new_market_storms_are_targeted_updates_and_full_syncs_keep_their_schedule() {
+    let server = Server::start().await;
+    server.set_truth("555", 40);
+    server.set_truth("666", 58);
+    let store = Arc::new(MemStore::default());
+    let (live, bus, health) = {
+        let live = LiveBooks::new();
+        let health = VenueHealth::new(&live);
+        (live, Bus::new(1024), health)
+    };
+    let calls = Arc::new(Calls::default());
+    let venue = FakeVenue {
+        ws_url: Some(server.url.clone()),
+        tape: Arc::default(),
+        books: Arc::default(),
+        // Keepalives answered: the feed is never silent while the clock jumps ahead.
+        keepalive: Some(Duration::from_millis(100)),
+        calls: calls.clone(),
+    };
+    let cfg = IngestConfig {
+        catalog_sync_seconds: 60,
+        ..test_config()
+    };
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    Ingest::start_venue(
+        venue,
+        &cfg,
+        store.clone(),
+        live.clone(),
+        bus,
+        health,
+        cancel.clone(),
+        &tracker,
+    );
+    let started = tokio::time::Instant::now();
+    wait_until("books from the first connection", 10, || best_bid(&live, UP) == Some(51)).await;
+    assert_eq!(calls.syncs.load(Ordering::SeqCst), 1);
+    let syncs_allowed = || 1 + (started.elapsed().as_secs() / 60) as usize;
+
+    let new_market = |i: usize| {
+        let (market, slug, event) = if i == 500 {
+            ("0xcond3".to_string(), "btc-updown-15m-1778584500".to_string(), "E3".to_string())
+        } else {
+            (format!("0xother{i}"), format!("eth-updown-5m-{}", 1_778_584_500 + 300 * i), format!("X{i}"))
+        };
+        format!(
+            r#"{{"event_type": "new_market", "id": "{i}", "question": "Ethereum Up or Down", "market": "{market}",
+            "slug": "{slug}", "assets_ids": ["{i}1", "{i}2"], "outcomes": ["Up", "Down"], "timestamp": "1778584051512",
+            "event_message": {{"id": "{event}", "ticker": "{slug}", "slug": "{slug}", "title": "t"}}}}"#
+        )
+    };
+    for i in 0..1_000 {
+        server.push.send(ServerCmd::Text(new_market(i))).unwrap();
+    }
+    wait_until("the book of the followed new market", 10, || {
+        live.get(&BookKey::venue_b("0xcond3", "555"))
+            .and_then(|b| b.bids.first().map(|l| l.price))
+            == Some(Price::from_cents(40))
+    })
+    .await;
+    assert_eq!(*calls.lookups.lock().unwrap(), vec!["E3"], "one lookup, for the followed family only");
+    assert!(
+        store.markets.lock().unwrap().contains_key(&(Exchange::VenueB, "0xcond3".to_string())),
+        "the new market is stored"
+    );
+    let syncs = calls.syncs.load(Ordering::SeqCst);
+    assert!(syncs <= syncs_allowed(), "{syncs} full syncs in {:?}", started.elapsed());
+
+    // A followed market resolves: closed in the store, priced by its winner, and no longer followed.
+    server
+        .push
+        .send(ServerCmd::Text(format!(
+            r#"{{"event_type": "market_resolved", "id": "1", "market": "{COND}", "assets_ids": ["{UP}", "{DOWN}"],
+            "winning_asset_id": "{DOWN}", "winning_outcome": "Down", "timestamp": "1778584951000"}}"#
+        )))
+        .unwrap();
+    wait_until("the resolved market closed", 10, || {
+        store
+            .markets
+            .lock()
+            .unwrap()
+            .get(&(Exchange::VenueB, COND.to_string()))
+            .is_some_and(|(m, _)| m.status == Status::Closed)
+    })
+    .await;
+    let closed = store.markets.lock().unwrap()[&(Exchange::VenueB, COND.to_string())].0.clone();
+    assert_eq!(closed.settled_at, Some(Timestamp::from_millis(1_778_584_951_000)));
+    assert_eq!(closed.last_yes_price, Some(Price::ZERO), "Down won");
+    wait_until("its books dropped", 10, || live.get(&BookKey::venue_b(COND, UP)).is_none()).await;
+
+    // Three minutes of announcements, a burst every ten seconds: the full syncs stay on their schedule.
+    for round in 0..18 {
+        for i in 0..100 {
+            server.push.send(ServerCmd::Text(new_market(1_000 + round * 100 + i))).unwrap();
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+    let syncs = calls.syncs.load(Ordering::SeqCst);
+    assert!(
+        (3..=syncs_allowed()).contains(&syncs),
+        "{syncs} full syncs in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(calls.lookups.lock().unwrap().len(), 1, "still no lookups for other series");
+
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+        .await
+        .expect("stops on cancel");
 }
