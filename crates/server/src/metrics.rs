@@ -78,6 +78,8 @@ enum Labels {
     None,
     Venue,
     VenueAndGapCause,
+    /// Per venue, and one more label with fixed values.
+    VenueAnd(&'static str, &'static [&'static str]),
     WriteKind,
     Of(&'static str, &'static [&'static str]),
 }
@@ -114,6 +116,12 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         "crossbook_venue_watchdog_resubscribes_total",
         "Resubscriptions after a venue's feed went silent on an open connection.",
         Labels::Venue,
+    ),
+    (
+        "crossbook_venue_catalog_notices_total",
+        "A venue's announcements of listed and resolved markets: applied to the catalog one market at a time \
+         (listed, resolved), or ignored as outside what is followed.",
+        Labels::VenueAnd("kind", &crossbook_venues::CATALOG_NOTICE_KINDS),
     ),
     (
         "crossbook_book_events_written_total",
@@ -289,6 +297,13 @@ fn describe() {
                 for v in venues {
                     for c in GapCause::ALL {
                         metrics::counter!(name, "venue" => v, "cause" => c.as_str()).increment(0);
+                    }
+                }
+            }
+            Labels::VenueAnd(label, values) => {
+                for v in venues {
+                    for &value in values {
+                        metrics::counter!(name, "venue" => v, label => value).increment(0);
                     }
                 }
             }

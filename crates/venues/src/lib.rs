@@ -40,4 +40,6 @@ pub mod wire;
 pub use error::VenueError;
 pub use health::{DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
-pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};
+pub use venue::{
+    BookUpdate, CATALOG_NOTICE_KINDS, CatalogBatch, CatalogNotice, FeedSession, FeedUpdate, MarketSet, Venue,
+};

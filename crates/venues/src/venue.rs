@@ -158,6 +158,10 @@ impl FeedUpdate {
     }
 }
 
+/// The `kind` values of `crossbook_venue_catalog_notices_total`: announcements applied to one listed or
+/// resolved market, and announcements of markets outside what is followed.
+pub const CATALOG_NOTICE_KINDS: [&str; 3] = ["listed", "resolved", "ignored"];
+
 /// A catalog change the feed announced, for the catalog worker to apply to just the market concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogNotice {

@@ -820,7 +820,11 @@ enum ServerCmd {
 }
 
 fn book_frame(asset: &str, bid_cents: i64) -> String {
-    let market = if ["555", "666"].contains(&asset) { "0xcond3" } else { COND };
+    let market = if ["555", "666"].contains(&asset) {
+        "0xcond3"
+    } else {
+        COND
+    };
     format!(
         r#"{{"event_type":"book","asset_id":"{asset}","market":"{market}","timestamp":"{}","bids":[{{"price":"0.{bid_cents:02}","size":"10"}}],"asks":[{{"price":"0.{:02}","size":"5"}}]}}"#,
         Timestamp::now().millis(),
@@ -1378,7 +1382,10 @@ async fn a_match_sent_as_several_frames_is_never_stored_or_served_crossed() {
         cancel.clone(),
         &tracker,
     );
-    wait_until("books from the first connection", 10, || best_bid(&live, UP) == Some(51)).await;
+    wait_until("books from the first connection", 10, || {
+        best_bid(&live, UP) == Some(51)
+    })
+    .await;
     let (books, frames) = burst();
     server.push.send(ServerCmd::Text(books)).unwrap();
     let top = |asset: &str| {
@@ -1386,7 +1393,10 @@ async fn a_match_sent_as_several_frames_is_never_stored_or_served_crossed() {
             .map(|b| (b.bids.first().map(|l| l.price), b.asks.first().map(|l| l.price)))
     };
     let price = |s: &str| Some(s.parse::<Price>().unwrap());
-    wait_until("the match's starting book", 10, || top(UP) == Some((price("0.311"), price("0.32")))).await;
+    wait_until("the match's starting book", 10, || {
+        top(UP) == Some((price("0.311"), price("0.32")))
+    })
+    .await;
     for f in frames {
         server.push.send(ServerCmd::Text(f)).unwrap();
     }
@@ -1399,7 +1409,9 @@ async fn a_match_sent_as_several_frames_is_never_stored_or_served_crossed() {
     let mut seen: BTreeMap<String, Vec<BookChange>> = BTreeMap::new();
     while let Ok(ev) = bus_rx.try_recv() {
         if let DomainEvent::BookUpdated(b) = ev {
-            seen.entry(b.key.asset_id.clone().unwrap_or_default()).or_default().push(b.change.clone());
+            seen.entry(b.key.asset_id.clone().unwrap_or_default())
+                .or_default()
+                .push(b.change.clone());
         }
     }
     for asset in [UP, DOWN] {
@@ -1480,15 +1492,26 @@ async fn new_market_storms_are_targeted_updates_and_full_syncs_keep_their_schedu
         &tracker,
     );
     let started = tokio::time::Instant::now();
-    wait_until("books from the first connection", 10, || best_bid(&live, UP) == Some(51)).await;
+    wait_until("books from the first connection", 10, || {
+        best_bid(&live, UP) == Some(51)
+    })
+    .await;
     assert_eq!(calls.syncs.load(Ordering::SeqCst), 1);
     let syncs_allowed = || 1 + (started.elapsed().as_secs() / 60) as usize;
 
     let new_market = |i: usize| {
         let (market, slug, event) = if i == 500 {
-            ("0xcond3".to_string(), "btc-updown-15m-1778584500".to_string(), "E3".to_string())
+            (
+                "0xcond3".to_string(),
+                "btc-updown-15m-1778584500".to_string(),
+                "E3".to_string(),
+            )
         } else {
-            (format!("0xother{i}"), format!("eth-updown-5m-{}", 1_778_584_500 + 300 * i), format!("X{i}"))
+            (
+                format!("0xother{i}"),
+                format!("eth-updown-5m-{}", 1_778_584_500 + 300 * i),
+                format!("X{i}"),
+            )
         };
         format!(
             r#"{{"event_type": "new_market", "id": "{i}", "question": "Ethereum Up or Down", "market": "{market}",
@@ -1505,13 +1528,25 @@ async fn new_market_storms_are_targeted_updates_and_full_syncs_keep_their_schedu
             == Some(Price::from_cents(40))
     })
     .await;
-    assert_eq!(*calls.lookups.lock().unwrap(), vec!["E3"], "one lookup, for the followed family only");
+    assert_eq!(
+        *calls.lookups.lock().unwrap(),
+        vec!["E3"],
+        "one lookup, for the followed family only"
+    );
     assert!(
-        store.markets.lock().unwrap().contains_key(&(Exchange::VenueB, "0xcond3".to_string())),
+        store
+            .markets
+            .lock()
+            .unwrap()
+            .contains_key(&(Exchange::VenueB, "0xcond3".to_string())),
         "the new market is stored"
     );
     let syncs = calls.syncs.load(Ordering::SeqCst);
-    assert!(syncs <= syncs_allowed(), "{syncs} full syncs in {:?}", started.elapsed());
+    assert!(
+        syncs <= syncs_allowed(),
+        "{syncs} full syncs in {:?}",
+        started.elapsed()
+    );
 
     // A followed market resolves: closed in the store, priced by its winner, and no longer followed.
     server
@@ -1530,15 +1565,23 @@ async fn new_market_storms_are_targeted_updates_and_full_syncs_keep_their_schedu
             .is_some_and(|(m, _)| m.status == Status::Closed)
     })
     .await;
-    let closed = store.markets.lock().unwrap()[&(Exchange::VenueB, COND.to_string())].0.clone();
+    let closed = store.markets.lock().unwrap()[&(Exchange::VenueB, COND.to_string())]
+        .0
+        .clone();
     assert_eq!(closed.settled_at, Some(Timestamp::from_millis(1_778_584_951_000)));
     assert_eq!(closed.last_yes_price, Some(Price::ZERO), "Down won");
-    wait_until("its books dropped", 10, || live.get(&BookKey::venue_b(COND, UP)).is_none()).await;
+    wait_until("its books dropped", 10, || {
+        live.get(&BookKey::venue_b(COND, UP)).is_none()
+    })
+    .await;
 
     // Three minutes of announcements, a burst every ten seconds: the full syncs stay on their schedule.
     for round in 0..18 {
         for i in 0..100 {
-            server.push.send(ServerCmd::Text(new_market(1_000 + round * 100 + i))).unwrap();
+            server
+                .push
+                .send(ServerCmd::Text(new_market(1_000 + round * 100 + i)))
+                .unwrap();
         }
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
@@ -1548,7 +1591,11 @@ async fn new_market_storms_are_targeted_updates_and_full_syncs_keep_their_schedu
         "{syncs} full syncs in {:?}",
         started.elapsed()
     );
-    assert_eq!(calls.lookups.lock().unwrap().len(), 1, "still no lookups for other series");
+    assert_eq!(
+        calls.lookups.lock().unwrap().len(),
+        1,
+        "still no lookups for other series"
+    );
 
     cancel.cancel();
     tracker.close();

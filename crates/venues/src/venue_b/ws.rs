@@ -296,7 +296,9 @@ impl Session {
             if let Some(book) = self.books.remove(asset) {
                 warn!(venue = %EX, %asset, why = ?book.disagreement(), "book still disagrees with the venue's best prices; resnapshotting it");
                 metrics::counter!("crossbook_venue_bad_deltas_total", "venue" => EX.as_str()).increment(1);
-                update.stale.push((BookKey::venue_b(&book.market, asset), GapCause::BadMessage));
+                update
+                    .stale
+                    .push((BookKey::venue_b(&book.market, asset), GapCause::BadMessage));
             }
         }
         overdue.retain(|a| self.assets.contains_key(a));
@@ -981,9 +983,16 @@ mod tests {
             for (n, i) in order.iter().enumerate() {
                 let u = s.on_text(&burst_frame(*i), now());
                 assert!(u.malformed.is_empty() && u.stale.is_empty(), "{order:?}: {u:?}");
-                assert!(!u.books.iter().any(|b| crossed(b)), "{order:?}: a crossed book went out");
+                assert!(
+                    !u.books.iter().any(|b| crossed(b)),
+                    "{order:?}: a crossed book went out"
+                );
                 if n < 2 {
-                    assert!(u.books.is_empty(), "{order:?}: published after frame {n}: {:?}", u.books);
+                    assert!(
+                        u.books.is_empty(),
+                        "{order:?}: published after frame {n}: {:?}",
+                        u.books
+                    );
                 }
                 published.extend(u.books);
             }
@@ -1003,7 +1012,11 @@ mod tests {
                 "{order:?}"
             );
             // Held books are not overdue once published.
-            assert!(s.on_tick(Timestamp::from_millis(now().millis() + 60_000)).stale.is_empty());
+            assert!(
+                s.on_tick(Timestamp::from_millis(now().millis() + 60_000))
+                    .stale
+                    .is_empty()
+            );
         }
     }
 
@@ -1023,7 +1036,11 @@ mod tests {
         // The late last frame of the first match carries the older statement (and a stale best bid).
         let late = burst_frame(2).replace(r#""best_bid": "0.29""#, r#""best_bid": "0.311""#);
         let u = s.on_text(&late, now());
-        let up = u.books.iter().find(|b| b.asset_id.as_deref() == Some(UP)).expect("published");
+        let up = u
+            .books
+            .iter()
+            .find(|b| b.asset_id.as_deref() == Some(UP))
+            .expect("published");
         assert_eq!(up.bids, vec![lv("0.29", "105")]);
         assert_eq!(up.venue_ts, Some(Timestamp::from_millis(1_778_584_051_513)));
     }
@@ -1038,7 +1055,10 @@ mod tests {
         let u = s.on_tick(at(SETTLE_WITHIN_MS - 1));
         assert!(u.stale.is_empty() && u.send.is_empty(), "within the limit: held");
         // Past the limit, the next frame (of any kind) or tick drops both books.
-        let u = s.on_text(r#"{"event_type": "tick_size_change", "asset_id": "1"}"#, at(SETTLE_WITHIN_MS));
+        let u = s.on_text(
+            r#"{"event_type": "tick_size_change", "asset_id": "1"}"#,
+            at(SETTLE_WITHIN_MS),
+        );
         assert!(u.stale.iter().all(|(_, c)| *c == GapCause::BadMessage), "{:?}", u.stale);
         let mut stale: Vec<String> = u.stale.iter().filter_map(|(k, _)| k.asset_id.clone()).collect();
         stale.sort();
