@@ -97,7 +97,7 @@ mod venue_b;
 
 pub use faults::Faults;
 pub use model::{
-    Model,
+    Model, SimRates, SimScale,
     book::YesBook,
     types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade, Update},
 };
