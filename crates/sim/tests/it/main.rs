@@ -2,6 +2,7 @@
 //! paging against the sample payloads, both WebSocket protocols end to end, and the faults.
 
 mod clob_reads;
+mod full_scale;
 mod rest_a;
 mod rest_b;
 mod util;
