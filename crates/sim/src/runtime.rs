@@ -165,7 +165,9 @@ impl Simulator {
             SimClock::Wall { .. } => Timestamp::now(),
             SimClock::Manual { start } => start,
         };
-        cfg.rates.validate().map_err(|e| anyhow::anyhow!("simulator rates: {e}"))?;
+        cfg.rates
+            .validate()
+            .map_err(|e| anyhow::anyhow!("simulator rates: {e}"))?;
         let cancel = CancellationToken::new();
         let shared = Shared::new(
             Model::with_scale(cfg.seed, now, cfg.scale, cfg.rates),

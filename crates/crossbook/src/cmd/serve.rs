@@ -139,7 +139,7 @@ async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
     let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
     let sim = Simulator::start(super::simulate::sim_config(config, loopback, loopback)?)
         .await
-    .context("cannot start the simulated venues")?;
+        .context("cannot start the simulated venues")?;
     *config = config
         .merged_with_toml(&sim.urls().config_toml())
         .map_err(anyhow::Error::msg)?;

@@ -113,7 +113,7 @@ impl Model {
             .filter(|(_, m)| {
                 !m.is_bulk()
                     && m.settled_at
-                    .is_some_and(|t| now.millis() > t.millis() + pairs.get(&m.pair).map_or(0, |p| p.retain_ms))
+                        .is_some_and(|t| now.millis() > t.millis() + pairs.get(&m.pair).map_or(0, |p| p.retain_ms))
             })
             .map(|(k, _)| k.clone())
             .collect();

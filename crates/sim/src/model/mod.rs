@@ -33,13 +33,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Price, Timestamp};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-pub use self::{
-    catalog::{venue_a_btc_series, venue_b_btc_series},
-    scale::{SimRates, SimScale},
-};
 use self::{
     book::YesBook,
     types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade, Top, Update},
+};
+pub use self::{
+    catalog::{venue_a_btc_series, venue_b_btc_series},
+    scale::{SimRates, SimScale},
 };
 use crate::ids;
 
@@ -218,7 +218,11 @@ impl Model {
 
     /// The scale this model lists.
     pub fn scale(&self) -> SimScale {
-        if self.bulk.is_some() { SimScale::Full } else { SimScale::Demo }
+        if self.bulk.is_some() {
+            SimScale::Full
+        } else {
+            SimScale::Demo
+        }
     }
 
     /// Book changes the full scale's generator emitted so far on `ex` (0 at the demo scale).

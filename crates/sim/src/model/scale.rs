@@ -15,11 +15,7 @@
 //! - on venue_b a share of the changes are matches: one taker sweeping two to four levels, sent as several
 //!   `price_change` frames with one timestamp, each carrying the best bid and ask after the whole match.
 
-use std::{
-    collections::BTreeMap,
-    fmt,
-    str::FromStr,
-};
+use std::{collections::BTreeMap, fmt, str::FromStr};
 
 use crossbook_core::{Amount, Category, Exchange, IntervalCode, Price, Timestamp};
 use rand::Rng;
@@ -195,7 +191,12 @@ const COINS: [Coin; 4] = [
     },
 ];
 
-const LEAGUES: [(&str, &str); 4] = [("BBL", "Basketball"), ("HKL", "Hockey"), ("FBL", "Football"), ("BSL", "Baseball")];
+const LEAGUES: [(&str, &str); 4] = [
+    ("BBL", "Basketball"),
+    ("HKL", "Hockey"),
+    ("FBL", "Football"),
+    ("BSL", "Baseball"),
+];
 
 /// The bulk catalog's bookkeeping and the change generator's state.
 #[derive(Debug, Clone)]
@@ -255,7 +256,14 @@ impl Bulk {
     /// Whether model time `t_ms` is inside one of `ex`'s bursts.
     pub(crate) fn in_burst(&self, ex: Exchange, t_ms: i64) -> bool {
         let r = &self.rates;
-        r.bursting() && overlap(t_ms, t_ms + 1, self.burst_phase_ms[ex_index(ex)], (r.burst_every_secs * 1000) as i64, (r.burst_secs * 1000) as i64) == 1
+        r.bursting()
+            && overlap(
+                t_ms,
+                t_ms + 1,
+                self.burst_phase_ms[ex_index(ex)],
+                (r.burst_every_secs * 1000) as i64,
+                (r.burst_secs * 1000) as i64,
+            ) == 1
     }
 }
 
@@ -480,7 +488,8 @@ impl Model {
                 break;
             }
             let at = self.rng.random_range(0..live.len());
-            let trading = self.books.contains_key(&live[at]) && self.markets.get(&live[at]).is_some_and(SimMarket::trading);
+            let trading =
+                self.books.contains_key(&live[at]) && self.markets.get(&live[at]).is_some_and(SimMarket::trading);
             if !trading {
                 live.swap_remove(at);
                 continue;
@@ -512,7 +521,11 @@ impl Model {
     fn nudge(&mut self, key: &Key, out: &mut Vec<Update>) -> u64 {
         let lot = self.markets[key].lot();
         let op = self.rng.random_range(0..10);
-        let side = if self.rng.random_bool(0.5) { YesSide::Bid } else { YesSide::Ask };
+        let side = if self.rng.random_bool(0.5) {
+            YesSide::Bid
+        } else {
+            YesSide::Ask
+        };
         let book = self.books.get(key).cloned().unwrap_or_default();
         let (ladder, best_other) = match side {
             YesSide::Bid => (&book.bids, book.best_ask().map(|(p, _)| p)),
@@ -530,7 +543,9 @@ impl Model {
             // A new order next to the ladder: inside the spread when there is room, else behind the worst.
             let step = if side == YesSide::Bid { 1 } else { -1 };
             let inside = levels.first().map(|(p, _)| p + step);
-            let behind = levels.last().map_or(if side == YesSide::Bid { 45 } else { 55 }, |(p, _)| p - step);
+            let behind = levels
+                .last()
+                .map_or(if side == YesSide::Bid { 45 } else { 55 }, |(p, _)| p - step);
             let p = match (inside, best_other) {
                 (Some(p), Some(o)) if (side == YesSide::Bid && p < o) || (side == YesSide::Ask && p > o) => p,
                 _ => behind,
@@ -574,7 +589,11 @@ impl Model {
     /// match. Returns the levels changed (0 when the side is too thin to sweep).
     fn sweep(&mut self, key: &Key, levels: usize, out: &mut Vec<Update>) -> u64 {
         let lot = self.markets[key].lot();
-        let side = if self.rng.random_bool(0.5) { YesSide::Bid } else { YesSide::Ask };
+        let side = if self.rng.random_bool(0.5) {
+            YesSide::Bid
+        } else {
+            YesSide::Ask
+        };
         let Some(book) = self.books.get_mut(key) else { return 0 };
         let ladder = match side {
             YesSide::Bid => &mut book.bids,
@@ -664,13 +683,30 @@ impl Model {
                         let markets = [&a, &h]
                             .into_iter()
                             .take(per_game)
-                            .map(|t| (format!("{event}-{t}"), format!("{title} Winner?"), t.clone(), String::new()))
+                            .map(|t| {
+                                (
+                                    format!("{event}-{t}"),
+                                    format!("{title} Winner?"),
+                                    t.clone(),
+                                    String::new(),
+                                )
+                            })
                             .collect();
                         (event, markets)
                     }
                     Exchange::VenueB => (
-                        format!("{}-{}-{}-{day}-{g}", league.to_lowercase(), a.to_lowercase(), h.to_lowercase()),
-                        vec![(String::new(), format!("Team {away} vs. Team {home}"), format!("Team {away}"), format!("Team {home}"))],
+                        format!(
+                            "{}-{}-{}-{day}-{g}",
+                            league.to_lowercase(),
+                            a.to_lowercase(),
+                            h.to_lowercase()
+                        ),
+                        vec![(
+                            String::new(),
+                            format!("Team {away} vs. Team {home}"),
+                            format!("Team {away}"),
+                            format!("Team {home}"),
+                        )],
                     ),
                 };
                 let series_id = match ex {
@@ -709,16 +745,32 @@ impl Model {
                 let topic = ["Rate", "Index", "Election", "Award", "Launch"][n % 5];
                 let title = format!("{topic} question {n}: which outcome by day {days}?");
                 let (series_id, event_name, category) = match ex {
-                    Exchange::VenueA => (format!("KXLONG{topic}").to_uppercase(), format!("KXLONG{}-{n}", topic.to_uppercase()), "Economics"),
-                    Exchange::VenueB => (format!("long-{}", topic.to_lowercase()), format!("{}-question-{n}-day-{days}", topic.to_lowercase()), "Politics"),
+                    Exchange::VenueA => (
+                        format!("KXLONG{topic}").to_uppercase(),
+                        format!("KXLONG{}-{n}", topic.to_uppercase()),
+                        "Economics",
+                    ),
+                    Exchange::VenueB => (
+                        format!("long-{}", topic.to_lowercase()),
+                        format!("{}-question-{n}-day-{days}", topic.to_lowercase()),
+                        "Politics",
+                    ),
                 };
                 let markets = (0..10)
                     .map(|k| {
                         (
                             format!("{event_name}-O{k}"),
                             format!("Will outcome {k} of {topic} question {n} happen by day {days}?"),
-                            if ex == Exchange::VenueA { format!("Outcome {k}") } else { "Yes".into() },
-                            if ex == Exchange::VenueA { String::new() } else { "No".into() },
+                            if ex == Exchange::VenueA {
+                                format!("Outcome {k}")
+                            } else {
+                                "Yes".into()
+                            },
+                            if ex == Exchange::VenueA {
+                                String::new()
+                            } else {
+                                "No".into()
+                            },
                         )
                     })
                     .collect();
@@ -768,7 +820,11 @@ impl Model {
                 Exchange::VenueB => (
                     ids::hash32(&mut r),
                     Some(self.fresh_gamma_id(&mut r, 8)),
-                    Some(if l.markets.len() == 1 { l.event_name.clone() } else { format!("{}-{k}", l.event_name) }),
+                    Some(if l.markets.len() == 1 {
+                        l.event_name.clone()
+                    } else {
+                        format!("{}-{k}", l.event_name)
+                    }),
                     Some([ids::token_id(&mut r), ids::token_id(&mut r)]),
                     ids::hash32(&mut r),
                 ),
@@ -867,7 +923,14 @@ impl Model {
     }
 }
 
-fn series(ex: Exchange, id: &str, title: &str, frequency: &str, category: &str, interval: Option<IntervalCode>) -> SimSeries {
+fn series(
+    ex: Exchange,
+    id: &str,
+    title: &str,
+    frequency: &str,
+    category: &str,
+    interval: Option<IntervalCode>,
+) -> SimSeries {
     SimSeries {
         exchange: ex,
         series_id: id.into(),
@@ -905,7 +968,12 @@ fn window_listing(r: &Rolling, s: i64, e: i64) -> Listing {
                 let strike = r.coin.dollars * 100 + (k - r.ladder as i64 / 2) * step;
                 (
                     format!("{event_name}-T{strike}"),
-                    format!("{} above {}.{:02} at the close?", r.coin.name, strike / 100, strike % 100),
+                    format!(
+                        "{} above {}.{:02} at the close?",
+                        r.coin.name,
+                        strike / 100,
+                        strike % 100
+                    ),
                     format!("Above {}.{:02}", strike / 100, strike % 100),
                     String::new(),
                 )
@@ -916,7 +984,14 @@ fn window_listing(r: &Rolling, s: i64, e: i64) -> Listing {
     };
     Listing {
         exchange: r.exchange,
-        series: series(r.exchange, &series_id, &format!("{sym} Up or Down {code}"), super::catalog::recurrence(code), "Crypto", Some(code)),
+        series: series(
+            r.exchange,
+            &series_id,
+            &format!("{sym} Up or Down {code}"),
+            super::catalog::recurrence(code),
+            "Crypto",
+            Some(code),
+        ),
         event_name,
         event_title: title.clone(),
         sub_title: title,
@@ -996,7 +1071,10 @@ mod tests {
         assert!(b.iter().filter(|m| m.category == Category::Sports).count() >= 500);
         let far = T0 + 30 * 86_400_000;
         assert!(b.iter().filter(|m| m.close_time.millis() >= far).count() >= 8_000);
-        assert!(b.iter().filter(|m| m.protocol_v2()).count() >= 1_000, "a share of V2 markets");
+        assert!(
+            b.iter().filter(|m| m.protocol_v2()).count() >= 1_000,
+            "a share of V2 markets"
+        );
         // venue_b's BTC windows quote in 0.001 at this scale; the demo scale keeps 0.01 inside the range.
         let btc: Vec<&SimMarket> = m
             .markets(Exchange::VenueB)
@@ -1005,7 +1083,11 @@ mod tests {
         assert!(!btc.is_empty() && btc.iter().all(|m| m.tick == Price::from_micros(1_000)));
         // Same seed, same catalog.
         let again = full(SimRates::default());
-        let ids = |m: &Model| m.markets(Exchange::VenueB).map(|m| m.market_id.clone()).collect::<Vec<_>>();
+        let ids = |m: &Model| {
+            m.markets(Exchange::VenueB)
+                .map(|m| m.market_id.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(ids(&m), ids(&again));
         // Every bulk book that trades is filled and uncrossed.
         for mk in b.iter().filter(|m| m.trading()) {
@@ -1045,8 +1127,15 @@ mod tests {
             let avg = rates.per_sec(ex);
             let total: u64 = per_sec[ex_index(ex)].values().sum();
             let want = avg * secs as u64;
-            assert!(total.abs_diff(want) * 100 <= want, "{ex}: {total} changes in {secs} s, want {want} ± 1 %");
-            assert_eq!(m.generated_changes(ex), total, "{ex}: the counter matches what was emitted");
+            assert!(
+                total.abs_diff(want) * 100 <= want,
+                "{ex}: {total} changes in {secs} s, want {want} ± 1 %"
+            );
+            assert_eq!(
+                m.generated_changes(ex),
+                total,
+                "{ex}: the counter matches what was emitted"
+            );
             let bulk = m.bulk().unwrap();
             let (mut burst, mut calm) = (Vec::new(), Vec::new());
             let buckets = &per_sec[ex_index(ex)];
@@ -1060,13 +1149,23 @@ mod tests {
                     calm.push(*n);
                 }
             }
-            assert!(burst.len() >= 6, "{ex}: two periods hold at least 6 whole burst seconds");
+            assert!(
+                burst.len() >= 6,
+                "{ex}: two periods hold at least 6 whole burst seconds"
+            );
             for n in &burst {
-                assert!(n.abs_diff(avg * 10) * 50 <= avg * 10, "{ex}: a burst second has {n}, want {}", avg * 10);
+                assert!(
+                    n.abs_diff(avg * 10) * 50 <= avg * 10,
+                    "{ex}: a burst second has {n}, want {}",
+                    avg * 10
+                );
             }
             let base = avg * (60 - 50) / (60 - 5);
             for n in &calm {
-                assert!(n.abs_diff(base) <= base / 20 + 2, "{ex}: a calm second has {n}, want {base}");
+                assert!(
+                    n.abs_diff(base) <= base / 20 + 2,
+                    "{ex}: a calm second has {n}, want {base}"
+                );
             }
         }
     }
@@ -1084,14 +1183,19 @@ mod tests {
         // Group consecutive updates of one market: each group is one match of 2–4 levels.
         let mut groups: Vec<Vec<&Update>> = Vec::new();
         for u in changed {
-            let Update::Book { market_id, .. } = u else { unreachable!() };
+            let Update::Book { market_id, .. } = u else {
+                unreachable!()
+            };
             match groups.last_mut() {
                 Some(g) if matches!(g[0], Update::Book { market_id: id, .. } if id == market_id) => g.push(u),
                 _ => groups.push(vec![u]),
             }
         }
         let multi: Vec<&Vec<&Update>> = groups.iter().filter(|g| g.len() >= 2).collect();
-        assert!(multi.len() * 2 >= groups.len(), "most changes belong to multi-level matches");
+        assert!(
+            multi.len() * 2 >= groups.len(),
+            "most changes belong to multi-level matches"
+        );
         for g in multi {
             let tops: Vec<Top> = g
                 .iter()
@@ -1149,13 +1253,25 @@ mod tests {
             listed += out.iter().filter(|u| matches!(u, Update::Listed { .. })).count();
             settled += out
                 .iter()
-                .filter(|u| matches!(u, Update::Phase { phase: Phase::Settled, exchange: Exchange::VenueB, .. }))
+                .filter(|u| {
+                    matches!(
+                        u,
+                        Update::Phase {
+                            phase: Phase::Settled,
+                            exchange: Exchange::VenueB,
+                            ..
+                        }
+                    )
+                })
                 .count();
         }
         assert!(listed >= 4, "new windows were listed: {listed}");
         assert!(settled >= 4, "windows settled: {settled}");
         let after = m.markets(Exchange::VenueB).filter(|mk| mk.is_bulk()).count();
-        assert!(after.abs_diff(before) < 50, "the catalog keeps its size as windows roll");
+        assert!(
+            after.abs_diff(before) < 50,
+            "the catalog keeps its size as windows roll"
+        );
     }
 
     #[test]

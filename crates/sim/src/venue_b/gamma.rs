@@ -337,7 +337,10 @@ pub(crate) async fn list_events(State(s): State<Arc<Shared>>, AxQuery(p): AxQuer
     let model = s.model();
     let items = matching_events(&model, &filter, &order);
     let page = try_or_reply!(offset_page(&Query(&p), items));
-    reply(StatusCode::OK, Value::Array(page.into_iter().map(|x| json::event(&model, x)).collect()))
+    reply(
+        StatusCode::OK,
+        Value::Array(page.into_iter().map(|x| json::event(&model, x)).collect()),
+    )
 }
 
 /// `GET /events/keyset` → `{"events": [...], "next_cursor"?}`.
@@ -360,7 +363,10 @@ pub(crate) async fn list_markets(State(s): State<Arc<Shared>>, AxQuery(p): AxQue
     let model = s.model();
     let items = matching_markets(&model, &filter, &order);
     let page = try_or_reply!(offset_page(&Query(&p), items));
-    reply(StatusCode::OK, Value::Array(page.into_iter().map(|x| json::market(&model, x, true)).collect()))
+    reply(
+        StatusCode::OK,
+        Value::Array(page.into_iter().map(|x| json::market(&model, x, true)).collect()),
+    )
 }
 
 /// `GET /markets/keyset` → `{"markets": [...], "next_cursor"?}`.

@@ -111,7 +111,10 @@ fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option
             let Some(token) = item.get("token_id").and_then(Value::as_str) else {
                 return Err(bad("Invalid payload"));
             };
-            out.push((token.to_string(), item.get("side").and_then(Value::as_str).map(str::to_string)));
+            out.push((
+                token.to_string(),
+                item.get("side").and_then(Value::as_str).map(str::to_string),
+            ));
         }
         out
     } else {
@@ -149,7 +152,9 @@ pub(crate) async fn price(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Para
         return bad("Invalid side");
     };
     let model = s.model();
-    let Some(t) = token_top(&model, &token) else { return no_book() };
+    let Some(t) = token_top(&model, &token) else {
+        return no_book();
+    };
     match side_price(&t, &side) {
         None => bad("Invalid side"),
         Some(None) => no_book(),
@@ -352,9 +357,14 @@ fn clob_market(model: &Model, m: &SimMarket) -> Value {
                     let (bid, ask) = b.token_top(i);
                     Some((bid?.micros() + ask?.micros()) / 2)
                 })
-                .or_else(|| m.last_price.map(|p| if i == 0 { p.micros() } else { p.complement().micros() }))
+                .or_else(|| {
+                    m.last_price
+                        .map(|p| if i == 0 { p.micros() } else { p.complement().micros() })
+                })
                 .unwrap_or(500_000);
-            let winner = m.result.is_some_and(|r| (r == crossbook_core::Outcome::Yes) == (i == 0));
+            let winner = m
+                .result
+                .is_some_and(|r| (r == crossbook_core::Outcome::Yes) == (i == 0));
             json!({
                 "token_id": t,
                 "outcome": if i == 0 { &m.yes_label } else { &m.no_label },
@@ -424,7 +434,11 @@ pub(crate) async fn markets(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Pa
         .map(|m| clob_market(&model, m))
         .collect();
     let next = from.saturating_add(data.len());
-    let next_cursor = if next < all.len() { encode_cursor(next) } else { END_CURSOR.to_string() };
+    let next_cursor = if next < all.len() {
+        encode_cursor(next)
+    } else {
+        END_CURSOR.to_string()
+    };
     reply(
         StatusCode::OK,
         json!({"limit": MARKETS_PAGE, "count": data.len(), "next_cursor": next_cursor, "data": data}),

@@ -265,10 +265,7 @@ impl Protocol for Session {
                         .to_string(),
                     );
                 }
-                Update::Listed {
-                    exchange: B,
-                    market_id,
-                } if self.custom => {
+                Update::Listed { exchange: B, market_id } if self.custom => {
                     if let Some(m) = model.market(B, market_id) {
                         out.push(wire::new_market(&model, m, &ts).to_string());
                     }

@@ -34,12 +34,20 @@ async fn clob_read_routes_answer_from_the_book() {
     assert_eq!(micros(&sell["price"]), ask, "SELL answers the best ask");
 
     let mid = get_ok(&format!("{clob}/midpoint?token_id={up}")).await;
-    assert_eq!(micros(&mid["mid"]) * 2, bid + ask, "midpoint is exactly (bid + ask) / 2: {mid}");
+    assert_eq!(
+        micros(&mid["mid"]) * 2,
+        bid + ask,
+        "midpoint is exactly (bid + ask) / 2: {mid}"
+    );
     let spread = get_ok(&format!("{clob}/spread?token_id={up}")).await;
     assert_eq!(micros(&spread["spread"]), ask - bid);
 
     // The second token is the mirror: its midpoint is 1 − the first's.
-    let (status, mids) = post(&format!("{clob}/midpoints"), json!([{"token_id": up}, {"token_id": down}])).await;
+    let (status, mids) = post(
+        &format!("{clob}/midpoints"),
+        json!([{"token_id": up}, {"token_id": down}]),
+    )
+    .await;
     assert_eq!(status, 200, "{mids}");
     assert_eq!(micros(&mids[&up]) + micros(&mids[&down]), 1_000_000);
     let got = get_ok(&format!("{clob}/midpoints?token_ids={up},{down}")).await;
@@ -61,12 +69,22 @@ async fn clob_read_routes_answer_from_the_book() {
 
     // A trade on the first token sets the last trade price of both.
     let trade = sim
-        .inject_trade(Exchange::VenueB, &m.market_id, crossbook_core::Outcome::Yes, crossbook_core::TakerSide::Buy, crossbook_core::Amount::from_units(10))
+        .inject_trade(
+            Exchange::VenueB,
+            &m.market_id,
+            crossbook_core::Outcome::Yes,
+            crossbook_core::TakerSide::Buy,
+            crossbook_core::Amount::from_units(10),
+        )
         .expect("trade");
     let last = get_ok(&format!("{clob}/last-trade-price?token_id={up}")).await;
     assert_eq!(micros(&last["price"]), trade.price.micros());
     assert_eq!(last["side"], "BUY");
-    let (_, lasts) = post(&format!("{clob}/last-trades-prices"), json!([{"token_id": up}, {"token_id": down}])).await;
+    let (_, lasts) = post(
+        &format!("{clob}/last-trades-prices"),
+        json!([{"token_id": up}, {"token_id": down}]),
+    )
+    .await;
     assert_eq!(lasts.as_array().unwrap().len(), 2);
     assert_eq!(lasts[1]["token_id"], down.as_str());
     assert_eq!(micros(&lasts[1]["price"]), 1_000_000 - trade.price.micros());
@@ -74,9 +92,18 @@ async fn clob_read_routes_answer_from_the_book() {
 
     let tick = get_ok(&format!("{clob}/tick-size?token_id={up}")).await;
     assert!(tick["minimum_tick_size"].is_number(), "{tick}");
-    assert_eq!(get_ok(&format!("{clob}/neg-risk?token_id={up}")).await, json!({"neg_risk": false}));
-    assert_eq!(get_ok(&format!("{clob}/fee-rate?token_id={up}")).await, json!({"base_fee": 1000}));
-    assert_eq!(get_ok(&format!("{clob}/fee-rate/{up}")).await, json!({"base_fee": 1000}));
+    assert_eq!(
+        get_ok(&format!("{clob}/neg-risk?token_id={up}")).await,
+        json!({"neg_risk": false})
+    );
+    assert_eq!(
+        get_ok(&format!("{clob}/fee-rate?token_id={up}")).await,
+        json!({"base_fee": 1000})
+    );
+    assert_eq!(
+        get_ok(&format!("{clob}/fee-rate/{up}")).await,
+        json!({"base_fee": 1000})
+    );
     assert_eq!(get_ok(&format!("{clob}/ok")).await, json!("OK"));
     assert_eq!(get_ok(&format!("{clob}/")).await, json!("OK"));
     let now = sim.with_model(|m| m.now().secs());

@@ -68,7 +68,11 @@ async fn catalog_pages_to_the_end_at_full_size() {
     assert_eq!(seen, sim.markets(Exchange::VenueB).len());
     assert!(seen >= 10_000, "venue_b lists {seen} markets");
     let first = get_ok(&format!("{gamma}/markets?limit=500&offset=2000")).await;
-    assert_eq!(first.as_array().unwrap().len(), 500, "offset paging answers up to offset 2,000");
+    assert_eq!(
+        first.as_array().unwrap().len(),
+        500,
+        "offset paging answers up to offset 2,000"
+    );
 }
 
 #[tokio::test]
@@ -83,9 +87,17 @@ async fn a_match_is_several_price_change_frames_with_one_timestamp_and_the_final
             .collect()
     });
     let mut ws = connect_b(&sim).await;
-    send(&mut ws, json!({"assets_ids": tokens, "type": "market", "initial_dump": true})).await;
+    send(
+        &mut ws,
+        json!({"assets_ids": tokens, "type": "market", "initial_dump": true}),
+    )
+    .await;
     let dump = next_json(&mut ws).await;
-    assert_eq!(dump.as_array().map(Vec::len), Some(500), "the initial dump: one book per asset");
+    assert_eq!(
+        dump.as_array().map(Vec::len),
+        Some(500),
+        "the initial dump: one book per asset"
+    );
     sim.advance(Duration::from_secs(2));
     // (market, timestamp) → the price_change frames sent for it, until one match shows up (each read is
     // bounded by the deadline).
@@ -95,7 +107,10 @@ async fn a_match_is_several_price_change_frames_with_one_timestamp_and_the_final
         if v["event_type"] != "price_change" {
             continue;
         }
-        let key = (v["market"].as_str().unwrap().to_string(), v["timestamp"].as_str().unwrap().to_string());
+        let key = (
+            v["market"].as_str().unwrap().to_string(),
+            v["timestamp"].as_str().unwrap().to_string(),
+        );
         let group = groups.entry(key).or_default();
         group.push(v);
         if group.len() >= 2 {
@@ -107,7 +122,11 @@ async fn a_match_is_several_price_change_frames_with_one_timestamp_and_the_final
     for asset in 0..found[0]["price_changes"].as_array().unwrap().len() {
         let top = |f: &Value| {
             let item = &f["price_changes"][asset];
-            (item["asset_id"].clone(), item["best_bid"].clone(), item["best_ask"].clone())
+            (
+                item["asset_id"].clone(),
+                item["best_bid"].clone(),
+                item["best_ask"].clone(),
+            )
         };
         assert!(
             found.iter().all(|f| top(f) == top(&found[0])),
@@ -116,7 +135,10 @@ async fn a_match_is_several_price_change_frames_with_one_timestamp_and_the_final
     }
     let item = &found[0]["price_changes"][0];
     let price = |k: &str| item[k].as_str().unwrap().parse::<crossbook_core::Price>().unwrap();
-    assert!(price("best_bid") < price("best_ask"), "the top after a match is not crossed: {item}");
+    assert!(
+        price("best_bid") < price("best_ask"),
+        "the top after a match is not crossed: {item}"
+    );
 }
 
 #[tokio::test]
@@ -150,8 +172,13 @@ async fn new_markets_are_broadcast_to_every_custom_session() {
         }
     };
     let cid = frame["market"].as_str().unwrap().to_string();
-    let listed = sim.with_model(|m| m.market(Exchange::VenueB, &cid).cloned()).expect("a listed market");
+    let listed = sim
+        .with_model(|m| m.market(Exchange::VenueB, &cid).cloned())
+        .expect("a listed market");
     assert_eq!(frame["assets_ids"], json!(listed.tokens.unwrap()));
-    assert!(!frame["assets_ids"].as_array().unwrap().contains(&json!(token)), "a market nobody subscribed to");
+    assert!(
+        !frame["assets_ids"].as_array().unwrap().contains(&json!(token)),
+        "a market nobody subscribed to"
+    );
     assert_eq!(frame["slug"], json!(listed.slug));
 }
