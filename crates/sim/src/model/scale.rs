@@ -253,6 +253,7 @@ impl Bulk {
         n as u64
     }
 
+    #[cfg(test)]
     /// Whether model time `t_ms` is inside one of `ex`'s bursts.
     pub(crate) fn in_burst(&self, ex: Exchange, t_ms: i64) -> bool {
         let r = &self.rates;
@@ -370,6 +371,7 @@ impl Model {
         self.bulk = Some(bulk);
     }
 
+    #[cfg(test)]
     /// Whether `market_id`'s book is in a quiet period now (no changes while it lasts).
     pub(crate) fn is_quiet(&self, market_id: &str) -> bool {
         self.bulk
@@ -377,6 +379,7 @@ impl Model {
             .is_some_and(|b| quiet(self.seed, self.now, &b.rates, market_id))
     }
 
+    #[cfg(test)]
     pub(crate) fn bulk(&self) -> Option<&Bulk> {
         self.bulk.as_deref()
     }
