@@ -42,9 +42,9 @@ pub(crate) struct Shared {
 
 /// Batches a session may fall behind before it is disconnected (about 13 minutes of steps).
 const UPDATE_BUFFER: usize = 4_096;
-/// The same at the full scale, where a batch holds thousands of changes: about 50 s of steps, so a stalled
-/// session holds at most that much of the stream in memory.
-const UPDATE_BUFFER_FULL: usize = 256;
+/// The same at the full scale, where a batch holds thousands of changes: about 3.4 minutes of steps, so a
+/// stalled session holds at most that much of the stream in memory.
+const UPDATE_BUFFER_FULL: usize = 1_024;
 
 impl Shared {
     pub fn new(model: Model, faults: Faults, cancel: CancellationToken, verifier: Verifier) -> Arc<Self> {

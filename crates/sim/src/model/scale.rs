@@ -447,10 +447,8 @@ impl Model {
             e.markets.retain(|id| id != &m.market_id);
             e.markets.is_empty()
         });
-        if empty && let Some(e) = self.events.remove(&ek) {
-            if let Some(slug) = e.slug {
-                self.slugs.remove(&slug);
-            }
+        if empty && let Some(slug) = self.events.remove(&ek).and_then(|e| e.slug) {
+            self.slugs.remove(&slug);
         }
     }
 

@@ -451,21 +451,6 @@ pub(crate) fn data_trade_v2(model: &Model, t: &SimTrade) -> Value {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prices_follow_the_tick() {
-        assert_eq!(price_text(Price::from_cents(47), Price::from_cents(1)), "0.47");
-        assert_eq!(price_text(Price::from_cents(3), Price::from_micros(1_000)), "0.030");
-        assert_eq!(tick_text(Price::from_micros(1_000)), "0.001");
-        assert_eq!(size_text(Amount::from_micros(212_490_000)), "212.49");
-        assert_eq!(digest40("x").len(), 40);
-        assert_eq!(pg_time(Timestamp::from_secs(1_778_626_800)), "2026-05-12 23:00:00+00");
-    }
-}
-
 /// WS `new_market` (custom features): sent to every session for every market listed, as the venue
 /// broadcasts it platform-wide.
 pub(crate) fn new_market(model: &Model, m: &SimMarket, ts: &str) -> Value {
@@ -491,4 +476,19 @@ pub(crate) fn new_market(model: &Model, m: &SimMarket, ts: &str) -> Value {
         "fees_enabled": true,
         "timestamp": ts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_follow_the_tick() {
+        assert_eq!(price_text(Price::from_cents(47), Price::from_cents(1)), "0.47");
+        assert_eq!(price_text(Price::from_cents(3), Price::from_micros(1_000)), "0.030");
+        assert_eq!(tick_text(Price::from_micros(1_000)), "0.001");
+        assert_eq!(size_text(Amount::from_micros(212_490_000)), "212.49");
+        assert_eq!(digest40("x").len(), 40);
+        assert_eq!(pg_time(Timestamp::from_secs(1_778_626_800)), "2026-05-12 23:00:00+00");
+    }
 }

@@ -65,6 +65,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/trades", get(clob::trades))
         .route("/v2/trades", get(clob::trades_v2));
     let rest = Router::new()
+        // The venue's clients call the CLOB's root with a trailing slash.
+        .route("/clob/", get(prices::ok))
         .nest("/gamma", gamma)
         .nest("/clob", clob)
         .nest("/data", data)

@@ -91,25 +91,25 @@ fn spread(t: &TokenTop<'_>) -> Option<String> {
 }
 
 /// The token named by `?token_id=`, checked.
-fn token_param(p: &Params) -> Result<String, Response> {
+fn token_param(p: &Params) -> Result<String, Box<Response>> {
     Query(p)
         .get("token_id")
         .filter(|t| is_token(t))
         .map(str::to_string)
-        .ok_or_else(|| bad("Invalid token id"))
+        .ok_or_else(|| Box::new(bad("Invalid token id")))
 }
 
 /// `(token, side)` pairs of a batch request: a JSON array of `{"token_id", "side"?}` (POST) or
 /// `?token_ids=a,b&sides=BUY,SELL` (GET).
-fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option<String>)>, Response> {
+fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option<String>)>, Box<Response>> {
     let items: Vec<(String, Option<String>)> = if method == Method::POST {
         let Ok(Value::Array(items)) = serde_json::from_slice::<Value>(body) else {
-            return Err(bad("Invalid payload"));
+            return Err(Box::new(bad("Invalid payload")));
         };
         let mut out = Vec::with_capacity(items.len());
         for item in &items {
             let Some(token) = item.get("token_id").and_then(Value::as_str) else {
-                return Err(bad("Invalid payload"));
+                return Err(Box::new(bad("Invalid payload")));
             };
             out.push((
                 token.to_string(),
@@ -122,10 +122,10 @@ fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option
         let tokens = q.all("token_ids");
         let sides = q.all("sides");
         if tokens.is_empty() {
-            return Err(bad("Invalid payload"));
+            return Err(Box::new(bad("Invalid payload")));
         }
         if !sides.is_empty() && sides.len() != tokens.len() {
-            return Err(bad("token_ids and sides must have the same length"));
+            return Err(Box::new(bad("token_ids and sides must have the same length")));
         }
         tokens
             .into_iter()
@@ -134,10 +134,10 @@ fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option
             .collect()
     };
     if items.len() > BATCH_MAX {
-        return Err(bad("Too many tokens: at most 500 per request"));
+        return Err(Box::new(bad("Too many tokens: at most 500 per request")));
     }
     if items.iter().any(|(t, _)| !is_token(t)) {
-        return Err(bad("Invalid token id"));
+        return Err(Box::new(bad("Invalid token id")));
     }
     Ok(items)
 }
@@ -146,7 +146,7 @@ fn batch(method: &Method, p: &Params, body: &[u8]) -> Result<Vec<(String, Option
 pub(crate) async fn price(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let token = match token_param(&p) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Some(side) = Query(&p).get("side").map(str::to_string) else {
         return bad("Invalid side");
@@ -172,7 +172,7 @@ pub(crate) async fn prices(
 ) -> Response {
     let items = match batch(&method, &p, &body) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     let mut out = Map::new();
@@ -203,7 +203,7 @@ pub(crate) async fn spread_one(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery
 fn single(s: &Shared, p: &Params, f: impl Fn(&TokenTop<'_>) -> Option<Value>) -> Response {
     let token = match token_param(p) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     match token_top(&model, &token).as_ref().and_then(f) {
@@ -235,7 +235,7 @@ pub(crate) async fn spreads(
 fn many(s: &Shared, method: &Method, p: &Params, body: &[u8], f: fn(&TokenTop<'_>) -> Option<String>) -> Response {
     let items = match batch(method, p, body) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     let out: Map<String, Value> = items
@@ -272,7 +272,7 @@ fn last_trade(model: &Model, token: &str) -> Option<(String, &'static str)> {
 pub(crate) async fn last_trade_price(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let token = match token_param(&p) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     if model.market_by_token(&token).is_none() {
@@ -292,7 +292,7 @@ pub(crate) async fn last_trades_prices(
 ) -> Response {
     let items = match batch(&method, &p, &body) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     let out: Vec<Value> = items
@@ -310,7 +310,7 @@ pub(crate) async fn last_trades_prices(
 fn token_meta(s: &Shared, p: &Params, f: impl Fn(&SimMarket) -> Value) -> Response {
     let token = match token_param(p) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let model = s.model();
     match model.market_by_token(&token) {

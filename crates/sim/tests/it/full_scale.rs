@@ -163,8 +163,9 @@ async fn new_markets_are_broadcast_to_every_custom_session() {
     )
     .await;
     next_json(&mut ws).await;
-    // The next 5-minute windows are listed a day ahead as each boundary passes (11:10 ET on this clock).
-    sim.advance(Duration::from_secs(180));
+    // The next 5-minute windows are listed a day ahead as each boundary passes (11:10 UTC, 149 s after start),
+    // and the session may fall at most 1,024 steps behind at this scale.
+    sim.advance(Duration::from_secs(155));
     let frame = loop {
         let v = next_json(&mut ws).await;
         if v["event_type"] == "new_market" {
