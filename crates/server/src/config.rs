@@ -66,6 +66,15 @@ pub struct Config {
 
     pub simulate: bool,
     pub sim_seed: u64,
+    pub sim_scale: String,
+    pub sim_venue_a_changes_per_second: u64,
+    pub sim_venue_b_changes_per_second: u64,
+    pub sim_burst_multiple: u64,
+    pub sim_burst_seconds: u64,
+    pub sim_burst_every_seconds: u64,
+    pub sim_quiet_percent: u64,
+    pub sim_quiet_seconds: u64,
+    pub sim_match_percent: u64,
 
     pub rate_limit_anonymous: u32,
     pub rate_limit_free: u32,
@@ -351,6 +360,9 @@ impl Config {
             return Err(format!(
                 "invalid configuration: max_header_bytes must be from {MIN_HEADER_BYTES} to {MAX_HEADER_BYTES}"
             ));
+        }
+        if self.sim_scale != "demo" && self.sim_scale != "full" {
+            return Err("invalid configuration: sim_scale must be demo or full".into());
         }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     faults::Faults,
-    model::{Model, types::Update},
+    model::{Model, SimScale, types::Update},
     venue_a::auth::Verifier,
 };
 
@@ -42,10 +42,17 @@ pub(crate) struct Shared {
 
 /// Batches a session may fall behind before it is disconnected (about 13 minutes of steps).
 const UPDATE_BUFFER: usize = 4_096;
+/// The same at the full scale, where a batch holds thousands of changes: about 3.4 minutes of steps, so a
+/// stalled session holds at most that much of the stream in memory.
+const UPDATE_BUFFER_FULL: usize = 1_024;
 
 impl Shared {
     pub fn new(model: Model, faults: Faults, cancel: CancellationToken, verifier: Verifier) -> Arc<Self> {
-        let (updates, _) = broadcast::channel(UPDATE_BUFFER);
+        let buffer = match model.scale() {
+            SimScale::Demo => UPDATE_BUFFER,
+            SimScale::Full => UPDATE_BUFFER_FULL,
+        };
+        let (updates, _) = broadcast::channel(buffer);
         Arc::new(Shared {
             model: Mutex::new(model),
             updates,

@@ -48,7 +48,9 @@
 //! venue_a REST: `/series`, `/series/{t}`, `/events`, `/events/{t}`, `/markets`, `/markets/{t}`,
 //! `/markets/{t}/orderbook`, `/markets/orderbooks`, `/markets/trades`, `/exchange/status`. venue_b Gamma:
 //! `/events`, `/events/keyset`, `/events/{id}`, `/events/slug/{s}`, `/markets`, `/markets/keyset`,
-//! `/markets/{id}`, `/markets/slug/{s}`, `/series`, `/series/{id}`; CLOB `GET /book`, `POST /books`; Data
+//! `/markets/{id}`, `/markets/slug/{s}`, `/series`, `/series/{id}`; CLOB `GET /book`, `POST /books` and the
+//! read routes of the venue's clients (`/price(s)`, `/midpoint(s)`, `/spread(s)`, `/last-trade-price`,
+//! `/last-trades-prices`, `/tick-size`, `/neg-risk`, `/fee-rate`, `/markets`, `/ok`, `/time`); Data
 //! `/trades`. The venue_a WebSocket needs the signed handshake with the demo key
 //! ([`venue_a::auth::DEMO_KEY_ID`], private key in `fixtures/venue_a_demo_key.pem`); 401 otherwise.
 //!
@@ -71,6 +73,13 @@
 //!   description names city and nickname.
 //! - Markets on one venue only: ETH 15m windows and politics/culture questions on venue_b, economics and
 //!   weather questions on venue_a.
+//!
+//! # Scale
+//!
+//! [`SimConfig::scale`] is [`SimScale::Demo`] by default: the catalog above. [`SimScale::Full`] adds a bulk
+//! catalog the size of a real venue (at least 5,000 venue_a markets and 20,000 venue_b tokens: rolling
+//! windows, games, long-dated question groups) whose books change at [`SimRates`] (averages, bursts, quiet
+//! books, multi-level matches); see `model::scale`.
 //!
 //! # Layout
 //!
@@ -97,7 +106,7 @@ mod venue_b;
 
 pub use faults::Faults;
 pub use model::{
-    Model,
+    Model, SimRates, SimScale,
     book::YesBook,
     types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade, Update},
 };

@@ -19,7 +19,7 @@ use crate::{
     faults::Faults,
     http::Shared,
     model::{
-        Model, STEP_MS,
+        Model, STEP_MS, SimRates, SimScale,
         types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade},
     },
     venue_a::{
@@ -57,6 +57,10 @@ pub struct SimConfig {
     /// Listening address of venue_b (port 0 = any free port).
     pub venue_b_addr: SocketAddr,
     pub clock: SimClock,
+    /// How much the venues list (`demo` by default).
+    pub scale: SimScale,
+    /// Book-change rates of the full scale (unused at the demo scale).
+    pub rates: SimRates,
 }
 
 impl Default for SimConfig {
@@ -67,6 +71,8 @@ impl Default for SimConfig {
             venue_a_addr: any,
             venue_b_addr: any,
             clock: SimClock::default(),
+            scale: SimScale::Demo,
+            rates: SimRates::default(),
         }
     }
 }
@@ -159,9 +165,12 @@ impl Simulator {
             SimClock::Wall { .. } => Timestamp::now(),
             SimClock::Manual { start } => start,
         };
+        cfg.rates
+            .validate()
+            .map_err(|e| anyhow::anyhow!("simulator rates: {e}"))?;
         let cancel = CancellationToken::new();
         let shared = Shared::new(
-            Model::new(cfg.seed, now),
+            Model::with_scale(cfg.seed, now, cfg.scale, cfg.rates),
             Faults::default(),
             cancel.clone(),
             Verifier::demo()?,
@@ -180,7 +189,7 @@ impl Simulator {
             tasks.spawn(tick_task(shared.clone(), tick));
         }
         tasks.close();
-        tracing::info!(seed = cfg.seed, venue_a = %urls.venue_a_rest_url, venue_b = %urls.venue_b_gamma_url,
+        tracing::info!(seed = cfg.seed, scale = %cfg.scale, venue_a = %urls.venue_a_rest_url, venue_b = %urls.venue_b_gamma_url,
             "simulated venues started");
         Ok(SimHandle {
             shared,

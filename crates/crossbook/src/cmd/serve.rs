@@ -15,7 +15,7 @@ use crossbook_server::{
     BeforeIngest, DemoKeys, Startup,
     config::{Config, Role},
 };
-use crossbook_sim::{SimClock, SimConfig, SimHandle, Simulator};
+use crossbook_sim::{SimHandle, Simulator};
 use serde::Serialize;
 
 /// Flags of `serve`. Absent flags are skipped so that the environment and the file still apply.
@@ -38,6 +38,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     sim_seed: Option<u64>,
+    /// How much the simulated venues list: demo or full (a real venue's size) [default: demo].
+    #[arg(long, value_name = "SCALE", value_parser = ["demo", "full"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sim_scale: Option<String>,
     /// Allow webhook URLs on private and loopback hosts (development only; logged at start).
     #[arg(long)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -133,14 +137,9 @@ fn simulate_step() -> BeforeIngest {
 /// Starts the simulated venues (seed `config.sim_seed`, wall clock) and points `config` at them.
 async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
     let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let sim = Simulator::start(SimConfig {
-        seed: config.sim_seed,
-        venue_a_addr: loopback,
-        venue_b_addr: loopback,
-        clock: SimClock::default(),
-    })
-    .await
-    .context("cannot start the simulated venues")?;
+    let sim = Simulator::start(super::simulate::sim_config(config, loopback, loopback)?)
+        .await
+        .context("cannot start the simulated venues")?;
     *config = config
         .merged_with_toml(&sim.urls().config_toml())
         .map_err(anyhow::Error::msg)?;
@@ -148,6 +147,7 @@ async fn start(config: &mut Config) -> anyhow::Result<SimHandle> {
         venue_a = %config.venue_a_rest_url,
         venue_b = %config.venue_b_gamma_url,
         seed = config.sim_seed,
+        scale = %config.sim_scale,
         "simulate: ingesting from the simulated venues"
     );
     Ok(sim)

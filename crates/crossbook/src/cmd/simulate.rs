@@ -12,6 +12,11 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "N")]
     #[serde(rename = "sim_seed", skip_serializing_if = "Option::is_none")]
     seed: Option<u64>,
+    /// How much the venues list: demo (a few dozen markets) or full (a real venue's size, with book changes
+    /// at the sim_* rate settings) [default: sim_scale, demo].
+    #[arg(long, value_name = "SCALE", value_parser = ["demo", "full"])]
+    #[serde(rename = "sim_scale", skip_serializing_if = "Option::is_none")]
+    scale: Option<String>,
     /// Address of venue_a (its REST base and WebSocket share it); port 0 picks a free one.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9001")]
     #[serde(skip)]
@@ -39,18 +44,12 @@ fn write_demo_key(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> 
 /// Both venues until Ctrl-C. Standard output is a TOML file for `serve --config`: the venue settings of the
 /// simulator, and series filters cleared so that everything it lists is ingested.
 pub async fn run(args: SimulateArgs, config: Config) -> anyhow::Result<()> {
-    let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig {
-        seed: config.sim_seed,
-        venue_a_addr: args.venue_a_listen,
-        venue_b_addr: args.venue_b_listen,
-        clock: crossbook_sim::SimClock::default(),
-    })
-    .await?;
+    let sim = crossbook_sim::Simulator::start(sim_config(&config, args.venue_a_listen, args.venue_b_listen)?).await?;
     let mut urls = sim.urls().clone();
     urls.venue_a_private_key_file = write_demo_key(&args.key_file)?;
     println!(
-        "# crossbook simulate (seed {}): settings for `crossbook serve --config FILE`",
-        config.sim_seed
+        "# crossbook simulate (seed {}, scale {}): settings for `crossbook serve --config FILE`",
+        config.sim_seed, config.sim_scale
     );
     print!("{}", urls.config_toml());
     use std::io::Write as _;
@@ -58,4 +57,34 @@ pub async fn run(args: SimulateArgs, config: Config) -> anyhow::Result<()> {
     super::shutdown_signal().await;
     sim.shutdown().await;
     Ok(())
+}
+
+/// The simulator the settings describe (seed, scale and the full scale's rates), on the wall clock.
+pub fn sim_config(
+    config: &Config,
+    venue_a_addr: std::net::SocketAddr,
+    venue_b_addr: std::net::SocketAddr,
+) -> anyhow::Result<crossbook_sim::SimConfig> {
+    let scale: crossbook_sim::SimScale = config.sim_scale.parse().map_err(anyhow::Error::msg)?;
+    let rates = crossbook_sim::SimRates {
+        venue_a_per_sec: config.sim_venue_a_changes_per_second,
+        venue_b_per_sec: config.sim_venue_b_changes_per_second,
+        burst_multiple: config.sim_burst_multiple,
+        burst_secs: config.sim_burst_seconds,
+        burst_every_secs: config.sim_burst_every_seconds,
+        quiet_percent: config.sim_quiet_percent,
+        quiet_secs: config.sim_quiet_seconds,
+        match_percent: config.sim_match_percent,
+    };
+    rates
+        .validate()
+        .map_err(|e| anyhow::anyhow!("invalid configuration: simulator rates: {e}"))?;
+    Ok(crossbook_sim::SimConfig {
+        seed: config.sim_seed,
+        venue_a_addr,
+        venue_b_addr,
+        clock: crossbook_sim::SimClock::default(),
+        scale,
+        rates,
+    })
 }

@@ -5,7 +5,7 @@
 use crossbook_core::{Exchange, IntervalCode, Timestamp};
 use rand::Rng;
 
-use super::{Asset, Episode, Model, PairKind, STEP_MS};
+use super::{Asset, Episode, Model, PairKind, STEP_MS, scale};
 use crate::ids;
 
 impl Model {
@@ -130,7 +130,7 @@ impl Model {
     pub(super) fn update_fairs(&mut self) {
         let now = self.now;
         let prices = (self.btc_cents, self.eth_cents);
-        for pair in self.pairs.values_mut() {
+        for (_, pair) in self.pairs.iter_mut().filter(|(k, _)| !k.starts_with(scale::BULK)) {
             let target = match pair.kind {
                 PairKind::Window { asset, .. } => match pair.strike {
                     Some(strike) if now >= pair.start => {

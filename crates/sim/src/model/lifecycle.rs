@@ -14,7 +14,13 @@ use super::{
 
 impl Model {
     pub(super) fn update_phases(&mut self, now: Timestamp, out: &mut Vec<Update>) {
-        let keys: Vec<Key> = self.markets.keys().cloned().collect();
+        // Bulk markets change phase from their own schedule (see `scale`).
+        let keys: Vec<Key> = self
+            .markets
+            .iter()
+            .filter(|(_, m)| !m.is_bulk())
+            .map(|(k, _)| k.clone())
+            .collect();
         for key in keys {
             while let Some(m) = self.markets.get(&key) {
                 let next = match m.phase {
@@ -105,8 +111,9 @@ impl Model {
             .markets
             .iter()
             .filter(|(_, m)| {
-                m.settled_at
-                    .is_some_and(|t| now.millis() > t.millis() + pairs.get(&m.pair).map_or(0, |p| p.retain_ms))
+                !m.is_bulk()
+                    && m.settled_at
+                        .is_some_and(|t| now.millis() > t.millis() + pairs.get(&m.pair).map_or(0, |p| p.retain_ms))
             })
             .map(|(k, _)| k.clone())
             .collect();

@@ -24,6 +24,7 @@ mod catalog;
 mod fair;
 mod lifecycle;
 mod quotes;
+mod scale;
 mod trades;
 pub mod types;
 
@@ -32,10 +33,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use crossbook_core::{Amount, BookSnapshot, Exchange, IntervalCode, Level, Price, Timestamp};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-pub use self::catalog::{venue_a_btc_series, venue_b_btc_series};
 use self::{
     book::YesBook,
     types::{Phase, SimEvent, SimMarket, SimSeries, SimTrade, Top, Update},
+};
+pub use self::{
+    catalog::{venue_a_btc_series, venue_b_btc_series},
+    scale::{SimRates, SimScale},
 };
 use crate::ids;
 
@@ -158,6 +162,8 @@ pub struct Model {
     next_episode_at: Timestamp,
     /// Cross episodes started so far (the first one prefers the 15-minute window).
     episodes: u64,
+    /// The full scale's bulk catalog and change generator; `None` at the demo scale.
+    bulk: Option<Box<scale::Bulk>>,
 }
 
 impl Model {
@@ -189,6 +195,7 @@ impl Model {
             episode: None,
             next_episode_at: Timestamp::from_millis(now.millis() + 8_000),
             episodes: 0,
+            bulk: None,
         };
         m.ensure_catalog(now.secs());
         let mut ignored = Vec::new();
@@ -197,11 +204,38 @@ impl Model {
         m
     }
 
+    /// A model at `scale`: at [`SimScale::Demo`] the same as [`Model::new`]; at [`SimScale::Full`] with the
+    /// bulk catalog added and its books changing at `rates`.
+    pub fn with_scale(seed: u64, now: Timestamp, scale: SimScale, rates: SimRates) -> Self {
+        let mut m = Model::new(seed, now);
+        if scale == SimScale::Full {
+            m.init_bulk(rates);
+            // venue_b's BTC windows quote in 0.001 at this scale.
+            m.update_ticks(&mut Vec::new());
+        }
+        m
+    }
+
+    /// The scale this model lists.
+    pub fn scale(&self) -> SimScale {
+        if self.bulk.is_some() {
+            SimScale::Full
+        } else {
+            SimScale::Demo
+        }
+    }
+
+    /// Book changes the full scale's generator emitted so far on `ex` (0 at the demo scale).
+    pub fn generated_changes(&self, ex: Exchange) -> u64 {
+        self.bulk.as_ref().map_or(0, |b| b.emitted[ex_index(ex)])
+    }
+
     /// Advances the model to `now` (earlier instants are treated as "no time passed") and returns what
     /// happened, in order.
     pub fn step(&mut self, now: Timestamp) -> Vec<Update> {
         let now = now.max(self.now);
-        let dt = now.millis() - self.now.millis();
+        let t0 = self.now.millis();
+        let dt = now.millis() - t0;
         self.now = now;
         self.version += 1;
         let mut out = Vec::new();
@@ -216,6 +250,7 @@ impl Model {
         self.preview_whale_if_due(&mut out);
         self.update_ticks(&mut out);
         self.prune(now);
+        self.step_bulk(t0, &mut out);
         out
     }
 

@@ -19,7 +19,7 @@ impl Model {
         let keys: Vec<Key> = self
             .markets
             .iter()
-            .filter(|(_, m)| m.trading())
+            .filter(|(_, m)| m.trading() && !m.is_bulk())
             .map(|(k, _)| k.clone())
             .collect();
         for key in keys {
@@ -126,15 +126,17 @@ impl Model {
     pub(super) fn update_ticks(&mut self, out: &mut Vec<Update>) {
         let fine = Price::from_micros(1_000);
         let coarse = Price::from_cents(1);
+        let full = self.bulk.is_some();
         for (key, m) in self
             .markets
             .iter_mut()
-            .filter(|(k, m)| k.0 == Exchange::VenueB && m.trading())
+            .filter(|(k, m)| k.0 == Exchange::VenueB && m.trading() && !m.is_bulk())
         {
             let Some(book) = self.books.get(key) else { continue };
             let bid = book.best_bid().map_or(50, |(p, _)| p);
             let ask = book.best_ask().map_or(50, |(p, _)| p);
-            let tick = if bid <= 4 || ask >= 96 {
+            // At the full scale venue_b's BTC windows always quote in 0.001, as the live venue's do.
+            let tick = if (full && m.series_id.starts_with("btc-up-or-down")) || bid <= 4 || ask >= 96 {
                 fine
             } else if bid >= 6 && ask <= 94 {
                 coarse

@@ -49,7 +49,7 @@ impl Model {
         let keys: Vec<Key> = self
             .markets
             .iter()
-            .filter(|(_, m)| m.trading())
+            .filter(|(_, m)| m.trading() && !m.is_bulk())
             .map(|(k, _)| k.clone())
             .collect();
         for key in keys {

@@ -150,6 +150,11 @@ impl SimMarket {
     pub fn protocol_v2(&self) -> bool {
         self.exchange == Exchange::VenueB && self.market_id.ends_with(['0', '5', '9'])
     }
+    /// Whether the market belongs to the full scale's bulk catalog (driven by its schedule and change
+    /// generator instead of the demo dynamics).
+    pub(crate) fn is_bulk(&self) -> bool {
+        self.pair.starts_with(super::scale::BULK)
+    }
     /// Index of `token_id` in this market's tokens.
     pub fn token_index(&self, token_id: &str) -> Option<usize> {
         self.tokens.as_ref()?.iter().position(|t| t == token_id)
@@ -235,6 +240,8 @@ pub enum Update {
     },
     /// venue_b minimum tick changed.
     TickSize { market_id: String, old: Price, new: Price },
+    /// A market was listed while the simulator runs (venue_b broadcasts `new_market` for it).
+    Listed { exchange: Exchange, market_id: String },
     /// A market moved to another phase.
     Phase {
         exchange: Exchange,

@@ -312,20 +312,21 @@ fn parse(p: &Params) -> Result<(Filter, Order), Reject> {
     Ok((filter, order))
 }
 
-fn matching_events(model: &Model, filter: &Filter, order: &Order) -> Vec<(String, Value)> {
+// Only the page is rendered: at the full scale a listing matches thousands of items.
+fn matching_events<'m>(model: &'m Model, filter: &Filter, order: &Order) -> Vec<(String, &'m SimEvent)> {
     let items = model
         .events(B)
         .filter(|e| filter.event(model, e))
-        .map(|e| (event_key(model, e, &order.field), json::event(model, e)))
+        .map(|e| (event_key(model, e, &order.field), e))
         .collect();
     sorted(items, order)
 }
 
-fn matching_markets(model: &Model, filter: &Filter, order: &Order) -> Vec<(String, Value)> {
+fn matching_markets<'m>(model: &'m Model, filter: &Filter, order: &Order) -> Vec<(String, &'m SimMarket)> {
     let items = model
         .markets(B)
         .filter(|m| filter.market(model, m))
-        .map(|m| (market_key(m, &order.field), json::market(model, m, true)))
+        .map(|m| (market_key(m, &order.field), m))
         .collect();
     sorted(items, order)
 }
@@ -333,16 +334,22 @@ fn matching_markets(model: &Model, filter: &Filter, order: &Order) -> Vec<(Strin
 /// `GET /events` → bare array of events.
 pub(crate) async fn list_events(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let (filter, order) = try_or_reply!(parse(&p));
-    let items = matching_events(&s.model(), &filter, &order);
+    let model = s.model();
+    let items = matching_events(&model, &filter, &order);
     let page = try_or_reply!(offset_page(&Query(&p), items));
-    reply(StatusCode::OK, Value::Array(page))
+    reply(
+        StatusCode::OK,
+        Value::Array(page.into_iter().map(|x| json::event(&model, x)).collect()),
+    )
 }
 
 /// `GET /events/keyset` → `{"events": [...], "next_cursor"?}`.
 pub(crate) async fn keyset_events(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let (filter, order) = try_or_reply!(parse(&p));
-    let items = matching_events(&s.model(), &filter, &order);
+    let model = s.model();
+    let items = matching_events(&model, &filter, &order);
     let (page, next) = try_or_reply!(keyset_page(&Query(&p), items, &order, 500));
+    let page: Vec<Value> = page.into_iter().map(|x| json::event(&model, x)).collect();
     let mut body = json!({"events": page});
     if let Some(c) = next {
         body["next_cursor"] = json!(c);
@@ -353,16 +360,22 @@ pub(crate) async fn keyset_events(State(s): State<Arc<Shared>>, AxQuery(p): AxQu
 /// `GET /markets` → bare array of markets.
 pub(crate) async fn list_markets(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let (filter, order) = try_or_reply!(parse(&p));
-    let items = matching_markets(&s.model(), &filter, &order);
+    let model = s.model();
+    let items = matching_markets(&model, &filter, &order);
     let page = try_or_reply!(offset_page(&Query(&p), items));
-    reply(StatusCode::OK, Value::Array(page))
+    reply(
+        StatusCode::OK,
+        Value::Array(page.into_iter().map(|x| json::market(&model, x, true)).collect()),
+    )
 }
 
 /// `GET /markets/keyset` → `{"markets": [...], "next_cursor"?}`.
 pub(crate) async fn keyset_markets(State(s): State<Arc<Shared>>, AxQuery(p): AxQuery<Params>) -> Response {
     let (filter, order) = try_or_reply!(parse(&p));
-    let items = matching_markets(&s.model(), &filter, &order);
+    let model = s.model();
+    let items = matching_markets(&model, &filter, &order);
     let (page, next) = try_or_reply!(keyset_page(&Query(&p), items, &order, 100));
+    let page: Vec<Value> = page.into_iter().map(|x| json::market(&model, x, true)).collect();
     let mut body = json!({"markets": page});
     if let Some(c) = next {
         body["next_cursor"] = json!(c);

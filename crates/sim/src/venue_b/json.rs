@@ -451,6 +451,33 @@ pub(crate) fn data_trade_v2(model: &Model, t: &SimTrade) -> Value {
     })
 }
 
+/// WS `new_market` (custom features): sent to every session for every market listed, as the venue
+/// broadcasts it platform-wide.
+pub(crate) fn new_market(model: &Model, m: &SimMarket, ts: &str) -> Value {
+    let e = model.event(B, &m.event_id);
+    let tokens = m.tokens.clone().unwrap_or_default();
+    json!({
+        "event_type": "new_market",
+        "id": m.gamma_id,
+        "question": m.question,
+        "market": m.market_id,
+        "condition_id": m.market_id,
+        "slug": m.slug,
+        "description": m.description,
+        "assets_ids": tokens,
+        "clob_token_ids": tokens,
+        "outcomes": [m.yes_label, m.no_label],
+        "event_message": e.map(|e| json!({"id": e.event_id, "ticker": e.slug, "slug": e.slug, "title": e.title,
+                                           "description": e.description})),
+        "tags": e.map(|e| e.tags.iter().map(|t| t.label).collect::<Vec<_>>()).unwrap_or_default(),
+        "active": true,
+        "order_price_min_tick_size": tick_text(m.tick),
+        "group_item_title": m.yes_label,
+        "fees_enabled": true,
+        "timestamp": ts,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

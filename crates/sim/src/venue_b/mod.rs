@@ -11,6 +11,7 @@
 mod clob;
 mod gamma;
 pub(crate) mod json;
+mod prices;
 mod ws;
 
 use std::sync::Arc;
@@ -38,12 +39,34 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/series", get(gamma::list_series))
         .route("/series/{id}", get(gamma::get_series));
     let clob = Router::new()
+        .route("/", get(prices::ok))
+        .route("/ok", get(prices::ok))
+        .route("/time", get(prices::time))
         .route("/book", get(clob::book))
-        .route("/books", post(clob::books));
+        .route("/books", post(clob::books))
+        .route("/price", get(prices::price))
+        .route("/prices", get(prices::prices).post(prices::prices))
+        .route("/midpoint", get(prices::midpoint))
+        .route("/midpoints", get(prices::midpoints).post(prices::midpoints))
+        .route("/spread", get(prices::spread_one))
+        .route("/spreads", get(prices::spreads).post(prices::spreads))
+        .route("/last-trade-price", get(prices::last_trade_price))
+        .route(
+            "/last-trades-prices",
+            get(prices::last_trades_prices).post(prices::last_trades_prices),
+        )
+        .route("/tick-size", get(prices::tick_size))
+        .route("/neg-risk", get(prices::neg_risk))
+        .route("/fee-rate", get(prices::fee_rate))
+        .route("/fee-rate/{token_id}", get(prices::fee_rate_path))
+        .route("/markets", get(prices::markets))
+        .route("/markets/{condition_id}", get(prices::market));
     let data = Router::new()
         .route("/trades", get(clob::trades))
         .route("/v2/trades", get(clob::trades_v2));
     let rest = Router::new()
+        // The venue's clients call the CLOB's root with a trailing slash.
+        .route("/clob/", get(prices::ok))
         .nest("/gamma", gamma)
         .nest("/clob", clob)
         .nest("/data", data)

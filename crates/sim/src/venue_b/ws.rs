@@ -25,7 +25,7 @@ use super::json::{self as wire, price_text, size_text, tick_text};
 use crate::{
     http::{Batch, Shared},
     model::{
-        Model,
+        Model, SimScale,
         book::token_level,
         types::{Phase, Update},
     },
@@ -245,10 +245,12 @@ impl Protocol for Session {
                     phase: Phase::Settled,
                 } if self.custom => {
                     let Some(m) = model.market(B, market_id) else { continue };
+                    // At the full scale the venue's platform-wide broadcast: every market, subscribed or not.
+                    let wide = model.scale() == SimScale::Full;
                     let Some(tokens) = m
                         .tokens
                         .as_ref()
-                        .filter(|ts| ts.iter().any(|t| self.assets.contains(t)))
+                        .filter(|ts| wide || ts.iter().any(|t| self.assets.contains(t)))
                     else {
                         continue;
                     };
@@ -262,6 +264,11 @@ impl Protocol for Session {
                                "timestamp": ts})
                         .to_string(),
                     );
+                }
+                Update::Listed { exchange: B, market_id } if self.custom => {
+                    if let Some(m) = model.market(B, market_id) {
+                        out.push(wire::new_market(&model, m, &ts).to_string());
+                    }
                 }
                 _ => {}
             }

@@ -71,7 +71,7 @@ fn venue_b_series_gamma_id(slug: &str) -> &'static str {
     }
 }
 
-fn recurrence(code: IntervalCode) -> &'static str {
+pub(crate) fn recurrence(code: IntervalCode) -> &'static str {
     match code {
         IntervalCode::M5 => "5m",
         IntervalCode::M15 => "15m",
@@ -102,7 +102,7 @@ fn venue_a_span(code: IntervalCode) -> &'static str {
     }
 }
 
-const TAG_CRYPTO: Tag = Tag {
+pub(crate) const TAG_CRYPTO: Tag = Tag {
     id: "21",
     label: "Crypto",
     slug: "crypto",
@@ -117,22 +117,22 @@ const TAG_ETHEREUM: Tag = Tag {
     label: "Ethereum",
     slug: "ethereum",
 };
-const TAG_UPDOWN: Tag = Tag {
+pub(crate) const TAG_UPDOWN: Tag = Tag {
     id: "102127",
     label: "Up or Down",
     slug: "up-or-down",
 };
-const TAG_SPORTS: Tag = Tag {
+pub(crate) const TAG_SPORTS: Tag = Tag {
     id: "1",
     label: "Sports",
     slug: "sports",
 };
-const TAG_GAMES: Tag = Tag {
+pub(crate) const TAG_GAMES: Tag = Tag {
     id: "100639",
     label: "Games",
     slug: "games",
 };
-const TAG_POLITICS: Tag = Tag {
+pub(crate) const TAG_POLITICS: Tag = Tag {
     id: "2",
     label: "Politics",
     slug: "politics",
@@ -177,7 +177,7 @@ fn ts(secs: i64) -> Timestamp {
     Timestamp::from_secs(secs)
 }
 
-fn utc_date(secs: i64) -> Date {
+pub(crate) fn utc_date(secs: i64) -> Date {
     OffsetDateTime::from_unix_timestamp(secs)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH)
         .date()
@@ -232,11 +232,11 @@ impl Model {
         if r.random_bool(0.5) { v } else { -v }
     }
 
-    fn ensure_series(&mut self, s: SimSeries) {
+    pub(super) fn ensure_series(&mut self, s: SimSeries) {
         self.series.entry((s.exchange, s.series_id.clone())).or_insert(s);
     }
 
-    fn add_market(&mut self, m: SimMarket) {
+    pub(super) fn add_market(&mut self, m: SimMarket) {
         if let Some(tokens) = &m.tokens {
             for (i, t) in tokens.iter().enumerate() {
                 self.tokens.insert(t.clone(), (m.market_id.clone(), i));
@@ -247,7 +247,7 @@ impl Model {
 
     /// A Gamma numeric id not used yet (ids come from the item's own generator, so they do not depend on
     /// listing order; a clash, which is rare, is resolved by drawing again).
-    fn fresh_gamma_id(&mut self, r: &mut impl Rng, digits: u32) -> String {
+    pub(super) fn fresh_gamma_id(&mut self, r: &mut impl Rng, digits: u32) -> String {
         loop {
             let id = ids::numeric_id(r, digits);
             if self.gamma_ids.insert(id.clone()) {
