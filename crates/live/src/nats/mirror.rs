@@ -40,8 +40,6 @@ use crate::{BookChanged, Bus, DomainEvent, LiveBooks};
 
 /// Changes held per stale book while it waits for its keyframe.
 const HELD_PER_BOOK: usize = 1_024;
-/// The least time between two requests for keyframes.
-const REQUEST_MIN_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What `/readyz` shows of the mirror. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -112,7 +110,6 @@ struct Mirror {
     /// The leader's term and the last message count seen in it.
     term: u64,
     seq: u64,
-    last_request: Option<tokio::time::Instant>,
 }
 
 fn snapshot_of(key: &BookKey, state: &BookState, timestamp: Timestamp) -> BookSnapshot {
@@ -129,13 +126,9 @@ fn snapshot_of(key: &BookKey, state: &BookState, timestamp: Timestamp) -> BookSn
 }
 
 impl Mirror {
-    /// Asks the leader for keyframes of every book, at most once a second.
+    /// Asks the leader for keyframes of every book. Only a book turning stale asks, and the leader answers
+    /// many requests with one round of keyframes a second at most.
     async fn request_keyframes(&mut self) {
-        let now = tokio::time::Instant::now();
-        if self.last_request.is_some_and(|t| now < t + REQUEST_MIN_INTERVAL) {
-            return;
-        }
-        self.last_request = Some(now);
         if let Err(e) = self.client.publish(subject::CONTROL_KEYFRAMES, "{}".into()).await {
             warn!(error = %e, "cannot ask the leader for keyframes");
         }
@@ -389,7 +382,6 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
         books: HashMap::new(),
         term: 0,
         seq: 0,
-        last_request: None,
     };
     loop {
         // Wait for a connection.
@@ -416,7 +408,6 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
             Ok(n) => info!(books = n, "mirror loaded the leader's books"),
             Err(e) => warn!(error = %e, "cannot load the leader's books; asking the leader for keyframes"),
         }
-        m.last_request = None;
         m.request_keyframes().await;
         status.0.loaded.store(true, Ordering::Relaxed);
         let lost = loop {

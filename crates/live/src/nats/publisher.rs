@@ -185,7 +185,11 @@ pub async fn run(
             }
             _ = retry_streams.tick(), if need_streams && *connected.borrow() => {
                 match ensure_streams(&client, settings.window).await {
-                    Ok(()) => need_streams = false,
+                    Ok(()) => {
+                        need_streams = false;
+                        // Books published before the streams existed are not stored yet.
+                        p.keyframe_all().await;
+                    }
                     Err(e) => warn!(error = %e, "cannot create the bus's streams; retrying"),
                 }
             }
