@@ -178,7 +178,13 @@ async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
     let mut m_rx = m_bus.subscribe();
     let status = mirror::MirrorStatus::default();
     let conn = connect(&settings, "mirror", true).await.unwrap();
-    tokio::spawn(mirror::run(conn, m_live.clone(), m_bus.clone(), status.clone(), cancel.clone()));
+    tokio::spawn(mirror::run(
+        conn,
+        m_live.clone(),
+        m_bus.clone(),
+        status.clone(),
+        cancel.clone(),
+    ));
     until("the mirror to load the book", || m_live.get(&a) == Some(first.clone())).await;
     assert_eq!(m_live.entry(&a).unwrap().seq, live.entry(&a).unwrap().seq);
     assert!(status.serving());
@@ -224,7 +230,10 @@ async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
     });
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let ev = tokio::time::timeout_at(deadline, m_rx.recv()).await.expect("catalog event").unwrap();
+        let ev = tokio::time::timeout_at(deadline, m_rx.recv())
+            .await
+            .expect("catalog event")
+            .unwrap();
         if matches!(ev, DomainEvent::CatalogSynced { markets: 3, .. }) {
             break;
         }
@@ -232,7 +241,9 @@ async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
 
     // Garbage on a subject is counted and skipped; the mirror goes on.
     let raw = async_nats::connect(nats.url()).await.unwrap();
-    raw.publish("crossbook.book.venue_a.KX%2EA._", "not json".into()).await.unwrap();
+    raw.publish("crossbook.book.venue_a.KX%2EA._", "not json".into())
+        .await
+        .unwrap();
     raw.flush().await.unwrap();
     until("the malformed count", || status.read().malformed == 1).await;
     assert!(m_live.get(&a).is_some(), "the book stays fresh");
@@ -259,10 +270,19 @@ async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
 
     // NATS goes away: the mirror's books turn stale and it says it is not serving.
     nats.stop();
-    until("stale on loss", || !status.serving() && m_live.entry(&a).is_some_and(|e| e.stale)).await;
+    until("stale on loss", || {
+        !status.serving() && m_live.entry(&a).is_some_and(|e| e.stale)
+    })
+    .await;
     let mut saw_stale = false;
     while let Ok(ev) = m_rx.try_recv() {
-        saw_stale |= matches!(ev, DomainEvent::BooksStale { cause: crossbook_core::book::GapCause::Disconnect, .. });
+        saw_stale |= matches!(
+            ev,
+            DomainEvent::BooksStale {
+                cause: crossbook_core::book::GapCause::Disconnect,
+                ..
+            }
+        );
     }
     assert!(saw_stale, "the loss is on the mirror's bus");
     // The leader's capture goes on meanwhile.

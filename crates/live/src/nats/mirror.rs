@@ -303,7 +303,12 @@ impl Mirror {
                     self.request_keyframes().await;
                 }
             }
-            Body::Stale { exchange, keys, cause, at } => {
+            Body::Stale {
+                exchange,
+                keys,
+                cause,
+                at,
+            } => {
                 for k in &keys {
                     if let Some(m) = self.books.get_mut(k) {
                         m.stale = true;
@@ -332,7 +337,14 @@ impl Mirror {
         let mut stream = match js.get_stream(KEYFRAMES_STREAM).await {
             Ok(s) => s,
             // No leader has published yet: books start at their first keyframe.
-            Err(e) if matches!(e.kind(), async_nats::jetstream::context::GetStreamErrorKind::JetStream(_)) => return Ok(0),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    async_nats::jetstream::context::GetStreamErrorKind::JetStream(_)
+                ) =>
+            {
+                return Ok(0);
+            }
             Err(e) => return Err(e.to_string()),
         };
         let last = stream.info().await.map_err(|e| e.to_string())?.state.last_sequence;
@@ -357,10 +369,7 @@ impl Mirror {
                 Ok(None) => break,
                 Err(_) => return Err("the keyframe stream stopped answering".into()),
             };
-            let (seq, pending) = msg
-                .info()
-                .map(|i| (i.stream_sequence, i.pending))
-                .unwrap_or((last, 0));
+            let (seq, pending) = msg.info().map(|i| (i.stream_sequence, i.pending)).unwrap_or((last, 0));
             self.message(&msg.payload, msg.subject.as_str()).await;
             n += 1;
             if seq >= last || pending == 0 {

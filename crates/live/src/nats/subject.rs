@@ -99,7 +99,11 @@ pub fn book_key_of(subject: &str) -> Option<BookKey> {
     };
     let market_id = unescape(t.next()?)?;
     let asset = t.next()?;
-    let asset_id = if asset == NO_ASSET { None } else { Some(unescape(asset)?) };
+    let asset_id = if asset == NO_ASSET {
+        None
+    } else {
+        Some(unescape(asset)?)
+    };
     t.next().is_none().then_some(BookKey {
         exchange,
         market_id,
