@@ -198,9 +198,8 @@ pub async fn run(
                 resync_pending = true;
             }
             () = async {
-                match last_resync {
-                    Some(t) => tokio::time::sleep_until(t + RESYNC_MIN_INTERVAL).await,
-                    None => {}
+                if let Some(t) = last_resync {
+                    tokio::time::sleep_until(t + RESYNC_MIN_INTERVAL).await;
                 }
             }, if resync_pending => {
                 resync_pending = false;
