@@ -16,7 +16,7 @@ pub const POOL_CANDIDATE_FACTOR: usize = 2;
 /// A stored trade at or above the platform whale threshold, with the catalog's market when it has it (the
 /// market's title and slug name it in feeds and webhooks). What the whale tracker publishes; each consumer
 /// renders it at its own edge.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WhaleEntry {
     pub trade: Trade,
     /// `None` when the catalog does not have the market (or could not be read): the market id names it then.

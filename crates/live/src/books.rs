@@ -246,6 +246,26 @@ impl LiveBooks {
         changed.then_some(seq)
     }
 
+    /// Puts a book in the map with the sequence number another process gave it (a mirror of the leader's
+    /// books follows the leader's numbering, so stream clients see the same `book_seq` everywhere).
+    pub fn install(&self, book: BookSnapshot, seq: u64, stale: bool) {
+        let key = BookKey::of(&book);
+        let top = BookTop::of(&book);
+        let mut slots = self.write();
+        let i = slots.slot_of(&key);
+        if slots.books[i].is_none() {
+            slots.held += 1;
+        }
+        slots.seqs[i] = seq;
+        slots.books[i] = Some(LiveBook {
+            book,
+            stale,
+            updated_at: Timestamp::now(),
+            top,
+            seq,
+        });
+    }
+
     /// The book, if it is known and fresh.
     pub fn get(&self, key: &BookKey) -> Option<BookSnapshot> {
         self.with_books(|v| v.get(key).filter(|e| !e.stale).map(|e| e.book.clone()))

@@ -4,6 +4,7 @@
 //!   by the scanner, `/v1/arbitrage/current` and the stream's snapshots.
 //! - [`bus`]: the broadcast of [`DomainEvent`]s (book changes, stale books, trades, venue status, whales,
 //!   opportunities) that the stream, the webhook dispatcher and the whale tracker consume.
+//! - [`nats`]: the bridge between processes: the leader publishes the bus on NATS, api processes mirror it.
 //!
 //! The connectors (`crossbook-venues`) write it; the server reads it. Neither knows the other's insides:
 //! this crate holds only venue-neutral domain types from `crossbook-core`.
@@ -11,6 +12,7 @@
 
 pub mod books;
 pub mod bus;
+pub mod nats;
 
 pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
 pub use bus::{BookChanged, Bus, DomainEvent};

@@ -54,6 +54,8 @@ pub struct Config {
     pub database_url: String,
     pub database_acquire_timeout_ms: u64,
     pub role: Role,
+    pub bus_url: String,
+    pub bus_window_seconds: u64,
     pub log: String,
     pub log_format: String,
 
@@ -305,6 +307,15 @@ impl Config {
         }
     }
 
+    /// The bus's settings; `None` without `bus_url` (events stay in this process).
+    pub fn bus_settings(&self) -> Option<crossbook_live::nats::BusSettings> {
+        let url = self.bus_url.trim();
+        (!url.is_empty()).then(|| crossbook_live::nats::BusSettings {
+            url: url.to_string(),
+            window: std::time::Duration::from_secs(self.bus_window_seconds),
+        })
+    }
+
     /// The live stream's settings.
     pub fn stream_settings(&self) -> crate::stream::StreamSettings {
         use crate::stream::PlanLimits;
@@ -363,6 +374,9 @@ impl Config {
         }
         if self.sim_scale != "demo" && self.sim_scale != "full" {
             return Err("invalid configuration: sim_scale must be demo or full".into());
+        }
+        if !self.bus_url.trim().is_empty() && self.bus_window_seconds < 60 {
+            return Err("invalid configuration: bus_window_seconds must be at least 60".into());
         }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());

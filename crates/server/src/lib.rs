@@ -153,6 +153,7 @@ pub async fn serve_on(
     let cancel = CancellationToken::new();
     spawn_maintenance(&state, &tracker, cancel.clone());
     tracker.spawn(state.stream.clone().run(state.bus.subscribe(), cancel.clone()));
+    start_mirror(&state, &tracker, &cancel).await?;
     let leader = workers::spawn_workers(&state, &tracker, &cancel)?;
 
     let server_cancel = cancel.clone();
@@ -182,6 +183,27 @@ pub async fn serve_on(
     store.close().await;
     result.context("the HTTP server failed")?;
     workers
+}
+
+/// In a `--role api` process with a bus: connects to it (a bus that cannot be reached at start stops the
+/// start with an error naming it, as a database does: this process would serve nothing live) and mirrors
+/// the ingesting process's live plane into `state.live` and `state.bus`. Once started, losing the bus makes
+/// the live routes answer 503 and `/readyz` say so until it is back; the mirror reconnects alone.
+async fn start_mirror(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) -> anyhow::Result<()> {
+    let (Some(status), Some(settings)) = (state.mirror.clone(), state.config.bus_settings()) else {
+        return Ok(());
+    };
+    let conn = crossbook_live::nats::connect(&settings, "crossbook-api", true)
+        .await
+        .context("cannot start the live mirror (bus_url)")?;
+    tracker.spawn(crossbook_live::nats::mirror::run(
+        conn,
+        state.live.clone(),
+        state.bus.clone(),
+        status,
+        cancel.clone(),
+    ));
+    Ok(())
 }
 
 /// Creates the demo keys when the database has none and prints the banner: with the new keys, or (a restart,

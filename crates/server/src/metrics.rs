@@ -129,6 +129,31 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::Venue,
     ),
     (
+        "crossbook_bus_published_total",
+        "Messages the ingesting process published on the bus (bus_url).",
+        Labels::None,
+    ),
+    (
+        "crossbook_bus_dropped_total",
+        "Bus events the ingesting process dropped because NATS was slow or away; readers repair from keyframes.",
+        Labels::None,
+    ),
+    (
+        "crossbook_bus_malformed_total",
+        "Bus messages this process could not read and skipped.",
+        Labels::None,
+    ),
+    (
+        "crossbook_bus_holes_total",
+        "Holes this process saw in the bus's book sequences or message count (books stale until their keyframe).",
+        Labels::None,
+    ),
+    (
+        "crossbook_bus_slow_consumer_total",
+        "Times the NATS client dropped bus messages because this process read them too slowly.",
+        Labels::None,
+    ),
+    (
         "crossbook_book_events_dropped_total",
         "Book events dropped because the store refused writes for longer than the write buffer holds.",
         Labels::None,

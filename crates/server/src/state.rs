@@ -55,6 +55,9 @@ pub struct AppState {
     pub stream: Arc<crate::stream::Hub>,
     /// The replays and exports running now, per customer (bounded by plan).
     pub reads: crate::api::replay::ReadSlots,
+    /// The mirror of the leader's live plane, in a `--role api` process with a `bus_url`: `live` and `bus`
+    /// are then fed from the bus.
+    pub mirror: Option<crossbook_live::nats::mirror::MirrorStatus>,
     /// When `/readyz` first found the store unreachable, until it answers again.
     unreachable_since: Arc<std::sync::Mutex<Option<crossbook_core::Timestamp>>>,
     /// The readiness `/readyz` answered last (`None` before the first), so only its changes are logged.
@@ -76,6 +79,7 @@ impl AppState {
         AppState {
             stream,
             reads: Default::default(),
+            mirror: (config.role == Role::Api && config.bus_settings().is_some()).then(Default::default),
             webhooks: Arc::new(webhooks),
             config: Arc::new(config),
             store,
@@ -168,10 +172,18 @@ impl AppState {
     /// [`ApiError::LiveUnavailable`] rather than answer empty.
     pub fn live_unavailable(&self) -> Option<&'static str> {
         if self.config.role == Role::Api {
-            Some(
-                "this process (--role api) serves stored data only: live books, current arbitrage and the live \
-                 stream are served only by a process that ingests and serves the API (--role all)",
-            )
+            match &self.mirror {
+                None => Some(
+                    "this process (--role api) has no bus: live books, current arbitrage and the live stream need \
+                     bus_url (the NATS server the ingesting process publishes on), or a process that ingests and \
+                     serves the API (--role all)",
+                ),
+                Some(m) if !m.serving() => Some(
+                    "this process (--role api) has lost its bus or has not loaded the live books from it yet: \
+                     live books, current arbitrage and the live stream are back once it has",
+                ),
+                Some(_) => None,
+            }
         } else if self.ingest.is_standby() {
             Some(
                 "this process is waiting to take over ingestion from another process: live books, current \

@@ -4,7 +4,7 @@ use crate::{BookSnapshot, Exchange, Market};
 
 /// Identity of one book: a venue_a market (one book with YES and NO bids) or a venue_b token (one book
 /// per outcome).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct BookKey {
     pub exchange: Exchange,
     /// venue_a ticker; venue_b condition id.

@@ -29,6 +29,15 @@ pub struct ServeArgs {
     #[arg(long, value_parser = ["all", "api", "ingest"])]
     #[serde(skip_serializing_if = "Option::is_none")]
     role: Option<String>,
+    /// The NATS server of the bus between processes, e.g. nats://127.0.0.1:4222: the ingesting process
+    /// publishes live events on it and api processes mirror them [default: empty, events stay in-process].
+    #[arg(long, value_name = "URL")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bus_url: Option<String>,
+    /// Seconds the bus keeps events and book keyframes for readers that start or catch up [default: 300].
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bus_window_seconds: Option<u64>,
     /// Start the simulated venues in-process and ingest from them (offline demo; creates demo keys on an
     /// empty database).
     #[arg(long)]

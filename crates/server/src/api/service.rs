@@ -285,6 +285,32 @@ pub struct LiveOut {
     /// Why live data is `unavailable` here, and where it is served; null otherwise.
     #[schema(required = true)]
     pub reason: Option<String>,
+    /// The bus this process mirrors the live plane from (a `--role api` process with `bus_url`); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus: Option<BusOut>,
+}
+
+/// The mirror of the ingesting process's live plane, in `/readyz` of an api process.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BusOut {
+    /// Connected to the bus now.
+    pub connected: bool,
+    /// Books held (fresh and stale).
+    pub books: u64,
+    /// Books held but not trusted until their next keyframe.
+    pub stale_books: u64,
+    /// When the ingesting process sent the last message received (ISO 8601); null before the first.
+    #[schema(required = true)]
+    pub last_event_at: Option<String>,
+    /// Age of that message now, in milliseconds: how far this process is behind (it grows while the
+    /// ingesting process has nothing to send). Null before the first message.
+    #[schema(required = true)]
+    pub lag_ms: Option<u64>,
+    /// Messages that could not be read and were skipped.
+    pub malformed: u64,
+    /// Holes seen in book sequences or in the message count (each made books stale until repaired).
+    pub holes: u64,
 }
 
 /// The body of `/readyz`.
@@ -420,14 +446,17 @@ async fn readyz(State(state): State<AppState>) -> Response {
         _ if state.config.role == Role::Ingest => LiveOut {
             status: LiveStatus::NotServed,
             reason: None,
+            bus: None,
         },
         Some(why) => LiveOut {
             status: LiveStatus::Unavailable,
             reason: Some(why.to_string()),
+            bus: bus_health(&state, now),
         },
         None => LiveOut {
             status: LiveStatus::Serving,
             reason: None,
+            bus: bus_health(&state, now),
         },
     };
     let ready = store.status == StoreStatus::Ok && venues_ok && live.status != LiveStatus::Unavailable;
@@ -456,6 +485,26 @@ async fn readyz(State(state): State<AppState>) -> Response {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (code, Json(body)).into_response()
+}
+
+/// The mirror's part of `/readyz`, in a process that mirrors the bus.
+fn bus_health(state: &AppState, now: Timestamp) -> Option<BusOut> {
+    let m = state.mirror.as_ref()?.read();
+    let (mut books, mut stale) = (0, 0);
+    for ex in [Exchange::VenueA, Exchange::VenueB] {
+        let (fresh, s) = state.live.counts(ex);
+        books += (fresh + s) as u64;
+        stale += s as u64;
+    }
+    Some(BusOut {
+        connected: m.connected,
+        books,
+        stale_books: stale,
+        last_event_at: m.last_event_at.map(Timestamp::to_iso),
+        lag_ms: m.last_event_at.map(|t| (now.millis() - t.millis()).max(0) as u64),
+        malformed: m.malformed,
+        holes: m.holes,
+    })
 }
 
 /// Logs readiness when it changes, not per request: a probe's 503 is an answer about the service, not an

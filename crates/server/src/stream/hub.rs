@@ -647,7 +647,11 @@ impl Hub {
                     if !targets.is_empty() {
                         let f = frames::book_stale(key, Some(*cause), *at);
                         for s in targets {
-                            pushed(s.push(f.clone()));
+                            // A stale book is followed by a whole one, whatever its sequence: a mirror of the
+                            // leader's books can get the book back at the sequence it lost it at.
+                            let mut st = s.lock();
+                            st.books.remove(key);
+                            pushed(s.push_locked(&mut st, f.clone()));
                         }
                     }
                 }

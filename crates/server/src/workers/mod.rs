@@ -40,10 +40,29 @@ pub fn spawn_workers(
 /// The workers of the one ingesting process: ingestion first (it fills `live`, `bus` and `health`), then the
 /// workers that consume them. Each worker module adds its `spawn` call here.
 pub fn start_leader_workers(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) -> anyhow::Result<()> {
+    spawn_bus_publisher(state, tracker, cancel);
     ingest::spawn(state, tracker, cancel)?;
     retention::spawn(state, tracker, cancel);
     scanner::spawn(state, tracker, cancel);
     webhooks::spawn(state, tracker, cancel);
     whales::spawn(state, tracker, cancel);
     Ok(())
+}
+
+/// With a `bus_url`, publishes every event of the in-process bus on NATS for the api processes. Subscribed
+/// before ingestion starts, so the first books are published too. The connection is made in the background
+/// and retried forever: capture to the store never waits for the bus.
+fn spawn_bus_publisher(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {
+    let Some(settings) = state.config.bus_settings() else {
+        return;
+    };
+    let rx = state.bus.subscribe();
+    let live = state.live.clone();
+    let cancel = cancel.clone();
+    tracker.spawn(async move {
+        match crossbook_live::nats::connect(&settings, "crossbook-leader", false).await {
+            Ok(conn) => crossbook_live::nats::publisher::run(settings, conn, live, rx, cancel).await,
+            Err(e) => tracing::error!(error = %e, "cannot use the bus; live events stay in this process"),
+        }
+    });
 }

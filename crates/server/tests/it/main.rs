@@ -3,6 +3,7 @@
 
 mod arbitrage;
 mod browser;
+mod bus;
 mod dashboard;
 mod errors;
 mod export;

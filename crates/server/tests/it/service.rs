@@ -544,10 +544,7 @@ async fn docs_page_is_self_contained() {
 async fn a_process_without_live_data_says_so() {
     for_each_backend(async |db| {
         let keys = create_keys(&db.store).await;
-        for (role, standby, why) in [
-            (Role::Api, false, "--role api"),
-            (Role::All, true, "waiting to take over"),
-        ] {
+        for (role, standby, why) in [(Role::Api, false, "bus_url"), (Role::All, true, "waiting to take over")] {
             let app = TestApp::new(db, |c| c.role = role);
             app.state.ingest.set_standby(standby);
             let r = app.get("/readyz").await;

@@ -30,7 +30,7 @@ async fn migrated_sqlite() -> TestDb {
 }
 
 /// A stream client.
-struct Ws {
+pub(crate) struct Ws {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
 }
 
@@ -42,7 +42,7 @@ enum Ended {
 }
 
 impl Ws {
-    async fn connect(addr: SocketAddr, query: &str, key: Option<&str>) -> Ws {
+    pub(crate) async fn connect(addr: SocketAddr, query: &str, key: Option<&str>) -> Ws {
         Self::try_connect(addr, query, key).await.expect("upgrade")
     }
 
@@ -59,7 +59,7 @@ impl Ws {
         Ok(Ws { ws })
     }
 
-    async fn send(&mut self, v: Value) {
+    pub(crate) async fn send(&mut self, v: Value) {
         self.ws.send(Message::Text(v.to_string().into())).await.unwrap();
     }
 
@@ -80,7 +80,7 @@ impl Ws {
         }
     }
 
-    async fn next(&mut self) -> Value {
+    pub(crate) async fn next(&mut self) -> Value {
         self.read().await.expect("an open stream")
     }
 
@@ -94,7 +94,7 @@ impl Ws {
     }
 
     /// The next message of `kind`, skipping others.
-    async fn next_of(&mut self, kind: &str) -> Value {
+    pub(crate) async fn next_of(&mut self, kind: &str) -> Value {
         loop {
             let m = self.next().await;
             if m["type"] == kind {

@@ -1,0 +1,447 @@
+//! An api process's side: a mirror of the leader's live books and events.
+//!
+//! The leader is a venue to the mirror, followed with the connectors' continuity rules:
+//! - a book starts at its keyframe (loaded from the keyframe stream at each connection, then as the leader
+//!   publishes them) or at a change carrying the whole book;
+//! - a change applies when its `book_seq` follows the book's; an older one is skipped; a later one is a
+//!   hole: the book turns stale (a `BooksStale` on the local bus), the changes after it are held, and the next
+//!   keyframe repairs it (the held changes newer than the keyframe are then applied);
+//! - a hole in the leader's message count (messages lost on the way) makes every book stale, and the mirror
+//!   asks the leader for fresh keyframes;
+//! - losing NATS makes every book stale (cause `disconnect`) until the connection is back and the books are
+//!   loaded again;
+//! - a message that cannot be read is logged, counted (`crossbook_bus_malformed_total`) and skipped.
+//!
+//! Every event is put on the local bus after the books are updated, so the stream hub and the arbitrage
+//! routes of the api process work as in the leader.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use crossbook_core::{
+    BookSnapshot, Exchange, Timestamp,
+    book::{BookChange, BookKey, BookState, GapCause},
+};
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::{
+    Connection, KEYFRAMES_STREAM, subject,
+    wire::{Body, Envelope, Keyframe},
+};
+use crate::{BookChanged, Bus, DomainEvent, LiveBooks};
+
+/// Changes held per stale book while it waits for its keyframe.
+const HELD_PER_BOOK: usize = 1_024;
+
+/// What `/readyz` shows of the mirror. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct MirrorStatus(Arc<StatusInner>);
+
+#[derive(Debug, Default)]
+struct StatusInner {
+    connected: AtomicBool,
+    loaded: AtomicBool,
+    /// `sent_at` of the last message from the leader (0: none yet).
+    last_sent_at: AtomicI64,
+    received: AtomicU64,
+    malformed: AtomicU64,
+    holes: AtomicU64,
+}
+
+/// A reading of [`MirrorStatus`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MirrorReading {
+    /// Connected to NATS now.
+    pub connected: bool,
+    /// The books were loaded since the last connection.
+    pub loaded: bool,
+    /// When the leader sent the last message received.
+    pub last_event_at: Option<Timestamp>,
+    pub received: u64,
+    pub malformed: u64,
+    /// Holes seen in book sequences or in the leader's message count.
+    pub holes: u64,
+}
+
+impl MirrorStatus {
+    pub fn read(&self) -> MirrorReading {
+        let s = &self.0;
+        let last = s.last_sent_at.load(Ordering::Relaxed);
+        MirrorReading {
+            connected: s.connected.load(Ordering::Relaxed),
+            loaded: s.loaded.load(Ordering::Relaxed),
+            last_event_at: (last > 0).then_some(Timestamp(last)),
+            received: s.received.load(Ordering::Relaxed),
+            malformed: s.malformed.load(Ordering::Relaxed),
+            holes: s.holes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Connected and loaded: the mirrored books can be served.
+    pub fn serving(&self) -> bool {
+        let r = self.read();
+        r.connected && r.loaded
+    }
+}
+
+/// One mirrored book.
+struct Mirrored {
+    seq: u64,
+    state: BookState,
+    stale: bool,
+    /// Changes received while stale, oldest first.
+    held: Vec<BookChanged>,
+}
+
+struct Mirror {
+    live: LiveBooks,
+    bus: Bus,
+    status: MirrorStatus,
+    client: async_nats::Client,
+    books: HashMap<BookKey, Mirrored>,
+    /// The leader's term and the last message count seen in it.
+    term: u64,
+    seq: u64,
+}
+
+fn snapshot_of(key: &BookKey, state: &BookState, timestamp: Timestamp) -> BookSnapshot {
+    let l = state.ladders().cloned().unwrap_or_default();
+    BookSnapshot {
+        exchange: key.exchange,
+        market_id: key.market_id.clone(),
+        asset_id: key.asset_id.clone(),
+        timestamp,
+        bids: l.bids,
+        asks: l.asks,
+        no_bids: l.no_bids,
+    }
+}
+
+impl Mirror {
+    /// Asks the leader for keyframes of every book. Only a book turning stale asks, and the leader answers
+    /// many requests with one round of keyframes a second at most.
+    async fn request_keyframes(&mut self) {
+        if let Err(e) = self.client.publish(subject::CONTROL_KEYFRAMES, "{}".into()).await {
+            warn!(error = %e, "cannot ask the leader for keyframes");
+        }
+    }
+
+    fn stale(&mut self, keys: Vec<BookKey>, cause: GapCause) {
+        if keys.is_empty() {
+            return;
+        }
+        self.live.mark_stale(keys.iter());
+        let at = Timestamp::now();
+        for ex in [Exchange::VenueA, Exchange::VenueB] {
+            let keys: Vec<BookKey> = keys.iter().filter(|k| k.exchange == ex).cloned().collect();
+            if !keys.is_empty() {
+                self.bus.publish(DomainEvent::BooksStale {
+                    exchange: ex,
+                    keys,
+                    cause,
+                    at,
+                });
+            }
+        }
+    }
+
+    /// Every fresh book turns stale (NATS lost, or messages lost on the way).
+    fn all_stale(&mut self, cause: GapCause) {
+        let mut keys = Vec::new();
+        for (k, m) in &mut self.books {
+            if !m.stale {
+                m.stale = true;
+                keys.push(k.clone());
+            }
+        }
+        self.stale(keys, cause);
+    }
+
+    /// Applies a keyframe; returns whether it changed the book.
+    fn keyframe(&mut self, k: Keyframe) -> bool {
+        let m = self.books.entry(k.key.clone()).or_insert_with(|| Mirrored {
+            seq: 0,
+            state: BookState::default(),
+            stale: true,
+            held: Vec::new(),
+        });
+        if !m.stale && m.seq >= k.book_seq {
+            return false;
+        }
+        let mut state = BookState::default();
+        let whole = BookChange::Snapshot {
+            bids: k.book.bids.clone(),
+            asks: k.book.asks.clone(),
+            no_bids: k.book.no_bids.clone(),
+        };
+        let ok = state.apply(&whole).is_ok();
+        m.state = state;
+        m.seq = k.book_seq;
+        m.stale = k.stale || !ok;
+        let mut timestamp = k.book.timestamp;
+        // The changes held while stale that follow the keyframe, in order.
+        let held = std::mem::take(&mut m.held);
+        if !m.stale {
+            for c in held.into_iter().filter(|c| c.book_seq > k.book_seq) {
+                if c.book_seq != m.seq + 1 || m.state.apply(&c.change).is_err() {
+                    m.stale = true;
+                    break;
+                }
+                m.seq = c.book_seq;
+                timestamp = c.timestamp;
+            }
+        }
+        self.live
+            .install(snapshot_of(&k.key, &m.state, timestamp), m.seq, m.stale);
+        if !m.stale {
+            // A whole book at its sequence: stream sessions behind it get a snapshot.
+            let l = m.state.ladders().cloned().unwrap_or_default();
+            self.bus.publish(DomainEvent::BookUpdated(Arc::new(BookChanged {
+                key: k.key.clone(),
+                book_seq: m.seq,
+                timestamp,
+                change: BookChange::Snapshot {
+                    bids: l.bids,
+                    asks: l.asks,
+                    no_bids: l.no_bids,
+                },
+                venue_ts: None,
+                received_at: Timestamp::now(),
+            })));
+        }
+        true
+    }
+
+    /// Applies one change; returns the event to put on the local bus, if the book took it.
+    fn change(&mut self, c: BookChanged) -> Option<BookChanged> {
+        let m = self.books.entry(c.key.clone()).or_insert_with(|| Mirrored {
+            seq: 0,
+            state: BookState::default(),
+            stale: true,
+            held: Vec::new(),
+        });
+        let whole = matches!(c.change, BookChange::Snapshot { .. });
+        if !m.stale && c.book_seq <= m.seq {
+            return None;
+        }
+        let follows = !m.stale && c.book_seq == m.seq + 1;
+        if whole || follows {
+            if m.state.apply(&c.change).is_ok() {
+                m.seq = c.book_seq;
+                m.stale = false;
+                self.live
+                    .install(snapshot_of(&c.key, &m.state, c.timestamp), m.seq, false);
+                return Some(c);
+            }
+            warn!(book = ?c.key, "a bus change does not apply to the mirrored book; stale until its keyframe");
+        }
+        // A hole (or a book not started): held until the keyframe.
+        let was_fresh = !m.stale;
+        m.stale = true;
+        if m.held.len() >= HELD_PER_BOOK {
+            m.held.clear();
+        }
+        m.held.push(c.clone());
+        if was_fresh {
+            self.status.0.holes.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("crossbook_bus_holes_total").increment(1);
+            self.stale(vec![c.key], GapCause::SequenceGap);
+        }
+        None
+    }
+
+    /// One message from the bus.
+    async fn message(&mut self, payload: &[u8], subject: &str) {
+        let env = match Envelope::decode(payload) {
+            Ok(e) => e,
+            Err(e) => {
+                self.status.0.malformed.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("crossbook_bus_malformed_total").increment(1);
+                warn!(subject, error = %e, "skipped a bus message that cannot be read");
+                return;
+            }
+        };
+        self.status.0.received.fetch_add(1, Ordering::Relaxed);
+        self.status
+            .0
+            .last_sent_at
+            .fetch_max(env.sent_at.millis(), Ordering::Relaxed);
+        if let Body::Keyframe(k) = env.body {
+            self.keyframe(k);
+            return;
+        }
+        if env.term != self.term {
+            if self.term != 0 {
+                info!(term = env.term, "a new leader term on the bus");
+            }
+            self.term = env.term;
+        } else if env.seq > self.seq + 1 {
+            self.status.0.holes.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("crossbook_bus_holes_total").increment(1);
+            warn!(
+                lost = env.seq - self.seq - 1,
+                "messages from the leader were lost; every book is stale until its keyframe"
+            );
+            self.all_stale(GapCause::SequenceGap);
+            self.request_keyframes().await;
+        }
+        self.seq = self.seq.max(env.seq);
+        match env.body {
+            Body::Book(c) => {
+                let stale_before = self.books.get(&c.key).is_none_or(|m| m.stale);
+                if let Some(c) = self.change(c) {
+                    self.bus.publish(DomainEvent::BookUpdated(Arc::new(c)));
+                } else if !stale_before {
+                    self.request_keyframes().await;
+                }
+            }
+            Body::Stale {
+                exchange,
+                keys,
+                cause,
+                at,
+            } => {
+                for k in &keys {
+                    if let Some(m) = self.books.get_mut(k) {
+                        m.stale = true;
+                    }
+                }
+                self.live.mark_stale(keys.iter());
+                self.bus.publish(DomainEvent::BooksStale {
+                    exchange,
+                    keys,
+                    cause,
+                    at,
+                });
+            }
+            other => {
+                if let Some(ev) = other.into_event() {
+                    self.bus.publish(ev);
+                }
+            }
+        }
+    }
+
+    /// Loads the last keyframe of every book from the keyframe stream (those stored when the load starts).
+    async fn load(&mut self) -> Result<usize, String> {
+        use async_nats::jetstream::consumer::{DeliverPolicy, pull::OrderedConfig};
+        let js = async_nats::jetstream::new(self.client.clone());
+        let mut stream = match js.get_stream(KEYFRAMES_STREAM).await {
+            Ok(s) => s,
+            // No leader has published yet: books start at their first keyframe.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    async_nats::jetstream::context::GetStreamErrorKind::JetStream(_)
+                ) =>
+            {
+                return Ok(0);
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let last = stream.info().await.map_err(|e| e.to_string())?.state.last_sequence;
+        if last == 0 {
+            return Ok(0);
+        }
+        let consumer = stream
+            .create_consumer(OrderedConfig {
+                filter_subject: subject::keyframe_subjects(),
+                deliver_policy: DeliverPolicy::LastPerSubject,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut messages = consumer.messages().await.map_err(|e| e.to_string())?;
+        let mut n = 0;
+        loop {
+            let next = tokio::time::timeout(Duration::from_secs(5), messages.next()).await;
+            let msg = match next {
+                Ok(Some(Ok(m))) => m,
+                Ok(Some(Err(e))) => return Err(e.to_string()),
+                Ok(None) => break,
+                Err(_) => return Err("the keyframe stream stopped answering".into()),
+            };
+            let (seq, pending) = msg.info().map(|i| (i.stream_sequence, i.pending)).unwrap_or((last, 0));
+            self.message(&msg.payload, msg.subject.as_str()).await;
+            n += 1;
+            if seq >= last || pending == 0 {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Mirrors the leader's books into `live` and its events onto `bus` until `cancel`.
+pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStatus, cancel: CancellationToken) {
+    let Connection { client, mut connected } = conn;
+    let mut m = Mirror {
+        live,
+        bus,
+        status: status.clone(),
+        client: client.clone(),
+        books: HashMap::new(),
+        term: 0,
+        seq: 0,
+    };
+    loop {
+        // Wait for a connection.
+        while !*connected.borrow_and_update() {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                r = connected.changed() => if r.is_err() { return },
+            }
+        }
+        status.0.connected.store(true, Ordering::Relaxed);
+        // Subscribe first, then load: changes published during the load are held by the subscription and
+        // applied after it, in order, by the sequence rules.
+        let mut sub = match client.subscribe(format!("{}.>", subject::ROOT)).await {
+            Ok(s) => s,
+            Err(e) => {
+                warn!(error = %e, "cannot subscribe to the bus; retrying");
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                }
+            }
+        };
+        match m.load().await {
+            Ok(n) => info!(books = n, "mirror loaded the leader's books"),
+            Err(e) => warn!(error = %e, "cannot load the leader's books; asking the leader for keyframes"),
+        }
+        m.request_keyframes().await;
+        status.0.loaded.store(true, Ordering::Relaxed);
+        let lost = loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                r = connected.changed() => {
+                    if r.is_err() || !*connected.borrow_and_update() { break true; }
+                }
+                msg = sub.next() => match msg {
+                    Some(msg) => {
+                        if msg.subject.as_str() == subject::CONTROL_KEYFRAMES {
+                            continue;
+                        }
+                        m.message(&msg.payload, msg.subject.as_str()).await;
+                    }
+                    None => break true,
+                },
+            }
+        };
+        if lost {
+            status.0.connected.store(false, Ordering::Relaxed);
+            status.0.loaded.store(false, Ordering::Relaxed);
+            warn!("lost the bus: every mirrored book is stale until it is back");
+            m.all_stale(GapCause::Disconnect);
+            let _ = sub.unsubscribe().await;
+        }
+    }
+}
