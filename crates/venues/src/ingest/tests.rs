@@ -52,6 +52,8 @@ struct MemStore {
     snapshots: Mutex<Vec<Vec<BookSnapshot>>>,
     /// The book log: per book, its id and events.
     log: Mutex<Vec<(BookKey, Vec<BookEvent>)>>,
+    /// `log_heads` fails this many more times.
+    heads_fail: AtomicUsize,
     health: crossbook_store::WriteHealth,
 }
 
@@ -173,6 +175,24 @@ impl BookLogStore for MemStore {
                     last_seq: last.map_or(0, |e| e.seq),
                     last_ts: last.map(|e| e.received_at),
                 }
+            })
+            .collect())
+    }
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>> {
+        if self.heads_fail.load(Ordering::SeqCst) > 0 {
+            self.heads_fail.fetch_sub(1, Ordering::SeqCst);
+            return Err(StoreError::Unavailable("heads down".into()));
+        }
+        let log = self.log.lock().unwrap();
+        Ok(log
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, es))| k.exchange == exchange && !es.is_empty())
+            .map(|(id, (k, es))| LogHead {
+                id: id as i64,
+                book: k.clone(),
+                last_seq: es.last().map_or(0, |e| e.seq),
+                last_ts: es.last().map(|e| e.received_at),
             })
             .collect())
     }
