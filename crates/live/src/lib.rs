@@ -12,5 +12,5 @@
 pub mod books;
 pub mod bus;
 
-pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
+pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Numbered, Resolved};
 pub use bus::{BookChanged, Bus, DomainEvent};
