@@ -389,9 +389,7 @@ impl LiveBooks {
     /// (a second loss before the next snapshot is no new gap). Returns the books marked with their numbers.
     pub fn mark_stale<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> Vec<(BookKey, u64)> {
         let mut slots = self.write();
-        let Slots {
-            index, books, seqs, ..
-        } = &mut *slots;
+        let Slots { index, books, seqs, .. } = &mut *slots;
         let mut marked = Vec::new();
         for k in keys {
             if let Some(&i) = index.get(k)
@@ -410,9 +408,7 @@ impl LiveBooks {
     /// them with their numbers.
     pub fn mark_exchange_stale(&self, exchange: Exchange) -> Vec<(BookKey, u64)> {
         let mut slots = self.write();
-        let Slots {
-            index, books, seqs, ..
-        } = &mut *slots;
+        let Slots { index, books, seqs, .. } = &mut *slots;
         let mut marked = Vec::new();
         for (k, &i) in index.iter() {
             if let Some(e) = books[i as usize].as_mut()
@@ -596,12 +592,18 @@ mod tests {
         );
         let mut next = book("A");
         next.bids[0].size = Amount::from_units(2);
-        assert_eq!(live.upsert_numbered(next).map(|n| (n.seq, n.restart_gap)), Some((43, None)));
+        assert_eq!(
+            live.upsert_numbered(next).map(|n| (n.seq, n.restart_gap)),
+            Some((43, None))
+        );
         // A seed below what was handed out changes nothing.
         live.seed([(a.clone(), 41)]);
         assert_eq!(live.last_seq(&a), 43);
         // Gaps: a stale mark per book, once; a failed write without marking.
-        assert_eq!(live.mark_exchange_stale(Exchange::VenueA), [(a.clone(), 44), (b.clone(), 10), (c.clone(), 2)]);
+        assert_eq!(
+            live.mark_exchange_stale(Exchange::VenueA),
+            [(a.clone(), 44), (b.clone(), 10), (c.clone(), 2)]
+        );
         assert!(live.mark_exchange_stale(Exchange::VenueA).is_empty());
         assert_eq!(live.take_gap_seqs([&c]), [(c.clone(), 3)]);
         assert_eq!(live.entry(&c).map(|e| (e.seq, e.stale)), Some((3, true)));

@@ -288,8 +288,10 @@ async fn the_heads_of_a_venue_are_read_in_bulk_without_registering() {
         append_in_flushes(s, heads[3].id, &history(7), 7).await;
 
         let a = s.log_heads(Exchange::VenueA).await.unwrap();
-        let got: Vec<(BookKey, i64, u64, Option<Timestamp>)> =
-            a.iter().map(|h| (h.book.clone(), h.id, h.last_seq, h.last_ts)).collect();
+        let got: Vec<(BookKey, i64, u64, Option<Timestamp>)> = a
+            .iter()
+            .map(|h| (h.book.clone(), h.id, h.last_seq, h.last_ts))
+            .collect();
         // A registered book with no events is left out; the other venue's books too.
         assert_eq!(
             got,

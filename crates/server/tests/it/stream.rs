@@ -267,7 +267,11 @@ async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
     });
     let stale = ws.next().await;
     assert_eq!(
-        (stale["type"].as_str(), stale["cause"].as_str(), stale["book_seq"].as_u64()),
+        (
+            stale["type"].as_str(),
+            stale["cause"].as_str(),
+            stale["book_seq"].as_u64()
+        ),
         (Some("stale"), Some("disconnect"), Some(seq + 1))
     );
     let after = s.app.state.live.upsert(book("KX-M", 54, 1)).unwrap();

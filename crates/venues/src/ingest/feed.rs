@@ -96,7 +96,12 @@ async fn lose(ctx: &Ctx, exchange: Exchange, lost: Vec<(BookKey, u64)>, cause: G
         cause,
         at,
     });
-    if ctx.books.send(BookInput::Lost { books: lost, cause, at }).await.is_err() {
+    if ctx
+        .books
+        .send(BookInput::Lost { books: lost, cause, at })
+        .await
+        .is_err()
+    {
         debug!("book writer gone; shutting down");
     }
 }

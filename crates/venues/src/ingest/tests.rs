@@ -563,7 +563,9 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     for v in 1..=5 {
-        tx.send(snapshot_of(book("M", None, 40 + v, v), v as u64)).await.unwrap();
+        tx.send(snapshot_of(book("M", None, 40 + v, v), v as u64))
+            .await
+            .unwrap();
     }
     tx.send(snapshot_of(book("N", None, 30, 1), 1)).await.unwrap();
     // The clock is paused: the wait runs on virtual time, and the flush must come within one period.
@@ -619,7 +621,11 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     let all = async |db: &crossbook_store::testing::TestDb| {
         let r = db
             .store
-            .log_events(&a, Timestamp::from_millis(0), Timestamp::from_millis(Timestamp::now().millis() + 60_000))
+            .log_events(
+                &a,
+                Timestamp::from_millis(0),
+                Timestamp::from_millis(Timestamp::now().millis() + 60_000),
+            )
             .await
             .unwrap();
         assert!(r.corrupt.is_empty());
@@ -630,7 +636,11 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     // asks for a keyframe (after 3).
     let mut live_seqs = Vec::new();
     for v in 1..=6 {
-        live_seqs.extend(change_into(&live, &mut log, delta_of(book("A", None, 40 + v, v * 10), v)));
+        live_seqs.extend(change_into(
+            &live,
+            &mut log,
+            delta_of(book("A", None, 40 + v, v * 10), v),
+        ));
     }
     log.flush(store).await;
     let events = all(&db).await;
@@ -646,7 +656,10 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     let keys = [a.clone(), BookKey::venue_a("never-seen")];
     assert_eq!(loss_into(&live, &mut log, &keys, GapCause::Disconnect, 70), [7]);
     assert!(loss_into(&live, &mut log, &keys, GapCause::Disconnect, 75).is_empty());
-    assert_eq!(change_into(&live, &mut log, delta_of(book("A", None, 50, 80), 8)), Some(8));
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 50, 80), 8)),
+        Some(8)
+    );
     log.flush(store).await;
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSdGS");
@@ -680,7 +693,10 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     live.seed(heads.into_iter().map(|h| (h.book, h.last_seq)));
     let mut bus_rx = bus.subscribe();
     let mut log = LogBuffer::new(policy, health.clone(), live.clone(), bus.clone()).with_bound(2);
-    assert_eq!(change_into(&live, &mut log, delta_of(book("A", None, 53, 500), 11)), Some(12));
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 53, 500), 11)),
+        Some(12)
+    );
     log.flush(store).await;
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSdGSddGS");
@@ -716,7 +732,10 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     };
     log.update(update, received_at, 15, None);
     sqlx::query(back).execute(&mut raw).await.unwrap();
-    assert_eq!(change_into(&live, &mut log, delta_of(book("A", None, 70, 1_700), 17)), Some(17));
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 70, 1_700), 17)),
+        Some(17)
+    );
     log.flush(store).await;
     assert_eq!(log.buffered(), 0);
     let events = all(&db).await;
@@ -1326,7 +1345,13 @@ async fn the_feed_numbers_changes_and_gaps_as_the_log_does_continuing_from_the_s
             change: BookChange::Delta(Vec::new()),
         })
         .collect();
-    store.append_log(&[LogRun { book_id: id, events: stored }]).await.unwrap();
+    store
+        .append_log(&[LogRun {
+            book_id: id,
+            events: stored,
+        }])
+        .await
+        .unwrap();
     store.heads_fail.store(2, Ordering::SeqCst);
     let live = LiveBooks::new();
     let (bus, health) = (Bus::new(256), VenueHealth::new(&live));
@@ -1351,7 +1376,11 @@ async fn the_feed_numbers_changes_and_gaps_as_the_log_does_continuing_from_the_s
     );
     wait_until("a polled book", 10, || best_bid(&live, UP) == Some(51)).await;
     assert_eq!(store.heads_fail.load(Ordering::SeqCst), 0, "the heads were read again");
-    assert_eq!(live.entry(&key).map(|e| e.seq), Some(7), "after the stored 5 and the restart gap 6");
+    assert_eq!(
+        live.entry(&key).map(|e| e.seq),
+        Some(7),
+        "after the stored 5 and the restart gap 6"
+    );
     // Reads fail (a gap, once however many fail), then succeed with a new book.
     let part = || health.get(Exchange::VenueB).unwrap().parts[crate::health::Part::Books as usize].clone();
     // The failed reads of the heads showed on the books part.
@@ -1381,7 +1410,12 @@ async fn the_feed_numbers_changes_and_gaps_as_the_log_does_continuing_from_the_s
         match ev {
             DomainEvent::BookUpdated(c) if c.key == key => on_bus.push((c.book_seq, 'S')),
             DomainEvent::BooksStale { keys, book_seqs, .. } => {
-                on_bus.extend(keys.iter().zip(book_seqs).filter(|(k, _)| **k == key).map(|(_, s)| (s, 'G')));
+                on_bus.extend(
+                    keys.iter()
+                        .zip(book_seqs)
+                        .filter(|(k, _)| **k == key)
+                        .map(|(_, s)| (s, 'G')),
+                );
             }
             _ => {}
         }
@@ -1403,7 +1437,11 @@ async fn the_feed_numbers_changes_and_gaps_as_the_log_does_continuing_from_the_s
         [(6, 'R'), (7, 'S'), (8, 'G'), (9, 'S')],
         "the restart gap, the first change, the failed poll's gap, the next change"
     );
-    assert_eq!(on_bus, [(7, 'S'), (8, 'G'), (9, 'S')], "the bus carries the logged numbers");
+    assert_eq!(
+        on_bus,
+        [(7, 'S'), (8, 'G'), (9, 'S')],
+        "the bus carries the logged numbers"
+    );
 }
 
 #[tokio::test]
