@@ -296,7 +296,7 @@ impl LogBuffer {
         );
         let now = Timestamp::now();
         let mut keys: Vec<BookKey> = self.pending.drain().map(|(k, _)| k).collect();
-        keys.extend(self.unwritten_keys.drain(..));
+        keys.append(&mut self.unwritten_keys);
         self.unwritten.clear();
         keys.sort();
         keys.dedup();
