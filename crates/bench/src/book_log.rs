@@ -142,6 +142,8 @@ fn generate(args: &LogWriteArgs, t0: i64, tx: Option<mpsc::Sender<BookInput>>, n
             let input = BookInput::Update {
                 update,
                 received_at: ts,
+                seq: round as u64 + 1,
+                restart_gap: None,
             };
             if let Some(tx) = &tx {
                 if tx.blocking_send(input).is_err() {
@@ -219,6 +221,8 @@ pub async fn write(args: LogWriteArgs) -> anyhow::Result<()> {
         rx,
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(&crossbook_live::LiveBooks::new()),
+        crossbook_live::LiveBooks::new(),
+        crossbook_live::Bus::default(),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let a = args.clone();
@@ -351,6 +355,8 @@ pub(crate) async fn seed_day(
         rx,
         KeyframePolicy::DEFAULT,
         crossbook_venues::VenueHealth::new(&crossbook_live::LiveBooks::new()),
+        crossbook_live::LiveBooks::new(),
+        crossbook_live::Bus::default(),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     let keys = tokio::task::spawn_blocking(move || {
@@ -370,6 +376,8 @@ pub(crate) async fn seed_day(
                     .blocking_send(BookInput::Update {
                         update,
                         received_at: ts,
+                        seq: i as u64 + 1,
+                        restart_gap: None,
                     })
                     .is_err()
                 {

@@ -20,6 +20,18 @@
 //!
 //! Each book carries its top-of-book summary ([`BookTop`]), computed when it is written, so a pair whose
 //! top of book cannot cross is rejected without touching a ladder.
+//!
+//! # Numbering
+//! Every event of a book is numbered here, once, at ingest: a change a reader can see
+//! ([`LiveBooks::upsert`]), a loss of continuity ([`LiveBooks::mark_stale`], [`LiveBooks::mark_exchange_stale`])
+//! and a failed write of the log ([`LiveBooks::take_gap_seqs`]) each take the book's next number. The same
+//! number is the bus event's `book_seq`, the live stream's `book_seq` and the book event log's `seq`, so a
+//! client can read the log up to a number and follow the stream from the next one. A loss of a book already
+//! stale takes no number (its earlier gap still stands).
+//!
+//! Numbers continue across restarts: before a venue's feed starts, the ingest seeds the numbering with the
+//! log's heads ([`LiveBooks::seed`]). A book with stored events first met in this process takes two numbers at
+//! its first change: the `restart` gap the log records, and the change itself.
 
 use std::{
     collections::HashMap,
@@ -56,9 +68,36 @@ pub struct LiveBook {
     pub updated_at: Timestamp,
     /// The top of the book, computed when it was written.
     pub top: BookTop,
-    /// The book's live sequence number: grows by one with every change a reader can see (see
-    /// [`LiveBooks::upsert`]), and keeps counting when a book is dropped and comes back.
+    /// The book's latest event number (see the module docs, Numbering): its latest change, or the gap
+    /// that made it stale. Keeps counting when a book is dropped and comes back.
     pub seq: u64,
+}
+
+/// A key's numbering.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Numbering {
+    /// The last number handed out (or stored by an earlier process).
+    last: u64,
+    /// The log holds events from an earlier process and none was numbered in this one yet: the next change
+    /// first takes a number for the `restart` gap.
+    restart: bool,
+}
+
+impl Numbering {
+    fn next(&mut self) -> u64 {
+        self.last += 1;
+        self.last
+    }
+}
+
+/// What [`LiveBooks::upsert_numbered`] numbered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbered {
+    /// The change's number.
+    pub seq: u64,
+    /// The number of the `restart` gap before it, for a book whose log holds events of an earlier process
+    /// (always `seq - 1`).
+    pub restart_gap: Option<u64>,
 }
 
 /// The slots and their index.
@@ -67,9 +106,11 @@ struct Slots {
     index: SlotIndex,
     /// `None`: a key reserved by [`LiveBooks::resolve`] whose book has not arrived, or a dropped book.
     books: Vec<Option<LiveBook>>,
-    /// The last [`LiveBook::seq`] of each slot, kept while a slot is empty so a book that comes back goes on
-    /// counting.
-    seqs: Vec<u64>,
+    /// The numbering of each slot, kept while a slot is empty so a book that comes back goes on counting.
+    seqs: Vec<Numbering>,
+    /// The numbering of keys without a slot: seeded before their book arrived, or whose empty slot was
+    /// compacted away. Taken back when the key gets a slot, so a number is never handed out twice.
+    unslotted: HashMap<BookKey, Numbering, foldhash::fast::RandomState>,
     /// Market id → its slots (one on venue_a, one per token on venue_b), for readers that follow markets.
     markets: HashMap<String, Vec<u32>, foldhash::fast::RandomState>,
     /// Number of `Some` in `books`.
@@ -85,7 +126,8 @@ impl Slots {
         let i = self.books.len();
         let slot = u32::try_from(i).expect("fewer than 2^32 live books");
         self.books.push(None);
-        self.seqs.push(0);
+        let numbering = self.unslotted.remove(key).unwrap_or_default();
+        self.seqs.push(numbering);
         self.index.insert(key.clone(), slot);
         self.markets.entry(key.market_id.clone()).or_default().push(slot);
         i
@@ -109,6 +151,7 @@ impl Slots {
         let mut seqs = Vec::with_capacity(self.held);
         self.markets.clear();
         let markets = &mut self.markets;
+        let unslotted = &mut self.unslotted;
         self.index.retain(|k, i| match old[*i as usize].take() {
             Some(e) => {
                 seqs.push(old_seqs[*i as usize]);
@@ -117,7 +160,13 @@ impl Slots {
                 markets.entry(k.market_id.clone()).or_default().push(*i);
                 true
             }
-            None => false,
+            None => {
+                let n = old_seqs[*i as usize];
+                if n != Numbering::default() {
+                    unslotted.insert(k.clone(), n);
+                }
+                false
+            }
         });
         self.books = books;
         self.seqs = seqs;
@@ -220,6 +269,11 @@ impl LiveBooks {
     /// (the ladders, or the book was new or stale), returns the book's new [`LiveBook::seq`]; `None` when a
     /// poll returned the same book again, which only refreshes `updated_at`.
     pub fn upsert(&self, book: BookSnapshot) -> Option<u64> {
+        self.upsert_numbered(book).map(|n| n.seq)
+    }
+
+    /// [`LiveBooks::upsert`], also saying which number the `restart` gap before the change took, if any.
+    pub fn upsert_numbered(&self, book: BookSnapshot) -> Option<Numbered> {
         let key = BookKey::of(&book);
         // The summary is computed before taking the lock, so readers wait only for the slot write.
         let top = BookTop::of(&book);
@@ -232,10 +286,16 @@ impl LiveBooks {
         if old.is_none() {
             slots.held += 1;
         }
+        let mut numbered = None;
         if changed {
-            slots.seqs[i] += 1;
+            let n = &mut slots.seqs[i];
+            let restart_gap = std::mem::take(&mut n.restart).then(|| n.next());
+            numbered = Some(Numbered {
+                seq: n.next(),
+                restart_gap,
+            });
         }
-        let seq = slots.seqs[i];
+        let seq = slots.seqs[i].last;
         slots.books[i] = Some(LiveBook {
             book,
             stale: false,
@@ -243,7 +303,54 @@ impl LiveBooks {
             top,
             seq,
         });
-        changed.then_some(seq)
+        numbered
+    }
+
+    /// Seeds the numbering with the last numbers the log holds (a key and its head): a key whose head is
+    /// above what was handed out here continues from it, with a `restart` gap at its next change. Keys
+    /// already numbered past their head are left alone.
+    pub fn seed(&self, heads: impl IntoIterator<Item = (BookKey, u64)>) {
+        let mut slots = self.write();
+        let Slots {
+            index, seqs, unslotted, ..
+        } = &mut *slots;
+        for (key, head) in heads {
+            let n = match index.get(&key) {
+                Some(&i) => &mut seqs[i as usize],
+                None => unslotted.entry(key).or_default(),
+            };
+            if head > n.last {
+                *n = Numbering {
+                    last: head,
+                    restart: true,
+                };
+            }
+        }
+    }
+
+    /// The last number handed out to a key (0 for a key never numbered).
+    pub fn last_seq(&self, key: &BookKey) -> u64 {
+        let slots = self.read();
+        match slots.index.get(key) {
+            Some(&i) => slots.seqs[i as usize].last,
+            None => slots.unslotted.get(key).map_or(0, |n| n.last),
+        }
+    }
+
+    /// Gives each key its next number for a gap the log records although the book itself is still right
+    /// (its events could not be written): the stale mark is not set. Returns the keys with their numbers.
+    pub fn take_gap_seqs<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> Vec<(BookKey, u64)> {
+        let mut slots = self.write();
+        keys.into_iter()
+            .map(|k| {
+                let i = slots.slot_of(k);
+                let seq = slots.seqs[i].next();
+                if let Some(e) = slots.books[i].as_mut() {
+                    e.seq = seq;
+                }
+                (k.clone(), seq)
+            })
+            .collect()
     }
 
     /// Puts a book in the map with the sequence number another process gave it (a mirror of the leader's
@@ -256,7 +363,10 @@ impl LiveBooks {
         if slots.books[i].is_none() {
             slots.held += 1;
         }
-        slots.seqs[i] = seq;
+        slots.seqs[i] = Numbering {
+            last: seq,
+            restart: false,
+        };
         slots.books[i] = Some(LiveBook {
             book,
             stale,
@@ -298,24 +408,53 @@ impl LiveBooks {
         self.with_books(|v| v.get(key).cloned())
     }
 
-    /// Marks books stale; unknown keys are ignored. Returns how many were marked.
-    pub fn mark_stale<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> usize {
+    /// Marks books stale with the numbers another process gave their gaps (a mirror follows the leader's
+    /// numbering); a book not held, or already stale, is left as it is. Returns the books marked.
+    pub fn mark_stale_numbered<'a>(&self, books: impl IntoIterator<Item = (&'a BookKey, u64)>) -> Vec<(BookKey, u64)> {
         let mut slots = self.write();
-        let Slots { index, books, .. } = &mut *slots;
-        let mut n = 0;
-        for k in keys {
-            if let Some(e) = index.get(k).and_then(|&i| books[i as usize].as_mut()) {
+        let Slots { index, books: held, seqs, .. } = &mut *slots;
+        let mut marked = Vec::new();
+        for (k, seq) in books {
+            if let Some(&i) = index.get(k)
+                && let Some(e) = held[i as usize].as_mut()
+                && !e.stale
+            {
                 e.stale = true;
-                n += 1;
+                e.seq = seq;
+                seqs[i as usize] = Numbering {
+                    last: seq,
+                    restart: false,
+                };
+                marked.push((k.clone(), seq));
             }
         }
-        n
+        marked
     }
 
-    /// Marks every fresh book of a venue stale (its feed went away); returns their keys.
-    pub fn mark_exchange_stale(&self, exchange: Exchange) -> Vec<BookKey> {
+    /// Marks books stale, each with its gap's number. Unknown keys and books already stale are left out
+    /// (a second loss before the next snapshot is no new gap). Returns the books marked with their numbers.
+    pub fn mark_stale<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> Vec<(BookKey, u64)> {
         let mut slots = self.write();
-        let Slots { index, books, .. } = &mut *slots;
+        let Slots { index, books, seqs, .. } = &mut *slots;
+        let mut marked = Vec::new();
+        for k in keys {
+            if let Some(&i) = index.get(k)
+                && let Some(e) = books[i as usize].as_mut()
+                && !e.stale
+            {
+                e.stale = true;
+                e.seq = seqs[i as usize].next();
+                marked.push((k.clone(), e.seq));
+            }
+        }
+        marked
+    }
+
+    /// Marks every fresh book of a venue stale (its feed went away), each with its gap's number; returns
+    /// them with their numbers.
+    pub fn mark_exchange_stale(&self, exchange: Exchange) -> Vec<(BookKey, u64)> {
+        let mut slots = self.write();
+        let Slots { index, books, seqs, .. } = &mut *slots;
         let mut marked = Vec::new();
         for (k, &i) in index.iter() {
             if let Some(e) = books[i as usize].as_mut()
@@ -323,9 +462,11 @@ impl LiveBooks {
                 && !e.stale
             {
                 e.stale = true;
-                marked.push(k.clone());
+                e.seq = seqs[i as usize].next();
+                marked.push((k.clone(), e.seq));
             }
         }
+        marked.sort();
         marked
     }
 
@@ -445,12 +586,13 @@ mod tests {
         live.upsert(book("B"));
         let a = BookKey::venue_a("A");
         assert!(live.get(&a).is_some());
-        assert_eq!(live.mark_stale([&a]), 1);
+        assert_eq!(live.mark_stale([&a]), [(a.clone(), 2)], "the gap takes a number");
+        assert!(live.mark_stale([&a]).is_empty(), "a second loss takes none");
         assert!(live.get(&a).is_none());
         assert!(live.entry(&a).is_some_and(|e| e.stale));
         assert_eq!(live.counts(Exchange::VenueA), (1, 1));
         assert_eq!(live.fresh_books(None).len(), 1);
-        assert_eq!(live.upsert(book("A")), Some(2), "a stale book replaced is a change");
+        assert_eq!(live.upsert(book("A")), Some(3), "a stale book replaced is a change");
         assert!(live.get(&a).is_some());
         live.retain_markets(Exchange::VenueA, |m| m == "A");
         assert!(live.market_books("B").is_empty(), "a dropped book is not held");
@@ -465,6 +607,55 @@ mod tests {
         assert_eq!(live.len(), 1);
         assert_eq!(live.mark_exchange_stale(Exchange::VenueA).len(), 1);
         assert!(live.fresh_books(Some(Exchange::VenueA)).is_empty());
+    }
+
+    #[test]
+    fn numbering_continues_from_the_seeded_heads_with_a_restart_gap() {
+        let live = LiveBooks::new();
+        let (a, b, c) = (BookKey::venue_a("A"), BookKey::venue_a("B"), BookKey::venue_a("C"));
+        // B's slot exists (resolved by a reader) before the seed; A has none yet.
+        live.resolve([&b]);
+        live.seed([(a.clone(), 40), (b.clone(), 7)]);
+        assert_eq!(live.last_seq(&a), 40);
+        assert_eq!(
+            live.upsert_numbered(book("A")),
+            Some(Numbered {
+                seq: 42,
+                restart_gap: Some(41)
+            })
+        );
+        assert_eq!(
+            live.upsert_numbered(book("B")).map(|n| (n.seq, n.restart_gap)),
+            Some((9, Some(8)))
+        );
+        assert_eq!(
+            live.upsert_numbered(book("C")),
+            Some(Numbered {
+                seq: 1,
+                restart_gap: None
+            }),
+            "nothing stored: from 1"
+        );
+        let mut next = book("A");
+        next.bids[0].size = Amount::from_units(2);
+        assert_eq!(
+            live.upsert_numbered(next).map(|n| (n.seq, n.restart_gap)),
+            Some((43, None))
+        );
+        // A seed below what was handed out changes nothing.
+        live.seed([(a.clone(), 41)]);
+        assert_eq!(live.last_seq(&a), 43);
+        // Gaps: a stale mark per book, once; a failed write without marking.
+        assert_eq!(
+            live.mark_exchange_stale(Exchange::VenueA),
+            [(a.clone(), 44), (b.clone(), 10), (c.clone(), 2)]
+        );
+        assert!(live.mark_exchange_stale(Exchange::VenueA).is_empty());
+        assert_eq!(live.take_gap_seqs([&c]), [(c.clone(), 3)]);
+        assert_eq!(live.entry(&c).map(|e| (e.seq, e.stale)), Some((3, true)));
+        assert_eq!(live.upsert(book("C")), Some(4));
+        assert_eq!(live.take_gap_seqs([&c]), [(c.clone(), 5)]);
+        assert_eq!(live.entry(&c).map(|e| (e.seq, e.stale)), Some((5, false)));
     }
 
     #[test]
@@ -517,5 +708,7 @@ mod tests {
         live.retain_markets(Exchange::VenueA, |m| m == "M7");
         assert_eq!(live.epoch(), after.epoch);
         assert_eq!(live.counts(Exchange::VenueA), (1, 0));
+        // A compacted book that comes back goes on counting.
+        assert_eq!(live.upsert(book("M8")), Some(2));
     }
 }

@@ -30,10 +30,14 @@ pub const DEFAULT_CAPACITY: usize = 16_384;
 pub enum DomainEvent {
     /// A live book changed; the whole book is in [`crate::LiveBooks`], what changed is in the event.
     BookUpdated(Arc<BookChanged>),
-    /// Books that can no longer be trusted until a fresh snapshot arrives (gap, dropped or silent feed).
+    /// Books that can no longer be trusted until a fresh snapshot arrives (gap, dropped or silent feed), or
+    /// whose changes could not be written to the log (`write_failed`: the live book itself is still right).
+    /// Each gap took the book's next number (see [`crate::books`], Numbering).
     BooksStale {
         exchange: Exchange,
         keys: Vec<BookKey>,
+        /// The gap's number of each key, in the order of `keys`: the log's `gap` event has the same `seq`.
+        book_seqs: Vec<u64>,
         cause: GapCause,
         at: Timestamp,
     },
@@ -57,8 +61,8 @@ pub enum DomainEvent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BookChanged {
     pub key: BookKey,
-    /// The book's live sequence number after this change ([`crate::LiveBook::seq`]): the previous change's
-    /// plus one.
+    /// The book's event number ([`crate::LiveBook::seq`]), the log's `seq` of the same event: the previous
+    /// event's plus one, where a gap event may lie between two changes.
     pub book_seq: u64,
     /// The book's timestamp after the change.
     pub timestamp: Timestamp,

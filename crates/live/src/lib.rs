@@ -14,5 +14,5 @@ pub mod books;
 pub mod bus;
 pub mod nats;
 
-pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Resolved};
+pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Numbered, Resolved};
 pub use bus::{BookChanged, Bus, DomainEvent};

@@ -7,7 +7,7 @@
 mod testing;
 
 use crossbook_core::{
-    Amount, Price, Timestamp,
+    Amount, Exchange, Price, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
 };
 use crossbook_store::{BookLogStore, Compacted, LogRun, StoredGap, books::DAY_MS};
@@ -265,6 +265,47 @@ async fn appended_events_read_back_from_the_keyframe_before_the_instant() {
                 cause: GapCause::Silence
             }]
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_heads_of_a_venue_are_read_in_bulk_without_registering() {
+    for_each_backend(async |db| {
+        let s = db.store.as_ref();
+        assert!(s.log_heads(Exchange::VenueA).await.unwrap().is_empty());
+        let b_key = BookKey {
+            exchange: Exchange::VenueB,
+            market_id: "0xcond".into(),
+            asset_id: Some("123".into()),
+        };
+        let heads = s
+            .register_log_books(&[book("A"), book("B"), book("EMPTY"), b_key.clone()])
+            .await
+            .unwrap();
+        append_in_flushes(s, heads[0].id, &history(260), 50).await;
+        append_in_flushes(s, heads[1].id, &history(12), 5).await;
+        append_in_flushes(s, heads[3].id, &history(7), 7).await;
+
+        let a = s.log_heads(Exchange::VenueA).await.unwrap();
+        let got: Vec<(BookKey, i64, u64, Option<Timestamp>)> = a
+            .iter()
+            .map(|h| (h.book.clone(), h.id, h.last_seq, h.last_ts))
+            .collect();
+        // A registered book with no events is left out; the other venue's books too.
+        assert_eq!(
+            got,
+            [
+                (book("A"), heads[0].id, 260, Some(at(26_000))),
+                (book("B"), heads[1].id, 12, Some(at(1_200))),
+            ]
+        );
+        let b = s.log_heads(Exchange::VenueB).await.unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!((&b[0].book, b[0].last_seq), (&b_key, 7), "the token id is kept");
+        // They agree with what registering reads.
+        let again = s.register_log_books(&[book("A")]).await.unwrap();
+        assert_eq!(again[0], a[0]);
     })
     .await;
 }

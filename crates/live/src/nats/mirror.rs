@@ -138,14 +138,18 @@ impl Mirror {
         if keys.is_empty() {
             return;
         }
-        self.live.mark_stale(keys.iter());
+        // This process lost the leader's messages, so the leader numbered no gap: the book's next number here
+        // marks it, and the leader's keyframe that repairs the book brings the leader's numbering back.
+        let marked = self.live.mark_stale(keys.iter());
         let at = Timestamp::now();
         for ex in [Exchange::VenueA, Exchange::VenueB] {
-            let keys: Vec<BookKey> = keys.iter().filter(|k| k.exchange == ex).cloned().collect();
+            let (keys, book_seqs): (Vec<BookKey>, Vec<u64>) =
+                marked.iter().filter(|(k, _)| k.exchange == ex).cloned().unzip();
             if !keys.is_empty() {
                 self.bus.publish(DomainEvent::BooksStale {
                     exchange: ex,
                     keys,
+                    book_seqs,
                     cause,
                     at,
                 });
@@ -306,21 +310,27 @@ impl Mirror {
             Body::Stale {
                 exchange,
                 keys,
+                book_seqs,
                 cause,
                 at,
             } => {
-                for k in &keys {
+                for (k, &seq) in keys.iter().zip(&book_seqs) {
                     if let Some(m) = self.books.get_mut(k) {
                         m.stale = true;
+                        m.seq = m.seq.max(seq);
                     }
                 }
-                self.live.mark_stale(keys.iter());
-                self.bus.publish(DomainEvent::BooksStale {
-                    exchange,
-                    keys,
-                    cause,
-                    at,
-                });
+                let (keys, book_seqs): (Vec<BookKey>, Vec<u64>) =
+                    self.live.mark_stale_numbered(keys.iter().zip(book_seqs)).into_iter().unzip();
+                if !keys.is_empty() {
+                    self.bus.publish(DomainEvent::BooksStale {
+                        exchange,
+                        keys,
+                        book_seqs,
+                        cause,
+                        at,
+                    });
+                }
             }
             other => {
                 if let Some(ev) = other.into_event() {

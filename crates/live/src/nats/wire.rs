@@ -55,6 +55,8 @@ pub enum Body {
     Stale {
         exchange: Exchange,
         keys: Vec<BookKey>,
+        /// The number of each book's gap, in the order of `keys`.
+        book_seqs: Vec<u64>,
         cause: GapCause,
         at: Timestamp,
     },
@@ -128,11 +130,13 @@ impl Body {
             DomainEvent::BooksStale {
                 exchange,
                 keys,
+                book_seqs,
                 cause,
                 at,
             } => Body::Stale {
                 exchange: *exchange,
                 keys: keys.clone(),
+                book_seqs: book_seqs.clone(),
                 cause: *cause,
                 at: *at,
             },
@@ -157,11 +161,13 @@ impl Body {
             Body::Stale {
                 exchange,
                 keys,
+                book_seqs,
                 cause,
                 at,
             } => DomainEvent::BooksStale {
                 exchange,
                 keys,
+                book_seqs,
                 cause,
                 at,
             },
@@ -268,6 +274,7 @@ mod tests {
         round_trip(Body::Stale {
             exchange: Exchange::VenueB,
             keys: vec![key()],
+            book_seqs: vec![12],
             cause: GapCause::Disconnect,
             at: Timestamp(9),
         });

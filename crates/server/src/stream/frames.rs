@@ -78,19 +78,23 @@ pub fn book_change(c: &BookChanged) -> Option<Frag> {
     ))
 }
 
-/// A book that lost continuity: unknown until its next `snapshot`. `cause` is `null` for a book found stale
-/// when a client subscribes (the live map keeps the mark, not its cause).
-pub fn book_stale(key: &BookKey, cause: Option<GapCause>, at: Timestamp) -> Frag {
+/// A book that lost continuity: unknown until its next `snapshot`. `book_seq` is the gap's number (the log's
+/// `gap` event has the same `seq`). `cause` is `null` for a book found stale when a client subscribes (the
+/// live map keeps the mark, not its cause).
+pub fn book_stale(key: &BookKey, cause: Option<GapCause>, at: Timestamp, book_seq: u64) -> Frag {
     let mut f = book_id(key);
+    f["book_seq"] = json!(book_seq);
     f["cause"] = json!(cause);
     frag("stale", Some(Channel::Book), None, Some(at), f)
 }
 
-/// A `gap` on the status channel: books of a venue that lost continuity, and why.
-pub fn gap(exchange: Exchange, keys: &[BookKey], cause: GapCause, at: Timestamp) -> Frag {
+/// A `gap` on the status channel: books of a venue that lost continuity (each with its gap's number), and
+/// why.
+pub fn gap(exchange: Exchange, keys: &[BookKey], book_seqs: &[u64], cause: GapCause, at: Timestamp) -> Frag {
     let books: Vec<Value> = keys
         .iter()
-        .map(|k| json!({ "market_id": k.market_id, "asset_id": k.asset_id }))
+        .zip(book_seqs)
+        .map(|(k, seq)| json!({ "market_id": k.market_id, "asset_id": k.asset_id, "book_seq": seq }))
         .collect();
     frag(
         "gap",

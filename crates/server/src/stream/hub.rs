@@ -567,16 +567,19 @@ impl Hub {
         }
     }
 
-    /// Pushes a snapshot of each book of `market` held now (a `stale` for a book that is not trusted), and
-    /// records its `book_seq` so that only later changes follow.
+    /// Pushes a snapshot of each book of `market` held now, and records its `book_seq` so that only later
+    /// changes follow. A book that is not trusted gets a `stale` and no record: its next change comes as a
+    /// snapshot.
     fn snapshot_market(&self, s: &Session, st: &mut State, market: &str) {
         for (key, e) in self.live.market_books(market) {
             let frag = if e.stale {
-                frames::book_stale(&key, None, e.updated_at)
+                st.books.remove(&key);
+                frames::book_stale(&key, None, e.updated_at, e.seq)
             } else {
-                frames::book_snapshot(&key, &e)
+                let f = frames::book_snapshot(&key, &e);
+                st.books.insert(key, e.seq);
+                f
             };
-            st.books.insert(key, e.seq);
             pushed(s.push_locked(st, frag));
         }
     }
@@ -595,7 +598,8 @@ impl Hub {
     }
 
     /// A book change to the sessions following its market: the change when it follows the last `book_seq`
-    /// the session got, nothing when the session's snapshot already holds it, else a fresh snapshot.
+    /// the session got, nothing when the session's snapshot already holds it, else a fresh snapshot. A gap
+    /// takes a number too, so the change after a `stale` never follows and comes as a snapshot.
     fn deliver_book(&self, c: &BookChanged) {
         let targets = self.targets(Channel::Book, &[c.key.market_id.as_str()]);
         if targets.is_empty() {
@@ -638,18 +642,28 @@ impl Hub {
             DomainEvent::BooksStale {
                 exchange,
                 keys,
+                book_seqs,
                 cause,
                 at,
             } => {
-                self.send_all(Channel::Status, &[], &frames::gap(*exchange, keys, *cause, *at));
-                for key in keys {
+                self.send_all(
+                    Channel::Status,
+                    &[],
+                    &frames::gap(*exchange, keys, book_seqs, *cause, *at),
+                );
+                for (key, &seq) in keys.iter().zip(book_seqs) {
                     let targets = self.targets(Channel::Book, &[key.market_id.as_str()]);
                     if !targets.is_empty() {
-                        let f = frames::book_stale(key, Some(*cause), *at);
+                        let f = frames::book_stale(key, Some(*cause), *at, seq);
                         for s in targets {
+                            let mut st = s.lock();
+                            // A session already sent a later number (a snapshot taken after the gap, as a
+                            // failed write's gap is numbered apart from the feed) has nothing to learn.
+                            if st.books.get(key).is_some_and(|&l| l >= seq) {
+                                continue;
+                            }
                             // A stale book is followed by a whole one, whatever its sequence: a mirror of the
                             // leader's books can get the book back at the sequence it lost it at.
-                            let mut st = s.lock();
                             st.books.remove(key);
                             pushed(s.push_locked(&mut st, f.clone()));
                         }

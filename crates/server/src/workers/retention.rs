@@ -347,6 +347,9 @@ mod tests {
         async fn register_log_books(&self, _: &[crossbook_core::book::BookKey]) -> StoreResult<Vec<LogHead>> {
             unreachable!("retention never writes the log")
         }
+        async fn log_heads(&self, _: crossbook_core::Exchange) -> StoreResult<Vec<LogHead>> {
+            unreachable!("retention never reads the log's heads")
+        }
         async fn append_log(&self, _: &[LogRun]) -> StoreResult<()> {
             unreachable!("retention never writes the log")
         }

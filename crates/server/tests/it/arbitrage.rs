@@ -1296,10 +1296,11 @@ async fn a_book_change_reprices_its_pairs_without_waiting_for_the_pass() {
 
     // A book that goes stale closes its pair's opportunity too.
     let stale = BookKey::venue_a(A_HOUR);
-    live.mark_stale([&stale]);
+    let marked = live.mark_stale([&stale]);
     app.state.bus.publish(DomainEvent::BooksStale {
         exchange: Exchange::VenueA,
         keys: vec![stale],
+        book_seqs: marked.iter().map(|(_, n)| *n).collect(),
         cause: GapCause::Silence,
         at: Timestamp::now(),
     });

@@ -255,16 +255,42 @@ async fn subscribe_gets_a_snapshot_then_changes_in_book_seq_order() {
     assert_eq!(snap["bids"], json!([{"price": "0.5300", "size": 1.0}]));
 
     // Stale, then unsubscribe: nothing more for that market.
+    // The gap takes the book's next number; the change after it cannot follow and comes as a snapshot.
+    let marked = s.app.state.live.mark_stale([&BookKey::venue_a("KX-M")]);
+    assert_eq!(marked.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [seq + 1]);
     s.publish(DomainEvent::BooksStale {
         exchange: Exchange::VenueA,
         keys: vec![BookKey::venue_a("KX-M")],
+        book_seqs: vec![seq + 1],
         cause: crossbook_core::book::GapCause::Disconnect,
         at: Timestamp::now(),
     });
     let stale = ws.next().await;
     assert_eq!(
-        (stale["type"].as_str(), stale["cause"].as_str()),
-        (Some("stale"), Some("disconnect"))
+        (
+            stale["type"].as_str(),
+            stale["cause"].as_str(),
+            stale["book_seq"].as_u64()
+        ),
+        (Some("stale"), Some("disconnect"), Some(seq + 1))
+    );
+    let after = s.app.state.live.upsert(book("KX-M", 54, 1)).unwrap();
+    assert_eq!(after, seq + 2);
+    let mut touched = DomainEvent::book_touched(BookKey::venue_a("KX-M"), Timestamp::now());
+    if let DomainEvent::BookUpdated(c) = &mut touched {
+        Arc::make_mut(c).book_seq = after;
+        Arc::make_mut(c).change = crossbook_core::book::BookChange::Delta(vec![crossbook_core::book::LevelChange {
+            side: crossbook_core::book::Side::Bid,
+            price: crossbook_core::Price::from_cents(54),
+            size: crossbook_core::Amount::from_units(1),
+        }]);
+    }
+    s.publish(touched);
+    let snap = ws.next().await;
+    assert_eq!(
+        (snap["type"].as_str(), snap["book_seq"].as_u64()),
+        (Some("snapshot"), Some(after)),
+        "after a stale, a snapshot: {snap}"
     );
     ws.send(json!({"op": "unsubscribe", "channel": "book"})).await;
     assert_eq!(ws.next().await["type"], "unsubscribed");

@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 
 use crossbook_core::{
-    Timestamp,
+    Exchange, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Ladders},
 };
 
@@ -183,6 +183,10 @@ pub trait BookLogStore: Send + Sync {
     /// The heads of `books`, registering those the log has not seen: each book's id and last stored event.
     /// Returned in the order of `books`.
     async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>>;
+
+    /// The heads of every book of `exchange` the log holds events of (books registered with none stored are
+    /// left out), without registering anything: the ingest continues each book's numbering from these.
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>>;
 
     /// Appends runs in one transaction, each split into chunks at its snapshots and at the size and span
     /// bounds. Empty runs are ignored.
@@ -506,6 +510,35 @@ async fn register<B: Backend>(store: &B, books: &[BookKey]) -> StoreResult<Vec<L
                 .ok_or_else(|| codec::decode_error(format!("book {b:?} missing after registering it")))
         })
         .collect()
+}
+
+/// The heads of a venue's books with stored events, each by an index seek on its latest chunk (as
+/// [`register`] reads them); read from the writer so a flush just made is seen.
+async fn log_heads<E: Exec>(ex: &E, exchange: Exchange) -> StoreResult<Vec<LogHead>> {
+    let mut sql = Sql::new(
+        "SELECT id, exchange, market_id, asset_id, last_seq, last_ts FROM (\
+         SELECT b.id AS id, b.exchange AS exchange, b.market_id AS market_id, b.asset_id AS asset_id, \
+         (SELECT c.last_seq FROM book_chunks c WHERE c.book = b.id ORDER BY c.last_ts DESC, c.last_seq DESC LIMIT 1) AS last_seq, \
+         (SELECT c.last_ts FROM book_chunks c WHERE c.book = b.id ORDER BY c.last_ts DESC LIMIT 1) AS last_ts \
+         FROM log_books b WHERE b.exchange = ",
+    );
+    sql.text(exchange.as_str())
+        .push(") h WHERE last_seq IS NOT NULL ORDER BY id");
+    let mut out = Vec::new();
+    for r in ex.rows(&sql).await? {
+        let asset = r.text("asset_id")?;
+        out.push(LogHead {
+            id: r.int("id")?,
+            book: BookKey {
+                exchange: codec::exchange(&r.text("exchange")?)?,
+                market_id: r.text("market_id")?,
+                asset_id: Some(asset).filter(|a| !a.is_empty()),
+            },
+            last_seq: r.opt_int("last_seq")?.unwrap_or(0).max(0) as u64,
+            last_ts: r.opt_int("last_ts")?.map(Timestamp::from_millis),
+        });
+    }
+    Ok(out)
 }
 
 /// A book in a statement: its id, or its key looked up inside the statement (saving a round trip per read).
@@ -990,6 +1023,10 @@ impl<B: Backend> BookLogStore for B {
             out.extend(register(self, part).await?);
         }
         Ok(out)
+    }
+
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>> {
+        log_heads(self.writer(), exchange).await
     }
 
     async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()> {

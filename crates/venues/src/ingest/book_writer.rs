@@ -1,19 +1,25 @@
-//! The book writer: every book change into the event log (`BookLogStore`), numbered per book, with keyframes
-//! by [`KeyframePolicy`] and a `gap` event wherever continuity was lost. The historical routes, replay and
+//! The book writer: every book change into the event log (`BookLogStore`), with keyframes by
+//! [`KeyframePolicy`] and a `gap` event wherever continuity was lost. The historical routes, replay and
 //! export read that log; `book_snapshots` is no longer written (it is read for times before the log).
 //!
-//! - **Numbering.** A book's events are numbered at flush time, continuing the last `seq` the store holds, so
-//!   the numbering survives restarts. A book met for the first time in this process after earlier events were
-//!   stored gets a `restart` gap from its last stored event to its first keyframe.
+//! - **Numbering.** The writer writes the numbers it is given: every event was numbered once, at ingest, by
+//!   the live books (see `crossbook_live::books`, Numbering), so the log's `seq` is the live stream's
+//!   `book_seq`. The feed numbers a book's first change in this process after earlier events were stored two
+//!   numbers on: the writer records the first as a `restart` gap from the last stored event to that change.
+//!   Events reach the log in number order; one whose number is not above the last the log was given for its
+//!   book (only possible around a dropped buffer, see below) is dropped with the buffer.
 //! - **Keyframes.** The first event of a book in this process, the first after a gap, and any event once the
 //!   policy says a keyframe is due are written as a whole book (taken from the update, which carries the book
 //!   after the change); every other change is written as the levels the venue sent.
 //! - **Losses.** [`BookInput::Lost`] (a dropped socket, a silent feed, a sequence gap, a failed poll) writes
-//!   one gap per book; a second loss before the book's next keyframe adds nothing.
+//!   one gap per book, with the number the live books gave it (a second loss before the book's next
+//!   snapshot took none and is not sent).
 //! - **Failed writes** keep their events buffered and are retried at the next flush. Past
 //!   its bound ([`MAX_UNWRITTEN_EVENTS`] unless configured) the buffer is dropped, counted in
 //!   `crossbook_book_events_dropped_total` and `crossbook_writes_dropped_total{kind="book_events"}`, and each
-//!   book it held gets a `write_failed` gap and a keyframe next.
+//!   book it held gets a `write_failed` gap, numbered by the live books (the book's next number, published on
+//!   the bus like any gap), and a keyframe next. The dropped events' numbers are gone from the log: a book's
+//!   `seq` in the log grows strictly, with a hole only right before a gap event.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -21,9 +27,10 @@ use crossbook_core::{
     BookSnapshot, Exchange, Timestamp,
     book::{BookChange, BookEvent, BookKey, GapCause, KeyframePolicy},
 };
+use crossbook_live::{Bus, DomainEvent, LiveBooks};
 use crossbook_store::{LogRun, Store, WriteKind};
 use tokio::{sync::mpsc, time::Instant};
-use tracing::error;
+use tracing::{error, warn};
 
 use crate::{health::VenueHealth, venue::BookUpdate};
 
@@ -42,11 +49,18 @@ const INBOX: usize = 1_024;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum BookInput {
-    /// A book changed; `received_at` is when the frame arrived.
-    Update { update: BookUpdate, received_at: Timestamp },
-    /// The feed lost continuity for these books at `at`.
+    /// A book changed; `received_at` is when the frame arrived. `seq` is the change's number, `restart_gap`
+    /// the number of the `restart` gap to record before it (the book's first change in this process while
+    /// the log holds earlier events).
+    Update {
+        update: BookUpdate,
+        received_at: Timestamp,
+        seq: u64,
+        restart_gap: Option<u64>,
+    },
+    /// The feed lost continuity for these books (each with its gap's number) at `at`.
     Lost {
-        keys: Vec<BookKey>,
+        books: Vec<(BookKey, u64)>,
         cause: GapCause,
         at: Timestamp,
     },
@@ -55,14 +69,17 @@ pub enum BookInput {
 /// What one book looks like to the writer.
 #[derive(Debug, Default)]
 struct Tracked {
-    /// The store's id and the last `seq` handed out; `None` until registered.
-    head: Option<(i64, u64)>,
+    /// The store's id; `None` until registered.
+    id: Option<i64>,
+    /// The last number given to the log for this book: events come in number order, one not above it is
+    /// dropped.
+    last_seq: u64,
+    /// A `restart` gap is pending whose start (the last stored event) the registration tells.
+    restart_unplaced: bool,
     deltas_since_keyframe: u32,
     last_keyframe: Option<Timestamp>,
     /// The next event must be a keyframe (new in this process, or after a gap).
     needs_keyframe: bool,
-    /// A gap was written and no keyframe since: a repeated loss adds no second gap.
-    in_gap: bool,
     /// The latest receive time given to an event of this book (events never go back in time).
     last_ts: Timestamp,
 }
@@ -73,10 +90,14 @@ pub(crate) struct LogBuffer {
     policy: KeyframePolicy,
     /// Where each venue's gap count shows (`/readyz`).
     health: VenueHealth,
+    /// Numbers `write_failed` gaps (the book's next number)...
+    live: LiveBooks,
+    /// ...and tells the live stream about them.
+    bus: Bus,
     books: HashMap<BookKey, Tracked>,
-    /// Events not yet numbered, per book, in arrival order.
+    /// Events of books not registered yet, or not moved to `unwritten` yet, per book, in number order.
     pending: HashMap<BookKey, Vec<BookEvent>>,
-    /// Numbered runs not written yet (their write failed, or the flush is under way), oldest first...
+    /// Runs not written yet (their write failed, or the flush is under way), oldest first...
     unwritten: Vec<LogRun>,
     /// ...and the book of each.
     unwritten_keys: Vec<BookKey>,
@@ -85,10 +106,12 @@ pub(crate) struct LogBuffer {
 }
 
 impl LogBuffer {
-    pub(crate) fn new(policy: KeyframePolicy, health: VenueHealth) -> Self {
+    pub(crate) fn new(policy: KeyframePolicy, health: VenueHealth, live: LiveBooks, bus: Bus) -> Self {
         LogBuffer {
             policy,
             health,
+            live,
+            bus,
             books: HashMap::new(),
             pending: HashMap::new(),
             unwritten: Vec::new(),
@@ -109,13 +132,29 @@ impl LogBuffer {
             + self.unwritten.iter().map(|r| r.events.len()).sum::<usize>()
     }
 
-    /// Logs a change.
-    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp) {
+    /// Logs a change numbered `seq`, after a `restart` gap numbered `restart_gap` if given.
+    pub(crate) fn update(&mut self, u: BookUpdate, received_at: Timestamp, seq: u64, restart_gap: Option<u64>) {
         let key = BookKey::of(&u.book);
         let t = self.books.entry(key.clone()).or_insert_with(|| Tracked {
             needs_keyframe: true,
             ..Tracked::default()
         });
+        if seq <= t.last_seq {
+            dropped_late(&key, 1);
+            return;
+        }
+        if let Some(g) = restart_gap.filter(|&g| g > t.last_seq && g < seq) {
+            count_gap(&self.health, key.exchange, GapCause::Restart);
+            // Placed at the last event this process wrote, or (once registered) at the last stored one.
+            let since = if t.id.is_none() { received_at } else { t.last_ts };
+            t.restart_unplaced = t.id.is_none();
+            t.needs_keyframe = true;
+            self.pending
+                .entry(key.clone())
+                .or_default()
+                .push(gap_event(g, since, GapCause::Restart));
+        }
+        t.last_seq = seq;
         let received_at = received_at.max(t.last_ts);
         t.last_ts = received_at;
         let is_snapshot = matches!(u.change, BookChange::Snapshot { .. });
@@ -131,12 +170,11 @@ impl LogBuffer {
             t.deltas_since_keyframe = 0;
             t.last_keyframe = Some(received_at);
             t.needs_keyframe = false;
-            t.in_gap = false;
         } else {
             t.deltas_since_keyframe += 1;
         }
         self.pending.entry(key).or_default().push(BookEvent {
-            seq: 0,
+            seq,
             venue_seq: u.venue_seq,
             venue_ts: u.venue_ts,
             received_at,
@@ -144,29 +182,34 @@ impl LogBuffer {
         });
     }
 
-    /// A loss of continuity: one gap per book the log follows, unless it is already in a gap.
-    pub(crate) fn lost(&mut self, keys: &[BookKey], cause: GapCause, at: Timestamp) {
-        for key in keys {
-            let Some(t) = self.books.get_mut(key) else {
-                continue; // never written in this process: nothing to lose continuity with
-            };
-            if t.in_gap {
+    /// A loss of continuity: one gap per book, with its number.
+    pub(crate) fn lost(&mut self, books: &[(BookKey, u64)], cause: GapCause, at: Timestamp) {
+        for (key, seq) in books {
+            let t = self.books.entry(key.clone()).or_insert_with(|| Tracked {
+                needs_keyframe: true,
+                ..Tracked::default()
+            });
+            if *seq <= t.last_seq {
+                dropped_late(key, 1);
                 continue;
             }
+            t.last_seq = *seq;
             count_gap(&self.health, key.exchange, cause);
-            t.in_gap = true;
             t.needs_keyframe = true;
             let at = at.max(t.last_ts);
             t.last_ts = at;
-            self.pending.entry(key.clone()).or_default().push(gap_event(at, cause));
+            self.pending
+                .entry(key.clone())
+                .or_default()
+                .push(gap_event(*seq, at, cause));
         }
     }
 
-    /// Numbers the pending events (registering new books first) and writes them with any earlier unwritten
-    /// runs, in one append. On failure the runs stay for the next flush, up to the bound.
+    /// Moves the pending events to `unwritten` (registering new books first) and writes them with any earlier
+    /// unwritten runs, in one append. On failure the runs stay for the next flush, up to the bound.
     pub(crate) async fn flush(&mut self, store: &dyn Store) {
-        if !self.pending.is_empty() && self.number(store).await.is_err() {
-            // Registration failed: the events stay pending, un-numbered, for the next flush.
+        if !self.pending.is_empty() && self.register(store).await.is_err() {
+            // Registration failed: the events stay pending for the next flush.
             self.enforce_bound(store);
             return;
         }
@@ -189,12 +232,12 @@ impl LogBuffer {
         }
     }
 
-    /// Moves the pending events to `unwritten`, numbered.
-    async fn number(&mut self, store: &dyn Store) -> Result<(), ()> {
+    /// Registers the books new to the log, then moves the pending events to `unwritten`.
+    async fn register(&mut self, store: &dyn Store) -> Result<(), ()> {
         let new: Vec<BookKey> = self
             .pending
             .keys()
-            .filter(|k| self.books.get(*k).is_none_or(|t| t.head.is_none()))
+            .filter(|k| self.books.get(*k).is_none_or(|t| t.id.is_none()))
             .cloned()
             .collect();
         if !new.is_empty() {
@@ -204,32 +247,42 @@ impl LogBuffer {
             })?;
             for h in heads {
                 let t = self.books.entry(h.book.clone()).or_default();
-                t.head = Some((h.id, h.last_seq));
-                // Events stored by an earlier process: the log lost continuity from its last one until now.
-                if let (true, Some(since)) = (h.last_seq > 0, h.last_ts) {
-                    count_gap(&self.health, h.book.exchange, GapCause::Restart);
-                    self.pending
-                        .entry(h.book)
-                        .or_default()
-                        .insert(0, gap_event(since, GapCause::Restart));
+                t.id = Some(h.id);
+                let Some(events) = self.pending.get_mut(&h.book) else {
+                    continue;
+                };
+                // Numbers the log already holds are never written twice. The live numbering is seeded with the
+                // stored heads before ingesting, so this only happens when another process wrote meanwhile.
+                let before = events.len();
+                events.retain(|e| e.seq > h.last_seq);
+                if events.len() < before {
+                    warn!(book = ?h.book, stored = h.last_seq, "book events numbered at or below the stored head dropped");
+                    dropped_late(&h.book, (before - events.len()) as u64);
+                }
+                // The restart gap starts at the last stored event.
+                if std::mem::take(&mut t.restart_unplaced)
+                    && let (Some(since), Some(first)) = (h.last_ts, events.first_mut())
+                    && first.change == BookChange::Gap(GapCause::Restart)
+                {
+                    first.received_at = since.min(first.received_at);
                 }
             }
         }
-        for (key, mut events) in self.pending.drain() {
-            let Some(t) = self.books.get_mut(&key) else { continue };
-            let Some((id, last)) = t.head.as_mut() else { continue };
-            for e in &mut events {
-                *last += 1;
-                e.seq = *last;
+        for (key, events) in self.pending.drain() {
+            let Some(id) = self.books.get(&key).and_then(|t| t.id) else {
+                continue;
+            };
+            if events.is_empty() {
+                continue;
             }
-            self.unwritten.push(LogRun { book_id: *id, events });
+            self.unwritten.push(LogRun { book_id: id, events });
             self.unwritten_keys.push(key);
         }
         Ok(())
     }
 
-    /// Past the bound, drops what is buffered: each book it held gets its numbering rewound to what is stored,
-    /// a `write_failed` gap, and a keyframe next.
+    /// Past the bound, drops what is buffered: each book it held gets a `write_failed` gap with its next
+    /// number (published on the bus like any gap) and a keyframe next.
     fn enforce_bound(&mut self, store: &dyn Store) {
         let n = self.buffered();
         if n <= self.bound {
@@ -243,23 +296,27 @@ impl LogBuffer {
         );
         let now = Timestamp::now();
         let mut keys: Vec<BookKey> = self.pending.drain().map(|(k, _)| k).collect();
-        for (key, run) in self.unwritten_keys.drain(..).zip(self.unwritten.drain(..)) {
-            if let (Some(t), Some(first)) = (self.books.get_mut(&key), run.events.first()) {
-                // Runs of a book are in seq order: the first dropped one rewinds the numbering.
-                if let Some((_, last)) = t.head.as_mut() {
-                    *last = (*last).min(first.seq - 1);
-                }
-            }
-            keys.push(key);
-        }
+        keys.append(&mut self.unwritten_keys);
+        self.unwritten.clear();
         keys.sort();
         keys.dedup();
-        for k in &keys {
-            if let Some(t) = self.books.get_mut(k) {
-                t.in_gap = false;
-            }
+        let numbered = self.live.take_gap_seqs(keys.iter());
+        let mut by_venue: HashMap<Exchange, (Vec<BookKey>, Vec<u64>)> = HashMap::new();
+        for (k, seq) in &numbered {
+            let (ks, seqs) = by_venue.entry(k.exchange).or_default();
+            ks.push(k.clone());
+            seqs.push(*seq);
         }
-        self.lost(&keys, GapCause::WriteFailed, now);
+        for (exchange, (keys, book_seqs)) in by_venue {
+            self.bus.publish(DomainEvent::BooksStale {
+                exchange,
+                keys,
+                book_seqs,
+                cause: GapCause::WriteFailed,
+                at: now,
+            });
+        }
+        self.lost(&numbered, GapCause::WriteFailed, now);
     }
 }
 
@@ -272,14 +329,21 @@ fn whole(book: BookSnapshot) -> BookChange {
     }
 }
 
-fn gap_event(at: Timestamp, cause: GapCause) -> BookEvent {
+fn gap_event(seq: u64, at: Timestamp, cause: GapCause) -> BookEvent {
     BookEvent {
-        seq: 0,
+        seq,
         venue_seq: None,
         venue_ts: None,
         received_at: at,
         change: BookChange::Gap(cause),
     }
+}
+
+/// Counts events that arrived numbered below what the log was already given for their book (see the module
+/// docs, Numbering): they fall inside a dropped buffer's hole.
+fn dropped_late(key: &BookKey, n: u64) {
+    metrics::counter!("crossbook_book_events_dropped_total").increment(n);
+    tracing::debug!(book = ?key, events = n, "book events numbered before a gap already logged dropped");
 }
 
 /// Counts a gap in `/metrics` (per venue and cause) and `/readyz` (per venue).
@@ -289,15 +353,19 @@ fn count_gap(health: &VenueHealth, exchange: Exchange, cause: GapCause) {
     health.update(exchange, |h| h.capture_gaps += 1);
 }
 
-/// Runs the book writer until every sender is gone, then writes what it holds and returns.
+/// Runs the book writer until every sender is gone, then writes what it holds and returns. `live` numbers
+/// the `write_failed` gaps and `bus` carries them to the live stream.
+#[allow(clippy::too_many_arguments)]
 pub async fn book_writer(
     store: Arc<dyn Store>,
     mut rx: mpsc::Receiver<BookInput>,
     policy: KeyframePolicy,
     health: VenueHealth,
+    live: LiveBooks,
+    bus: Bus,
     bound: usize,
 ) {
-    let mut log = LogBuffer::new(policy, health).with_bound(bound);
+    let mut log = LogBuffer::new(policy, health, live, bus).with_bound(bound);
     let mut flush = tokio::time::interval_at(Instant::now() + LOG_FLUSH, LOG_FLUSH);
     flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Messages are taken in batches: one wake-up of the feeds' side per batch rather than per change.
@@ -311,8 +379,10 @@ pub async fn book_writer(
                 }
                 for input in inbox.drain(..) {
                     match input {
-                        BookInput::Update { update, received_at } => log.update(update, received_at),
-                        BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
+                        BookInput::Update { update, received_at, seq, restart_gap } => {
+                            log.update(update, received_at, seq, restart_gap)
+                        }
+                        BookInput::Lost { books, cause, at } => log.lost(&books, cause, at),
                     }
                 }
             },

@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crossbook_core::{Timestamp, book::GapCause};
+use crossbook_core::{Exchange, Timestamp, book::GapCause};
 use futures_util::{SinkExt, StreamExt};
 use tokio::{sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Message;
@@ -36,40 +36,35 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
     let received_at = Timestamp::now();
     if !update.stale.is_empty() {
         let stale = std::mem::take(&mut update.stale);
-        let keys: Vec<BookKey> = stale.iter().map(|(k, _)| k.clone()).collect();
-        ctx.live.mark_stale(keys.iter());
-        // The log and the bus record each loss with its cause (one gap per book).
+        // The log and the bus record each loss with its cause and number (one gap per book; a book already
+        // stale is not marked again).
         for cause in GapCause::ALL {
-            let lost: Vec<BookKey> = stale
-                .iter()
-                .filter(|(_, c)| *c == cause)
-                .map(|(k, _)| k.clone())
-                .collect();
-            if !lost.is_empty() {
-                ctx.bus.publish(DomainEvent::BooksStale {
-                    exchange: ex,
-                    keys: lost.clone(),
-                    cause,
-                    at: received_at,
-                });
-                lose(ctx, lost, cause, received_at).await;
-            }
+            let lost = ctx
+                .live
+                .mark_stale(stale.iter().filter(|(_, c)| *c == cause).map(|(k, _)| k));
+            lose(ctx, ex, lost, cause, received_at).await;
         }
     }
     for update in update.books.drain(..) {
-        let Some(book_seq) = ctx.live.upsert(update.book.clone()) else {
+        let Some(numbered) = ctx.live.upsert_numbered(update.book.clone()) else {
             continue;
         };
         ctx.bus.publish(DomainEvent::BookUpdated(Arc::new(BookChanged {
             key: BookKey::of(&update.book),
-            book_seq,
+            book_seq: numbered.seq,
             timestamp: update.book.timestamp,
             change: update.change.clone(),
             venue_ts: update.venue_ts,
             received_at,
         })));
         // Waits when the writer's queue is full rather than dropping a change the log would then miss.
-        if ctx.books.send(BookInput::Update { update, received_at }).await.is_err() {
+        let input = BookInput::Update {
+            update,
+            received_at,
+            seq: numbered.seq,
+            restart_gap: numbered.restart_gap,
+        };
+        if ctx.books.send(input).await.is_err() {
             debug!(venue = %ex, "book writer gone; shutting down");
         }
     }
@@ -88,10 +83,55 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
     }
 }
 
-/// Tells the book writer that `keys` lost continuity.
-async fn lose(ctx: &Ctx, keys: Vec<BookKey>, cause: GapCause, at: Timestamp) {
-    if ctx.books.send(BookInput::Lost { keys, cause, at }).await.is_err() {
+/// Publishes the gaps of books that lost continuity (each with its number) and hands them to the book writer.
+async fn lose(ctx: &Ctx, exchange: Exchange, lost: Vec<(BookKey, u64)>, cause: GapCause, at: Timestamp) {
+    if lost.is_empty() {
+        return;
+    }
+    let (keys, book_seqs) = lost.iter().cloned().unzip();
+    ctx.bus.publish(DomainEvent::BooksStale {
+        exchange,
+        keys,
+        book_seqs,
+        cause,
+        at,
+    });
+    if ctx
+        .books
+        .send(BookInput::Lost { books: lost, cause, at })
+        .await
+        .is_err()
+    {
         debug!("book writer gone; shutting down");
+    }
+}
+
+/// Seeds the live numbering with the log's heads of the venue's books, so numbers continue from what is
+/// stored. Until the heads are read no book is ingested: numbering from 0 would hand out numbers the log
+/// already holds. A failure shows on the venue's books part (`/readyz`) and is retried with the reconnect
+/// backoff. `false` when cancelled first.
+async fn seed_numbering(ctx: &Ctx, ex: Exchange) -> bool {
+    let mut backoff = Backoff::new(ctx.settings.reconnect);
+    loop {
+        match ctx.store.log_heads(ex).await {
+            Ok(heads) => {
+                let n = heads.len();
+                ctx.live.seed(heads.into_iter().map(|h| (h.book, h.last_seq)));
+                debug!(venue = %ex, books = n, "book numbering continues from the log");
+                return true;
+            }
+            Err(e) => {
+                let delay = backoff.next_delay();
+                let reason = format!("cannot read the book log's last numbers, books wait for them: {e}");
+                error!(venue = %ex, error = %e, delay_ms = delay.as_millis() as u64, "reading the book log's heads failed; retrying");
+                ctx.health
+                    .update(ex, |h| h.part_failed(Part::Books, reason.clone(), Timestamp::now()));
+                tokio::select! {
+                    _ = ctx.cancel.cancelled() => return false,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+        }
     }
 }
 
@@ -105,6 +145,9 @@ enum SessionEnd {
 
 pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
     let ex = V::EXCHANGE;
+    if !seed_numbering(&ctx, ex).await {
+        return;
+    }
     match rt.venue.ws_request() {
         Ok(Some(_)) => {}
         Ok(None) => return poll_books_worker(rt, ctx).await,
@@ -134,16 +177,7 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
             h.reconnects += 1;
             h.part_failed(Part::Books, reason.clone(), Timestamp::now());
         });
-        if !stale.is_empty() {
-            let at = Timestamp::now();
-            lose(&ctx, stale.clone(), cause, at).await;
-            ctx.bus.publish(DomainEvent::BooksStale {
-                exchange: ex,
-                keys: stale,
-                cause,
-                at,
-            });
-        }
+        lose(&ctx, ex, stale, cause, Timestamp::now()).await;
         metrics::counter!("crossbook_venue_reconnects_total", "venue" => ex.as_str()).increment(1);
         let delay = backoff.next_delay();
         warn!(venue = %ex, attempt = backoff.failures(), delay_ms = delay.as_millis() as u64, reason = %reason, "feed disconnected; reconnecting");

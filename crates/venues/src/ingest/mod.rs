@@ -361,6 +361,8 @@ impl Ctx {
             book_rx,
             KeyframePolicy::DEFAULT,
             health.clone(),
+            live.clone(),
+            bus.clone(),
             cfg.write_buffer,
         ));
         tracker.spawn(trade_writer(store.clone(), bus.clone(), trade_rx, cfg.write_buffer));

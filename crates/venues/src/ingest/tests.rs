@@ -52,6 +52,8 @@ struct MemStore {
     snapshots: Mutex<Vec<Vec<BookSnapshot>>>,
     /// The book log: per book, its id and events.
     log: Mutex<Vec<(BookKey, Vec<BookEvent>)>>,
+    /// `log_heads` fails this many more times.
+    heads_fail: AtomicUsize,
     health: crossbook_store::WriteHealth,
 }
 
@@ -173,6 +175,24 @@ impl BookLogStore for MemStore {
                     last_seq: last.map_or(0, |e| e.seq),
                     last_ts: last.map(|e| e.received_at),
                 }
+            })
+            .collect())
+    }
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>> {
+        if self.heads_fail.load(Ordering::SeqCst) > 0 {
+            self.heads_fail.fetch_sub(1, Ordering::SeqCst);
+            return Err(StoreError::Unavailable("heads down".into()));
+        }
+        let log = self.log.lock().unwrap();
+        Ok(log
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, es))| k.exchange == exchange && !es.is_empty())
+            .map(|(id, (k, es))| LogHead {
+                id: id as i64,
+                book: k.clone(),
+                last_seq: es.last().map_or(0, |e| e.seq),
+                last_ts: es.last().map(|e| e.received_at),
             })
             .collect())
     }
@@ -472,14 +492,18 @@ fn trade(id: &str) -> Trade {
 
 // ------------------------------------------------------------------------------------------ writers
 
-fn snapshot_of(b: BookSnapshot) -> BookInput {
+/// A snapshot numbered `seq`.
+fn snapshot_of(b: BookSnapshot, seq: u64) -> BookInput {
     BookInput::Update {
         received_at: b.timestamp,
         update: BookUpdate::snapshot(b, None, None),
+        seq,
+        restart_gap: None,
     }
 }
 
-/// A delta setting the YES bid at `cents` to 10 contracts, with the book it leaves.
+/// A delta setting the YES bid at `cents` to 10 contracts, with the book it leaves; numbered `seq` (also
+/// the venue's sequence).
 fn delta_of(b: BookSnapshot, seq: i64) -> BookInput {
     let change = LevelChange {
         side: Side::Bid,
@@ -489,7 +513,29 @@ fn delta_of(b: BookSnapshot, seq: i64) -> BookInput {
     BookInput::Update {
         received_at: b.timestamp,
         update: BookUpdate::delta(b, vec![change], Some(seq), None),
+        seq: seq as u64,
+        restart_gap: None,
     }
+}
+
+/// What the feed does with a change: numbers it in the live books (as `publish` does), then logs it.
+fn change_into(live: &LiveBooks, log: &mut LogBuffer, input: BookInput) -> Option<u64> {
+    let BookInput::Update {
+        update, received_at, ..
+    } = input
+    else {
+        unreachable!("a change")
+    };
+    let n = live.upsert_numbered(update.book.clone())?;
+    log.update(update, received_at, n.seq, n.restart_gap);
+    Some(n.seq)
+}
+
+/// What the feed does with a loss: marks the books stale in the live books (numbering the gaps), then logs it.
+fn loss_into(live: &LiveBooks, log: &mut LogBuffer, keys: &[BookKey], cause: GapCause, at: i64) -> Vec<u64> {
+    let lost = live.mark_stale(keys.iter());
+    log.lost(&lost, cause, Timestamp::from_millis(at));
+    lost.into_iter().map(|(_, seq)| seq).collect()
 }
 
 fn kinds(events: &[BookEvent]) -> String {
@@ -512,12 +558,16 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         rx,
         KeyframePolicy::DEFAULT,
         VenueHealth::new(&LiveBooks::new()),
+        LiveBooks::new(),
+        Bus::default(),
         crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
     for v in 1..=5 {
-        tx.send(snapshot_of(book("M", None, 40 + v, v))).await.unwrap();
+        tx.send(snapshot_of(book("M", None, 40 + v, v), v as u64))
+            .await
+            .unwrap();
     }
-    tx.send(snapshot_of(book("N", None, 30, 1))).await.unwrap();
+    tx.send(snapshot_of(book("N", None, 30, 1), 1)).await.unwrap();
     // The clock is paused: the wait runs on virtual time, and the flush must come within one period.
     let started = tokio::time::Instant::now();
     let count = |m: &str| {
@@ -533,7 +583,7 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         tx.send(delta_of(book("M", None, 40 + v, v), v)).await.unwrap();
     }
     // What is still buffered is written when the senders go away (shutdown).
-    tx.send(snapshot_of(book("M", None, 60, 10))).await.unwrap();
+    tx.send(snapshot_of(book("M", None, 60, 10), 10)).await.unwrap();
     drop(tx);
     writer.await.unwrap();
     // Nothing is sampled into the snapshot table any more.
@@ -549,8 +599,11 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
     assert_eq!(m[6].venue_seq, Some(7));
 }
 
-/// The log half of the book writer on a real SQLite store: keyframes by policy, one gap per loss, a restart
-/// gap with the numbering continued, and a failed write retried without losing or renumbering events.
+/// The log half of the book writer on a real SQLite store, fed as the feed feeds it (numbered by the live
+/// books): keyframes by policy, one gap per loss, the live number of every change and gap equal to its
+/// logged `seq`, a failed write retried without losing or renumbering events, a restart that continues from
+/// the stored head after a restart gap, and a dropped buffer that leaves a hole right before its
+/// `write_failed` gap, numbered and published by the live side.
 #[tokio::test]
 async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
     let db = crossbook_store::testing::sqlite_database().await;
@@ -561,84 +614,142 @@ async fn book_log_numbering_keyframes_gaps_and_retries_on_a_real_store() {
         max_deltas: 3,
         max_age_ms: 60_000,
     };
-    let health = VenueHealth::new(&LiveBooks::new());
-    let mut log = LogBuffer::new(policy, health.clone());
-    let feed = |log: &mut LogBuffer, input: BookInput| match input {
-        BookInput::Update { update, received_at } => {
-            log.update(update, received_at);
-        }
-        BookInput::Lost { keys, cause, at } => log.lost(&keys, cause, at),
-    };
+    let live = LiveBooks::new();
+    let bus = Bus::new(64);
+    let health = VenueHealth::new(&live);
+    let mut log = LogBuffer::new(policy, health.clone(), live.clone(), bus.clone());
     let all = async |db: &crossbook_store::testing::TestDb| {
         let r = db
             .store
-            .log_events(&a, Timestamp::from_millis(0), Timestamp::from_millis(1_000_000))
+            .log_events(
+                &a,
+                Timestamp::from_millis(0),
+                Timestamp::from_millis(Timestamp::now().millis() + 60_000),
+            )
             .await
             .unwrap();
         assert!(r.corrupt.is_empty());
         r.events
     };
+    let seqs = |events: &[BookEvent]| events.iter().map(|e| e.seq).collect::<Vec<_>>();
     // The first event of a book is a keyframe even when the venue sent a delta; then deltas until the policy
     // asks for a keyframe (after 3).
+    let mut live_seqs = Vec::new();
     for v in 1..=6 {
-        feed(&mut log, delta_of(book("A", None, 40 + v, v * 10), v));
+        live_seqs.extend(change_into(
+            &live,
+            &mut log,
+            delta_of(book("A", None, 40 + v, v * 10), v),
+        ));
     }
     log.flush(store).await;
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSd");
-    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(seqs(&events), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(live_seqs, seqs(&events), "the live numbers are the logged ones");
     match &events[4].change {
         BookChange::Snapshot { bids, .. } => assert_eq!(bids[0].price, Price::from_cents(45)),
         other => panic!("{other:?}"),
     }
-    // A loss writes one gap however often it is reported, and the next change is a keyframe.
-    let lost = || BookInput::Lost {
-        keys: vec![a.clone(), BookKey::venue_a("never-seen")],
-        cause: GapCause::Disconnect,
-        at: Timestamp::from_millis(70),
-    };
-    feed(&mut log, lost());
-    feed(&mut log, lost());
-    feed(&mut log, delta_of(book("A", None, 50, 80), 8));
+    // A loss takes one number and writes one gap however often it is reported; the next change is a
+    // keyframe.
+    let keys = [a.clone(), BookKey::venue_a("never-seen")];
+    assert_eq!(loss_into(&live, &mut log, &keys, GapCause::Disconnect, 70), [7]);
+    assert!(loss_into(&live, &mut log, &keys, GapCause::Disconnect, 75).is_empty());
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 50, 80), 8)),
+        Some(8)
+    );
     log.flush(store).await;
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSdGS");
+    assert_eq!(seqs(&events), (1..=8).collect::<Vec<_>>());
     assert_eq!(events[6].change, BookChange::Gap(GapCause::Disconnect));
     assert_eq!(events[6].received_at.millis(), 70);
     assert_eq!(health.get(Exchange::VenueA).map(|h| h.capture_gaps), Some(1));
 
-    // A write that fails keeps its numbered events; the next flush writes them with the new ones.
+    // A write that fails keeps its events; the next flush writes them with the new ones.
     let mut raw = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-    sqlx::query("ALTER TABLE book_chunks RENAME TO book_chunks_away")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    feed(&mut log, delta_of(book("A", None, 51, 90), 9));
+    let (away, back) = (
+        "ALTER TABLE book_chunks RENAME TO book_chunks_away",
+        "ALTER TABLE book_chunks_away RENAME TO book_chunks",
+    );
+    sqlx::query(away).execute(&mut raw).await.unwrap();
+    change_into(&live, &mut log, delta_of(book("A", None, 51, 90), 9));
     log.flush(store).await;
     assert_eq!(log.buffered(), 1);
-    sqlx::query("ALTER TABLE book_chunks_away RENAME TO book_chunks")
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    feed(&mut log, delta_of(book("A", None, 52, 100), 10));
+    sqlx::query(back).execute(&mut raw).await.unwrap();
+    change_into(&live, &mut log, delta_of(book("A", None, 52, 100), 10));
     log.flush(store).await;
     assert_eq!(log.buffered(), 0);
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSdGSdd");
-    assert_eq!(
-        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        (1..=10).collect::<Vec<_>>()
-    );
+    assert_eq!(seqs(&events), (1..=10).collect::<Vec<_>>());
 
-    // A new process continues the numbering after a restart gap from the last stored event.
-    let mut log = LogBuffer::new(policy, health.clone());
-    feed(&mut log, delta_of(book("A", None, 53, 500), 11));
+    // A new process seeds its numbering with the stored heads: the book's first change takes the head + 2,
+    // after a restart gap (head + 1) from the last stored event.
+    let live = LiveBooks::new();
+    let heads = store.log_heads(Exchange::VenueA).await.unwrap();
+    live.seed(heads.into_iter().map(|h| (h.book, h.last_seq)));
+    let mut bus_rx = bus.subscribe();
+    let mut log = LogBuffer::new(policy, health.clone(), live.clone(), bus.clone()).with_bound(2);
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 53, 500), 11)),
+        Some(12)
+    );
     log.flush(store).await;
     let events = all(&db).await;
     assert_eq!(kinds(&events), "SdddSdGSddGS");
     assert_eq!(events[10].change, BookChange::Gap(GapCause::Restart));
     assert_eq!((events[10].seq, events[10].received_at.millis()), (11, 100));
     assert_eq!(events[11].seq, 12);
+
+    // Past its bound the buffer is dropped: the events are gone from the log, and the write_failed gap takes
+    // the book's next live number, published on the bus. An event numbered before that gap that arrives late
+    // falls in the hole too.
+    sqlx::query(away).execute(&mut raw).await.unwrap();
+    for v in 13..=15 {
+        change_into(&live, &mut log, delta_of(book("A", None, 60 + v, v * 100), v));
+    }
+    log.flush(store).await;
+    assert_eq!(log.buffered(), 1, "dropped, and a gap buffered");
+    match bus_rx.try_recv() {
+        Ok(DomainEvent::BooksStale {
+            keys,
+            book_seqs,
+            cause: GapCause::WriteFailed,
+            ..
+        }) => assert_eq!((keys, book_seqs), (vec![a.clone()], vec![16])),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(live.last_seq(&a), 16);
+    let late = delta_of(book("A", None, 20, 1_600), 15);
+    let BookInput::Update {
+        update, received_at, ..
+    } = late
+    else {
+        unreachable!()
+    };
+    log.update(update, received_at, 15, None);
+    sqlx::query(back).execute(&mut raw).await.unwrap();
+    assert_eq!(
+        change_into(&live, &mut log, delta_of(book("A", None, 70, 1_700), 17)),
+        Some(17)
+    );
+    log.flush(store).await;
+    assert_eq!(log.buffered(), 0);
+    let events = all(&db).await;
+    assert_eq!(kinds(&events), "SdddSdGSddGSGS");
+    assert_eq!(seqs(&events)[10..], [11, 12, 16, 17]);
+    assert_eq!(events[12].change, BookChange::Gap(GapCause::WriteFailed));
+    // The rule: strictly increasing, with a hole only right before a gap event.
+    for w in events.windows(2) {
+        assert!(w[1].seq > w[0].seq);
+        if w[1].seq > w[0].seq + 1 {
+            assert!(matches!(w[1].change, BookChange::Gap(_)), "a hole before {:?}", w[1]);
+        }
+    }
+    assert_eq!(live.last_seq(&a), events.last().unwrap().seq);
     db.cleanup().await;
 }
 
@@ -744,8 +855,18 @@ impl Venue for FakeVenue {
         Ok(Vec::new())
     }
 
+    /// The books set, or a failed read when none is.
     async fn fetch_books(&self, _: &[Market]) -> Result<Vec<BookSnapshot>, VenueError> {
-        Ok(self.books.lock().unwrap().clone())
+        let books = self.books.lock().unwrap().clone();
+        if books.is_empty() {
+            return Err(VenueError::Http {
+                exchange: Exchange::VenueB,
+                status: 503,
+                url: "/books".into(),
+                body: "unavailable".into(),
+            });
+        }
+        Ok(books)
     }
 
     async fn fetch_trades(&self, _: &MarketSet, since: Timestamp) -> Result<Vec<Trade>, VenueError> {
@@ -1236,6 +1357,125 @@ async fn without_a_websocket_the_feed_polls_rest_books() {
     tokio::time::timeout(Duration::from_secs(10), tracker.wait())
         .await
         .expect("stops on cancel");
+}
+
+/// One number per book event, given at ingest: the bus's `book_seq` of every change and gap is the logged
+/// `seq` of the same event, and the numbering continues from the log's stored head (read again after a
+/// failed read, never started from 0) after a restart gap. A second failed poll of a stale book takes no
+/// number.
+#[tokio::test]
+async fn the_feed_numbers_changes_and_gaps_as_the_log_does_continuing_from_the_stored_heads() {
+    let store = Arc::new(MemStore::default());
+    let key = BookKey::of(&book(COND, Some(UP), 51, 1));
+    // An earlier process stored five events of the YES book.
+    let id = store.register_log_books(std::slice::from_ref(&key)).await.unwrap()[0].id;
+    let stored: Vec<BookEvent> = (1..=5)
+        .map(|seq| BookEvent {
+            seq,
+            venue_seq: None,
+            venue_ts: None,
+            received_at: Timestamp::from_millis(seq as i64 * 10),
+            change: BookChange::Delta(Vec::new()),
+        })
+        .collect();
+    store
+        .append_log(&[LogRun {
+            book_id: id,
+            events: stored,
+        }])
+        .await
+        .unwrap();
+    store.heads_fail.store(2, Ordering::SeqCst);
+    let live = LiveBooks::new();
+    let (bus, health) = (Bus::new(256), VenueHealth::new(&live));
+    let mut bus_rx = bus.subscribe();
+    let books = Arc::new(Mutex::new(vec![book(COND, Some(UP), 51, 1)]));
+    let venue = FakeVenue {
+        ws_url: None,
+        tape: Arc::default(),
+        books: books.clone(),
+        keepalive: None,
+        calls: Arc::default(),
+    };
+    let (cancel, tracker) = (CancellationToken::new(), TaskTracker::new());
+    Ingest::start_venue(
+        venue,
+        &test_config(),
+        store.clone(),
+        live.clone(),
+        bus,
+        health.clone(),
+        cancel.clone(),
+        &tracker,
+    );
+    wait_until("a polled book", 10, || best_bid(&live, UP) == Some(51)).await;
+    assert_eq!(store.heads_fail.load(Ordering::SeqCst), 0, "the heads were read again");
+    assert_eq!(
+        live.entry(&key).map(|e| e.seq),
+        Some(7),
+        "after the stored 5 and the restart gap 6"
+    );
+    // Reads fail (a gap, once however many fail), then succeed with a new book.
+    let part = || health.get(Exchange::VenueB).unwrap().parts[crate::health::Part::Books as usize].clone();
+    // The failed reads of the heads showed on the books part.
+    let error = part().last_error.unwrap_or_default();
+    assert!(error.contains("last numbers"), "{error}");
+    books.lock().unwrap().clear();
+    wait_until("the book stale", 10, || live.entry(&key).is_some_and(|e| e.stale)).await;
+    wait_until("a second failed poll", 10, || part().failures >= 2).await;
+    *books.lock().unwrap() = vec![book(COND, Some(UP), 49, 2)];
+    wait_until("the next poll", 10, || best_bid(&live, UP) == Some(49)).await;
+    let logged = || {
+        let log = store.log.lock().unwrap();
+        log.iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, es)| es.iter().map(|e| (e.seq, e.change.clone())).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    wait_until("the log flushed", 10, || logged().len() == 9).await;
+    cancel.cancel();
+    tracker.close();
+    tokio::time::timeout(Duration::from_secs(10), tracker.wait())
+        .await
+        .expect("stops on cancel");
+
+    let mut on_bus = Vec::new();
+    while let Ok(ev) = bus_rx.try_recv() {
+        match ev {
+            DomainEvent::BookUpdated(c) if c.key == key => on_bus.push((c.book_seq, 'S')),
+            DomainEvent::BooksStale { keys, book_seqs, .. } => {
+                on_bus.extend(
+                    keys.iter()
+                        .zip(book_seqs)
+                        .filter(|(k, _)| **k == key)
+                        .map(|(_, s)| (s, 'G')),
+                );
+            }
+            _ => {}
+        }
+    }
+    let logged: Vec<(u64, char)> = logged()
+        .into_iter()
+        .map(|(seq, c)| {
+            let kind = match c {
+                BookChange::Snapshot { .. } => 'S',
+                BookChange::Delta(_) => 'd',
+                BookChange::Gap(GapCause::Restart) => 'R',
+                BookChange::Gap(_) => 'G',
+            };
+            (seq, kind)
+        })
+        .collect();
+    assert_eq!(
+        logged[5..],
+        [(6, 'R'), (7, 'S'), (8, 'G'), (9, 'S')],
+        "the restart gap, the first change, the failed poll's gap, the next change"
+    );
+    assert_eq!(
+        on_bus,
+        [(7, 'S'), (8, 'G'), (9, 'S')],
+        "the bus carries the logged numbers"
+    );
 }
 
 #[tokio::test]
