@@ -85,12 +85,29 @@ impl PartHealth {
     }
 }
 
+/// A venue's WebSocket connections: its followed markets are spread over as many sockets as the venue's
+/// per-connection limit needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Connections {
+    /// Sockets the venue's markets are spread over now.
+    pub total: usize,
+    /// Of those, the ones open and subscribed.
+    pub connected: usize,
+    /// Reconnects of all of them since start.
+    pub reconnects: u64,
+}
+
 /// The state of one venue's feed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FeedHealth {
     pub mode: FeedMode,
-    /// The socket is open and subscribed (WebSocket), or the last poll succeeded (polling).
+    /// WebSocket: every socket of the venue is open and subscribed (one down is enough for `false`: its
+    /// books are stale). Polling: the last poll succeeded.
     pub connected: bool,
+    /// The venue's sockets (WebSocket mode; zero while polling).
+    pub connections: Connections,
+    /// Each socket's state, by socket id: open and subscribed or not.
+    sockets: BTreeMap<u64, bool>,
     /// When the last valid data message (or successful poll) arrived. Keepalives do not count: this is the
     /// age of the data.
     pub last_message_at: Option<Timestamp>,
@@ -150,6 +167,18 @@ impl FeedHealth {
         p.last_error = Some(error.clone());
         p.last_error_at = Some(now);
         self.last_error = Some(error);
+    }
+
+    /// Sets socket `id` up or down (opening it if new), and the venue's connection counts with it.
+    fn set_socket(&mut self, id: u64, up: bool) {
+        self.sockets.insert(id, up);
+        self.count_sockets();
+    }
+
+    fn count_sockets(&mut self) {
+        self.connections.total = self.sockets.len();
+        self.connections.connected = self.sockets.values().filter(|up| **up).count();
+        self.connected = self.connections.total > 0 && self.connections.connected == self.connections.total;
     }
 
     /// Records a success of `part`.
@@ -265,9 +294,62 @@ impl VenueHealth {
         self.update(exchange, |h| {
             h.last_message_at = Some(now);
             h.last_alive_at = Some(now);
-            h.connected = true;
+            // With sockets, each reports its own state; data on one says nothing of the others.
+            if h.sockets.is_empty() {
+                h.connected = true;
+            }
             h.part_ok(Part::Books, now);
         });
+    }
+
+    /// Socket `id` of the venue exists and is connecting.
+    pub(crate) fn socket_opening(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.mode = FeedMode::WebSocket;
+            h.set_socket(id, false);
+        });
+        self.export_connections(exchange);
+    }
+
+    /// Socket `id` of the venue is open and subscribed.
+    pub(crate) fn socket_up(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.mode = FeedMode::WebSocket;
+            h.set_socket(id, true);
+        });
+        self.export_connections(exchange);
+    }
+
+    /// Socket `id` of the venue dropped (and will reconnect) for `reason`.
+    pub(crate) fn socket_down(&self, exchange: Exchange, id: u64, reason: String, now: Timestamp) {
+        self.update(exchange, |h| {
+            h.set_socket(id, false);
+            h.reconnects += 1;
+            h.connections.reconnects += 1;
+            h.part_failed(Part::Books, reason, now);
+        });
+        self.export_connections(exchange);
+    }
+
+    /// Socket `id` of the venue closed for good (its markets left, or ingestion stops).
+    pub(crate) fn socket_closed(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.sockets.remove(&id);
+            h.count_sockets();
+        });
+        self.export_connections(exchange);
+    }
+
+    /// `crossbook_venue_connections{venue, state}`: the venue's sockets connected and disconnected now.
+    fn export_connections(&self, exchange: Exchange) {
+        let Some(c) = self.get(exchange).map(|h| h.connections) else {
+            return;
+        };
+        let gauge = |state: &'static str, n: usize| {
+            metrics::gauge!("crossbook_venue_connections", "venue" => exchange.as_str(), "state" => state).set(n as f64);
+        };
+        gauge("connected", c.connected);
+        gauge("disconnected", c.total - c.connected);
     }
 
     /// A keepalive arrived: the connection is alive; the data's age goes on.
