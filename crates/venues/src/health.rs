@@ -439,6 +439,41 @@ mod tests {
         );
     }
 
+    /// With several sockets the venue counts as connected only while every one is: one down leaves its
+    /// books stale, which the venue's state says; data on the others does not hide it.
+    #[test]
+    fn a_venue_is_connected_while_every_socket_is() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueA;
+        let now = Timestamp::from_millis(1_000_000);
+        live.upsert(book(ex, "a1"));
+        let conn = || h.get(ex).map(|e| (e.connected, e.connections)).unwrap();
+        let c = |total, connected, reconnects| Connections {
+            total,
+            connected,
+            reconnects,
+        };
+        h.socket_opening(ex, 0);
+        h.socket_opening(ex, 1);
+        assert_eq!(conn(), (false, c(2, 0, 0)));
+        h.socket_up(ex, 0);
+        h.touch(ex, now);
+        assert_eq!(conn(), (false, c(2, 1, 0)), "data on socket 0 says nothing of socket 1");
+        h.socket_up(ex, 1);
+        assert_eq!(conn(), (true, c(2, 2, 0)));
+        assert_eq!(h.get(ex).unwrap().freshness(now, LIMIT), Freshness::Fresh);
+        h.socket_down(ex, 1, "connection reset".into(), now);
+        assert_eq!(conn(), (false, c(2, 1, 1)));
+        assert_eq!(h.get(ex).unwrap().reconnects, 1);
+        assert_eq!(
+            h.get(ex).unwrap().freshness(now, LIMIT),
+            Freshness::Stale("disconnected: connection reset".into())
+        );
+        h.socket_closed(ex, 1);
+        assert_eq!(conn(), (true, c(1, 1, 1)), "a closed socket no longer counts");
+    }
+
     /// Keepalives keep a quiet venue fresh without making its data look newer; with them stopped too it
     /// turns stale.
     #[test]

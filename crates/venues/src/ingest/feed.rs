@@ -463,3 +463,86 @@ async fn ws_session<V: Venue>(
         publish(rt, ctx, &mut update).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crossbook_core::Market;
+
+    use super::*;
+
+    fn a(ids: &[&str]) -> MarketSet {
+        ids.iter()
+            .map(|id| (id.to_string(), Market::new(Exchange::VenueA, id, "E", "S", "?")))
+            .collect()
+    }
+
+    fn b(ids: &[&str]) -> MarketSet {
+        ids.iter()
+            .map(|id| {
+                let mut m = Market::new(Exchange::VenueB, id, "E", "S", "?");
+                m.yes_token_id = Some(format!("{id}-yes"));
+                m.no_token_id = Some(format!("{id}-no"));
+                (id.to_string(), m)
+            })
+            .collect()
+    }
+
+    fn layout(plan: &BTreeMap<u64, MarketSet>) -> Vec<(u64, Vec<&str>)> {
+        plan.iter()
+            .map(|(id, set)| (*id, set.keys().map(String::as_str).collect()))
+            .collect()
+    }
+
+    /// Markets fill sockets up to the limit in order; a market stays on its socket while others come and
+    /// go; a new market takes free room before a new socket opens; a socket left empty closes.
+    #[test]
+    fn markets_keep_their_socket_and_fill_free_room_first() {
+        let mut plan = ShardPlan::new(2);
+        let got = plan.assign(&a(&["m1", "m2", "m3", "m4", "m5"]));
+        assert_eq!(
+            layout(&got),
+            vec![(0, vec!["m1", "m2"]), (1, vec!["m3", "m4"]), (2, vec!["m5"])]
+        );
+        // m1 and m4 leave, m0 and m6 come: they take the freed room; nothing else moves.
+        let got = plan.assign(&a(&["m0", "m2", "m3", "m5", "m6"]));
+        assert_eq!(
+            layout(&got),
+            vec![(0, vec!["m0", "m2"]), (1, vec!["m3", "m6"]), (2, vec!["m5"])]
+        );
+        // Every market of socket 1 leaves while two come: the open socket takes them.
+        let got = plan.assign(&a(&["m0", "m2", "m5", "m7", "m8"]));
+        assert_eq!(
+            layout(&got),
+            vec![(0, vec!["m0", "m2"]), (1, vec!["m7", "m8"]), (2, vec!["m5"])]
+        );
+        // Socket 1's markets leave with nothing coming: it closes; the next market takes socket 2's room,
+        // the one after a new socket.
+        let got = plan.assign(&a(&["m0", "m2", "m5"]));
+        assert_eq!(layout(&got), vec![(0, vec!["m0", "m2"]), (2, vec!["m5"])]);
+        let got = plan.assign(&a(&["m0", "m2", "m5", "m7", "m8"]));
+        assert_eq!(
+            layout(&got),
+            vec![(0, vec!["m0", "m2"]), (2, vec!["m5", "m7"]), (3, vec!["m8"])]
+        );
+        // Nothing followed: one socket stays.
+        assert_eq!(layout(&plan.assign(&MarketSet::new())), vec![(0, vec![])]);
+        assert_eq!(layout(&plan.assign(&a(&["m9"]))), vec![(0, vec!["m9"])]);
+    }
+
+    /// venue_b's limit counts tokens: both tokens of a market share a socket, and a limit smaller than a
+    /// market's tokens still gives it a socket of its own.
+    #[test]
+    fn venue_b_counts_tokens_and_keeps_a_market_together() {
+        let mut plan = ShardPlan::new(5);
+        let got = plan.assign(&b(&["c1", "c2", "c3", "c4", "c5"]));
+        assert_eq!(
+            layout(&got),
+            vec![(0, vec!["c1", "c2"]), (1, vec!["c3", "c4"]), (2, vec!["c5"])]
+        );
+        let mut plan = ShardPlan::new(1);
+        assert_eq!(
+            layout(&plan.assign(&b(&["c1", "c2"]))),
+            vec![(0, vec!["c1"]), (1, vec!["c2"])]
+        );
+    }
+}
