@@ -303,53 +303,37 @@ impl VenueHealth {
     }
 
     /// Socket `id` of the venue exists and is connecting.
-    pub(crate) fn socket_opening(&self, exchange: Exchange, id: u64) {
+    pub fn socket_opening(&self, exchange: Exchange, id: u64) {
         self.update(exchange, |h| {
             h.mode = FeedMode::WebSocket;
             h.set_socket(id, false);
         });
-        self.export_connections(exchange);
     }
 
     /// Socket `id` of the venue is open and subscribed.
-    pub(crate) fn socket_up(&self, exchange: Exchange, id: u64) {
+    pub fn socket_up(&self, exchange: Exchange, id: u64) {
         self.update(exchange, |h| {
             h.mode = FeedMode::WebSocket;
             h.set_socket(id, true);
         });
-        self.export_connections(exchange);
     }
 
     /// Socket `id` of the venue dropped (and will reconnect) for `reason`.
-    pub(crate) fn socket_down(&self, exchange: Exchange, id: u64, reason: String, now: Timestamp) {
+    pub fn socket_down(&self, exchange: Exchange, id: u64, reason: String, now: Timestamp) {
         self.update(exchange, |h| {
             h.set_socket(id, false);
             h.reconnects += 1;
             h.connections.reconnects += 1;
             h.part_failed(Part::Books, reason, now);
         });
-        self.export_connections(exchange);
     }
 
     /// Socket `id` of the venue closed for good (its markets left, or ingestion stops).
-    pub(crate) fn socket_closed(&self, exchange: Exchange, id: u64) {
+    pub fn socket_closed(&self, exchange: Exchange, id: u64) {
         self.update(exchange, |h| {
             h.sockets.remove(&id);
             h.count_sockets();
         });
-        self.export_connections(exchange);
-    }
-
-    /// `crossbook_venue_connections{venue, state}`: the venue's sockets connected and disconnected now.
-    fn export_connections(&self, exchange: Exchange) {
-        let Some(c) = self.get(exchange).map(|h| h.connections) else {
-            return;
-        };
-        let gauge = |state: &'static str, n: usize| {
-            metrics::gauge!("crossbook_venue_connections", "venue" => exchange.as_str(), "state" => state).set(n as f64);
-        };
-        gauge("connected", c.connected);
-        gauge("disconnected", c.total - c.connected);
     }
 
     /// A keepalive arrived: the connection is alive; the data's age goes on.

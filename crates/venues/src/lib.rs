@@ -38,6 +38,8 @@ pub mod web_url;
 pub mod wire;
 
 pub use error::VenueError;
-pub use health::{DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth};
+pub use health::{
+    Connections, DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth,
+};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
 pub use venue::{BookUpdate, CatalogBatch, FeedSession, FeedUpdate, MarketSet, Venue};
