@@ -821,7 +821,10 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
         (0..n).all(|i| h.live.get(&key_of(m, i)).is_some())
     };
     let all_live = |ex: Exchange| followed(&h.sim, ex, &held_back.series_id).iter().all(|m| live(m));
-    wait_until("every followed book of both venues live", 60, || all_live(A) && all_live(B)).await;
+    wait_until("every followed book of both venues live", 60, || {
+        all_live(A) && all_live(B)
+    })
+    .await;
 
     // Several sockets per venue, each within its limit, all connected.
     for (ex, limit, per_market) in [(A, A_LIMIT, 1), (B, B_LIMIT, 2)] {
@@ -833,7 +836,10 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
         })
         .await;
         let health = h.health.get(ex).unwrap();
-        assert!(health.connected && health.mode == FeedMode::WebSocket, "{ex}: {health:?}");
+        assert!(
+            health.connected && health.mode == FeedMode::WebSocket,
+            "{ex}: {health:?}"
+        );
         assert_eq!(health.connections.reconnects, 0, "{ex}: {health:?}");
     }
 
@@ -842,11 +848,17 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
     for (ex, limit) in [(A, A_LIMIT), (B, B_LIMIT)] {
         let markets = followed(&h.sim, ex, &held_back.series_id);
         let victim = markets[markets.len() / 2].clone();
-        let carried = victim.tokens.as_ref().map_or(victim.market_id.clone(), |t| t[0].clone());
+        let carried = victim
+            .tokens
+            .as_ref()
+            .map_or(victim.market_id.clone(), |t| t[0].clone());
         let accepted = faults.sessions_accepted(ex);
         let since = h.stale_keys.lock().unwrap().len();
         faults.drop_socket_carrying(ex, &carried);
-        wait_until("the dropped socket reconnected", 20, || faults.sessions_accepted(ex) > accepted).await;
+        wait_until("the dropped socket reconnected", 20, || {
+            faults.sessions_accepted(ex) > accepted
+        })
+        .await;
         wait_until("the dropped socket's books back", 30, || {
             stale_since(&h, since, ex).iter().all(|(k, _)| h.live.get(k).is_some()) && h.converged(&victim)
         })
@@ -855,17 +867,27 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
         let lost_keys: Vec<&BookKey> = lost.iter().map(|(k, _)| k).collect();
         assert!(lost_keys.contains(&&key_of(&victim, 0)), "{ex}: {lost:?}");
         if victim.tokens.is_some() {
-            assert!(lost_keys.contains(&&key_of(&victim, 1)), "both tokens on one socket: {lost:?}");
+            assert!(
+                lost_keys.contains(&&key_of(&victim, 1)),
+                "both tokens on one socket: {lost:?}"
+            );
         }
         assert!(lost.iter().all(|(_, c)| *c == GapCause::Disconnect), "{ex}: {lost:?}");
         assert!(
             lost.len() <= limit && lost.len() < markets.len(),
             "{ex}: only one socket's books are gapped: {lost:?}"
         );
-        assert_eq!(faults.sessions_accepted(ex), accepted + 1, "{ex}: one socket reconnected");
+        assert_eq!(
+            faults.sessions_accepted(ex),
+            accepted + 1,
+            "{ex}: one socket reconnected"
+        );
         let health = h.health.get(ex).unwrap();
         assert_eq!(health.connections.reconnects, 1, "{ex}: {health:?}");
-        wait_until("every socket connected again", 20, || h.health.get(ex).unwrap().connected).await;
+        wait_until("every socket connected again", 20, || {
+            h.health.get(ex).unwrap().connected
+        })
+        .await;
     }
     // Neither drop touched the other venue's books.
     let lost_a = stale_since(&h, mark, A).len();

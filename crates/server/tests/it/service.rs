@@ -239,7 +239,9 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
         h.last_message_at = Some(Timestamp::from_millis(now.millis() - 4_000));
     });
     app.state.health.socket_opening(Exchange::VenueB, 0);
-    app.state.health.update(Exchange::VenueB, |h| assert_eq!(h.mode, FeedMode::WebSocket));
+    app.state
+        .health
+        .update(Exchange::VenueB, |h| assert_eq!(h.mode, FeedMode::WebSocket));
     let r = app.get("/metrics").await;
     assert_eq!(r.status.as_u16(), 200);
     let text = r.text;

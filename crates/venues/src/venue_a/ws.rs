@@ -1018,7 +1018,12 @@ mod tests {
             })
             .collect();
         let upd = |sid: u64, action: &str, t: &str| {
-            ("update_subscription".to_string(), sid, action.to_string(), serde_json::json!([t]))
+            (
+                "update_subscription".to_string(),
+                sid,
+                action.to_string(),
+                serde_json::json!([t]),
+            )
         };
         assert_eq!(
             summary,
