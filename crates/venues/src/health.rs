@@ -106,8 +106,9 @@ pub struct FeedHealth {
     pub connected: bool,
     /// The venue's sockets (WebSocket mode; zero while polling).
     pub connections: Connections,
-    /// Each socket's state, by socket id: open and subscribed or not.
-    sockets: BTreeMap<u64, bool>,
+    /// Each socket's state, by socket id: open and subscribed or not. Written through the
+    /// `VenueHealth::socket_*` methods, which keep `connections` and `connected` in step with it.
+    pub sockets: BTreeMap<u64, bool>,
     /// When the last valid data message (or successful poll) arrived. Keepalives do not count: this is the
     /// age of the data.
     pub last_message_at: Option<Timestamp>,

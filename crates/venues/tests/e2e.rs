@@ -820,7 +820,7 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
         let n = m.tokens.as_ref().map_or(1, |_| 2);
         (0..n).all(|i| h.live.get(&key_of(m, i)).is_some())
     };
-    let all_live = |ex: Exchange| followed(&h.sim, ex, &held_back.series_id).iter().all(|m| live(m));
+    let all_live = |ex: Exchange| followed(&h.sim, ex, &held_back.series_id).iter().all(&live);
     wait_until("every followed book of both venues live", 60, || {
         all_live(A) && all_live(B)
     })
