@@ -104,6 +104,9 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_interval_ms: Option<u64>,
     pub feed_silence_seconds: u64,
+    pub feed_data_silence_seconds: u64,
+    pub venue_a_ws_markets_per_connection: usize,
+    pub venue_b_ws_assets_per_connection: usize,
     pub write_buffer_events: usize,
     pub retention_days: u32,
 
@@ -378,6 +381,13 @@ impl Config {
         if !self.bus_url.trim().is_empty() && self.bus_window_seconds < 60 {
             return Err("invalid configuration: bus_window_seconds must be at least 60".into());
         }
+        if self.venue_a_ws_markets_per_connection == 0 || self.venue_b_ws_assets_per_connection == 0 {
+            return Err(
+                "invalid configuration: venue_a_ws_markets_per_connection and venue_b_ws_assets_per_connection \
+                 must be positive"
+                    .into(),
+            );
+        }
         if self.scan_interval_ms == 0 {
             return Err("invalid configuration: scan_interval_ms must be positive".into());
         }
@@ -509,6 +519,53 @@ mod tests {
                 Ok(())
             });
         }
+    }
+
+    /// The per-connection limits and the data-silence limit default to the venues' figures and a few
+    /// minutes, are read from the file and the environment, and a zero limit is refused by name.
+    #[test]
+    fn sharding_settings_parse() {
+        let c = Config::default();
+        assert_eq!(
+            (
+                c.venue_a_ws_markets_per_connection,
+                c.venue_b_ws_assets_per_connection,
+                c.feed_data_silence_seconds
+            ),
+            (1000, 500, 300)
+        );
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "c.toml",
+                "venue_a_ws_markets_per_connection = 5\nvenue_b_ws_assets_per_connection = 8\nfeed_data_silence_seconds = 0",
+            )?;
+            jail.set_env("CROSSBOOK_VENUE_B_WS_ASSETS_PER_CONNECTION", "12");
+            let c = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap();
+            assert_eq!(
+                (
+                    c.venue_a_ws_markets_per_connection,
+                    c.venue_b_ws_assets_per_connection,
+                    c.feed_data_silence_seconds
+                ),
+                (5, 12, 0)
+            );
+            let ingest = crate::workers::ingest::ingest_config(&c);
+            assert_eq!(
+                (
+                    ingest.venue_a_ws_markets_per_connection,
+                    ingest.venue_b_ws_assets_per_connection,
+                    ingest.feed_data_silence_seconds
+                ),
+                (5, 12, 0)
+            );
+            jail.set_env("CROSSBOOK_VENUE_A_WS_MARKETS_PER_CONNECTION", "0");
+            let e = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap_err();
+            assert!(e.contains("venue_a_ws_markets_per_connection"), "{e}");
+            jail.set_env("CROSSBOOK_VENUE_A_WS_MARKETS_PER_CONNECTION", "many");
+            let e = Config::load(Some(Path::new("c.toml")), &Flags::default()).unwrap_err();
+            assert!(e.to_lowercase().contains("venue_a_ws_markets_per_connection"), "{e}");
+            Ok(())
+        });
     }
 
     #[test]

@@ -263,7 +263,10 @@ const GAUGES: &[(&str, &str)] = &[
         VENUE_CONNECTED,
         "1 while the venue's feed is connected (or its last poll succeeded), else 0.",
     ),
-    (VENUE_CONNECTIONS, "Open WebSocket connections to the venue."),
+    (
+        VENUE_CONNECTIONS,
+        "WebSocket connections the venue's markets are spread over, by state: connected or disconnected.",
+    ),
     (
         VENUE_DATA_AGE,
         "Seconds since the venue's last message (absent before the first).",
@@ -352,13 +355,10 @@ pub fn set_venue_gauges(health: &VenueHealth, now: Timestamp) {
     for (ex, h) in health.snapshot() {
         let v = ex.as_str();
         metrics::gauge!(VENUE_CONNECTED, "venue" => v).set(if h.connected { 1.0 } else { 0.0 });
-        // One WebSocket per venue today.
-        let sockets = if h.connected && h.mode == crossbook_venues::FeedMode::WebSocket {
-            1.0
-        } else {
-            0.0
-        };
-        metrics::gauge!(VENUE_CONNECTIONS, "venue" => v).set(sockets);
+        let c = &h.connections;
+        metrics::gauge!(VENUE_CONNECTIONS, "venue" => v, "state" => "connected").set(c.connected as f64);
+        metrics::gauge!(VENUE_CONNECTIONS, "venue" => v, "state" => "disconnected")
+            .set(c.total.saturating_sub(c.connected) as f64);
         if let Some(at) = h.last_message_at {
             let age_ms = (now.millis() - at.millis()).max(0);
             metrics::gauge!(VENUE_DATA_AGE, "venue" => v).set(age_ms as f64 / 1000.0);

@@ -6,7 +6,7 @@
 
 use std::sync::{
     Arc, Mutex,
-    atomic::{AtomicBool, AtomicU64, Ordering},
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
 };
 
 use crossbook_core::Exchange;
@@ -16,6 +16,10 @@ use tokio::sync::watch;
 struct VenueFaults {
     /// Bumped to make every open socket of the venue drop at once.
     drop_gen: watch::Sender<u64>,
+    /// `(generation, id)`: bumped to drop the open sockets subscribed to `id`.
+    drop_one: watch::Sender<(u64, String)>,
+    /// What one connection may subscribe: venue_a markets, venue_b assets (tokens).
+    ws_limit: AtomicUsize,
     silent: AtomicBool,
     malformed: AtomicBool,
     /// `(status, remaining)`: the next `remaining` REST requests answer `status`.
@@ -28,10 +32,17 @@ struct VenueFaults {
     open: AtomicU64,
 }
 
-impl Default for VenueFaults {
-    fn default() -> Self {
+/// The venues' per-connection subscription limits (PROTOCOLS A.6, B.5): about 1,000 markets per venue_a
+/// connection, about 500 assets per venue_b connection.
+pub const VENUE_A_WS_MARKETS: usize = 1_000;
+pub const VENUE_B_WS_ASSETS: usize = 500;
+
+impl VenueFaults {
+    fn new(ws_limit: usize) -> Self {
         VenueFaults {
             drop_gen: watch::Sender::new(0),
+            drop_one: watch::Sender::new((0, String::new())),
+            ws_limit: AtomicUsize::new(ws_limit),
             silent: AtomicBool::new(false),
             malformed: AtomicBool::new(false),
             rest: Mutex::new(None),
@@ -42,11 +53,21 @@ impl Default for VenueFaults {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     a: VenueFaults,
     b: VenueFaults,
     skip_seq: AtomicBool,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner {
+            a: VenueFaults::new(VENUE_A_WS_MARKETS),
+            b: VenueFaults::new(VENUE_B_WS_ASSETS),
+            skip_seq: AtomicBool::new(false),
+        }
+    }
 }
 
 /// Handle on the fault switches of both venues. Cheap to clone; all clones control the same venues.
@@ -73,6 +94,22 @@ impl Faults {
     /// Drops every open WebSocket of one venue now.
     pub fn drop_sockets_of(&self, ex: Exchange) {
         self.venue(ex).drop_gen.send_modify(|g| *g += 1);
+    }
+
+    /// Drops, without a close frame, the venue's open sockets subscribed to `id` (a venue_a market ticker,
+    /// a venue_b token id); the venue's other sockets stay up.
+    pub fn drop_socket_carrying(&self, ex: Exchange, id: &str) {
+        self.venue(ex)
+            .drop_one
+            .send_modify(|(generation, target)| (*generation, *target) = (*generation + 1, id.to_string()));
+    }
+
+    /// Sets how much one WebSocket connection of the venue may subscribe: venue_a markets (past it a
+    /// `subscribe` or `add_markets` is refused with error 26), venue_b assets (assets past it are ignored:
+    /// no `book`, no changes). Defaults: [`VENUE_A_WS_MARKETS`], [`VENUE_B_WS_ASSETS`]. Applies to
+    /// subscriptions made after the call.
+    pub fn set_ws_limit(&self, ex: Exchange, limit: usize) {
+        self.venue(ex).ws_limit.store(limit, Ordering::SeqCst);
     }
 
     /// The next venue_a `orderbook_delta` (on any socket) skips one `seq` value, so a client sees a gap.
@@ -130,6 +167,12 @@ impl Faults {
 
     pub(crate) fn drop_watch(&self, ex: Exchange) -> watch::Receiver<u64> {
         self.venue(ex).drop_gen.subscribe()
+    }
+    pub(crate) fn drop_one_watch(&self, ex: Exchange) -> watch::Receiver<(u64, String)> {
+        self.venue(ex).drop_one.subscribe()
+    }
+    pub(crate) fn ws_limit(&self, ex: Exchange) -> usize {
+        self.venue(ex).ws_limit.load(Ordering::SeqCst)
     }
     pub(crate) fn is_silent(&self, ex: Exchange) -> bool {
         self.venue(ex).silent.load(Ordering::SeqCst)

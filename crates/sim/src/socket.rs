@@ -33,6 +33,9 @@ pub(crate) trait Protocol: Send {
     fn on_text(&mut self, text: &str) -> Reply;
     /// Turns one published batch into messages for this client.
     fn on_batch(&mut self, batch: &Batch) -> Vec<String>;
+    /// Whether this connection is subscribed to `id` (a venue_a ticker, a venue_b token), for
+    /// [`crate::Faults::drop_socket_carrying`].
+    fn carries(&self, id: &str) -> bool;
 }
 
 type Tx = SplitSink<WebSocket, Message>;
@@ -45,6 +48,7 @@ pub(crate) async fn drive<P: Protocol>(shared: Arc<Shared>, socket: WebSocket, m
     // arrive here (see `Shared::mutate`).
     let mut updates = shared.subscribe();
     let mut drops = shared.faults.drop_watch(ex);
+    let mut drop_one = shared.faults.drop_one_watch(ex);
     let (mut tx, mut rx) = socket.split();
     let (period, body) = P::PING.unwrap_or((Duration::from_secs(3_600), b""));
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -57,6 +61,13 @@ pub(crate) async fn drive<P: Protocol>(shared: Arc<Shared>, socket: WebSocket, m
             }
             // A dropped socket: return without a close frame, as a network failure looks.
             _ = drops.changed() => return,
+            _ = drop_one.changed() => {
+                let target = drop_one.borrow_and_update().1.clone();
+                if proto.carries(&target) {
+                    return;
+                }
+                Ok(())
+            }
             _ = ping.tick(), if P::PING.is_some() => tx.send(Message::Ping(Bytes::from_static(body))).await,
             msg = rx.next() => match msg {
                 Some(Ok(Message::Text(text))) => {

@@ -85,12 +85,30 @@ impl PartHealth {
     }
 }
 
+/// A venue's WebSocket connections: its followed markets are spread over as many sockets as the venue's
+/// per-connection limit needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Connections {
+    /// Sockets the venue's markets are spread over now.
+    pub total: usize,
+    /// Of those, the ones open and subscribed.
+    pub connected: usize,
+    /// Reconnects of all of them since start.
+    pub reconnects: u64,
+}
+
 /// The state of one venue's feed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FeedHealth {
     pub mode: FeedMode,
-    /// The socket is open and subscribed (WebSocket), or the last poll succeeded (polling).
+    /// WebSocket: every socket of the venue is open and subscribed (one down is enough for `false`: its
+    /// books are stale). Polling: the last poll succeeded.
     pub connected: bool,
+    /// The venue's sockets (WebSocket mode; zero while polling).
+    pub connections: Connections,
+    /// Each socket's state, by socket id: open and subscribed or not. Written through the
+    /// `VenueHealth::socket_*` methods, which keep `connections` and `connected` in step with it.
+    pub sockets: BTreeMap<u64, bool>,
     /// When the last valid data message (or successful poll) arrived. Keepalives do not count: this is the
     /// age of the data.
     pub last_message_at: Option<Timestamp>,
@@ -150,6 +168,18 @@ impl FeedHealth {
         p.last_error = Some(error.clone());
         p.last_error_at = Some(now);
         self.last_error = Some(error);
+    }
+
+    /// Sets socket `id` up or down (opening it if new), and the venue's connection counts with it.
+    fn set_socket(&mut self, id: u64, up: bool) {
+        self.sockets.insert(id, up);
+        self.count_sockets();
+    }
+
+    fn count_sockets(&mut self) {
+        self.connections.total = self.sockets.len();
+        self.connections.connected = self.sockets.values().filter(|up| **up).count();
+        self.connected = self.connections.total > 0 && self.connections.connected == self.connections.total;
     }
 
     /// Records a success of `part`.
@@ -265,8 +295,45 @@ impl VenueHealth {
         self.update(exchange, |h| {
             h.last_message_at = Some(now);
             h.last_alive_at = Some(now);
-            h.connected = true;
+            // With sockets, each reports its own state; data on one says nothing of the others.
+            if h.sockets.is_empty() {
+                h.connected = true;
+            }
             h.part_ok(Part::Books, now);
+        });
+    }
+
+    /// Socket `id` of the venue exists and is connecting.
+    pub fn socket_opening(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.mode = FeedMode::WebSocket;
+            h.set_socket(id, false);
+        });
+    }
+
+    /// Socket `id` of the venue is open and subscribed.
+    pub fn socket_up(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.mode = FeedMode::WebSocket;
+            h.set_socket(id, true);
+        });
+    }
+
+    /// Socket `id` of the venue dropped (and will reconnect) for `reason`.
+    pub fn socket_down(&self, exchange: Exchange, id: u64, reason: String, now: Timestamp) {
+        self.update(exchange, |h| {
+            h.set_socket(id, false);
+            h.reconnects += 1;
+            h.connections.reconnects += 1;
+            h.part_failed(Part::Books, reason, now);
+        });
+    }
+
+    /// Socket `id` of the venue closed for good (its markets left, or ingestion stops).
+    pub fn socket_closed(&self, exchange: Exchange, id: u64) {
+        self.update(exchange, |h| {
+            h.sockets.remove(&id);
+            h.count_sockets();
         });
     }
 
@@ -355,6 +422,41 @@ mod tests {
             h.get(ex).unwrap().freshness(late, LIMIT),
             Freshness::Stale("no data or keepalive for 61 s".into())
         );
+    }
+
+    /// With several sockets the venue counts as connected only while every one is: one down leaves its
+    /// books stale, which the venue's state says; data on the others does not hide it.
+    #[test]
+    fn a_venue_is_connected_while_every_socket_is() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueA;
+        let now = Timestamp::from_millis(1_000_000);
+        live.upsert(book(ex, "a1"));
+        let conn = || h.get(ex).map(|e| (e.connected, e.connections)).unwrap();
+        let c = |total, connected, reconnects| Connections {
+            total,
+            connected,
+            reconnects,
+        };
+        h.socket_opening(ex, 0);
+        h.socket_opening(ex, 1);
+        assert_eq!(conn(), (false, c(2, 0, 0)));
+        h.socket_up(ex, 0);
+        h.touch(ex, now);
+        assert_eq!(conn(), (false, c(2, 1, 0)), "data on socket 0 says nothing of socket 1");
+        h.socket_up(ex, 1);
+        assert_eq!(conn(), (true, c(2, 2, 0)));
+        assert_eq!(h.get(ex).unwrap().freshness(now, LIMIT), Freshness::Fresh);
+        h.socket_down(ex, 1, "connection reset".into(), now);
+        assert_eq!(conn(), (false, c(2, 1, 1)));
+        assert_eq!(h.get(ex).unwrap().reconnects, 1);
+        assert_eq!(
+            h.get(ex).unwrap().freshness(now, LIMIT),
+            Freshness::Stale("disconnected: connection reset".into())
+        );
+        h.socket_closed(ex, 1);
+        assert_eq!(conn(), (true, c(1, 1, 1)), "a closed socket no longer counts");
     }
 
     /// Keepalives keep a quiet venue fresh without making its data look newer; with them stopped too it

@@ -38,7 +38,9 @@ pub mod web_url;
 pub mod wire;
 
 pub use error::VenueError;
-pub use health::{DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth};
+pub use health::{
+    Connections, DEGRADED_AFTER_FAILURES, FeedHealth, FeedMode, Freshness, Part, PartHealth, VenueHealth,
+};
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
 pub use venue::{
     BookUpdate, CATALOG_NOTICE_KINDS, CatalogBatch, CatalogNotice, FeedSession, FeedUpdate, MarketSet, Venue,

@@ -9,7 +9,10 @@ use std::{
     time::Duration,
 };
 
-use crossbook_core::{BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade, book::BookState};
+use crossbook_core::{
+    BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade,
+    book::{BookState, GapCause},
+};
 use crossbook_live::{BookKey, Bus, DomainEvent, LiveBooks};
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
 use crossbook_store::{
@@ -39,6 +42,8 @@ struct Harness {
     /// Every `TradeIngested` seen on the bus, by venue trade id.
     published: Published,
     stale_events: Arc<Mutex<Vec<Exchange>>>,
+    /// Every book the bus said went stale, with the cause, in order.
+    stale_keys: Arc<Mutex<Vec<(BookKey, GapCause)>>>,
 }
 
 fn config(sim: &SimHandle, credentials: bool) -> IngestConfig {
@@ -89,8 +94,9 @@ async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harne
     };
     let published: Published = Arc::default();
     let stale_events: Arc<Mutex<Vec<Exchange>>> = Arc::default();
+    let stale_keys: Arc<Mutex<Vec<(BookKey, GapCause)>>> = Arc::default();
     let mut rx = bus.subscribe();
-    let (p, s) = (published.clone(), stale_events.clone());
+    let (p, s, k) = (published.clone(), stale_events.clone(), stale_keys.clone());
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
@@ -99,7 +105,12 @@ async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harne
                     let entry = map.entry((t.exchange, t.source_trade_id.clone())).or_insert((0, t));
                     entry.0 += 1;
                 }
-                Ok(DomainEvent::BooksStale { exchange, .. }) => s.lock().unwrap().push(exchange),
+                Ok(DomainEvent::BooksStale {
+                    exchange, keys, cause, ..
+                }) => {
+                    s.lock().unwrap().push(exchange);
+                    k.lock().unwrap().extend(keys.into_iter().map(|key| (key, cause)));
+                }
                 Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     panic!("the test's bus subscriber lagged by {n}")
@@ -129,6 +140,7 @@ async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harne
         handle,
         published,
         stale_events,
+        stale_keys,
     }
 }
 
@@ -746,5 +758,161 @@ async fn venue_b_reads_the_data_api_v2_tape() {
     }
     let health = h.health.get(B).expect("health entry");
     assert!(health.last_error.is_none(), "{health:?}");
+    h.stop().await;
+}
+
+/// The books a test expects followed on `ex`: open markets far enough from their close not to roll over
+/// during the test, outside `except_series`.
+fn followed(sim: &SimHandle, ex: Exchange, except_series: &str) -> Vec<SimMarket> {
+    sim.markets(ex)
+        .into_iter()
+        .filter(|m| m.phase == Phase::Open && m.series_id != except_series)
+        .filter(|m| ex == A || m.tokens.is_some())
+        .filter(|m| m.close_time.millis() - sim.now().millis() > 60_000)
+        .collect()
+}
+
+/// Stale books the bus reported on `ex` since `mark`.
+fn stale_since(h: &Harness, mark: usize, ex: Exchange) -> Vec<(BookKey, GapCause)> {
+    h.stale_keys.lock().unwrap()[mark..]
+        .iter()
+        .filter(|(k, _)| k.exchange == ex)
+        .cloned()
+        .collect()
+}
+
+/// With small per-connection limits, which the simulator enforces the way the venues do (venue_a refuses
+/// markets past its limit with error 26, venue_b ignores assets past its limit), each venue's followed
+/// books are spread over several sockets and all of them are live. Dropping one socket gaps only that
+/// socket's books, which come back; a market followed mid-run joins a socket without a gap on any other
+/// book.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markets_spread_over_sockets_within_the_venues_limits() {
+    const A_LIMIT: usize = 5;
+    const B_LIMIT: usize = 8;
+    let mut held_back: Option<SimMarket> = None;
+    let h = start(13, |sim| {
+        let faults = sim.faults();
+        faults.set_ws_limit(A, A_LIMIT);
+        faults.set_ws_limit(B, B_LIMIT);
+        // One venue_a series is left out of the configuration, to follow one of its events mid-run.
+        let later = followed(sim, A, "")
+            .into_iter()
+            .find(|m| m.interval.is_none() && m.close_time.millis() - sim.now().millis() > 3_600_000)
+            .expect("a long-lived venue_a market outside the BTC windows");
+        let series = sim
+            .series_ids(A)
+            .into_iter()
+            .filter(|s| *s != later.series_id)
+            .collect();
+        held_back = Some(later);
+        IngestConfig {
+            venue_a_series: series,
+            venue_a_ws_markets_per_connection: A_LIMIT,
+            venue_b_ws_assets_per_connection: B_LIMIT,
+            ..config(sim, true)
+        }
+    })
+    .await;
+    let held_back = held_back.unwrap();
+    let faults = h.sim.faults();
+    let live = |m: &SimMarket| {
+        let n = m.tokens.as_ref().map_or(1, |_| 2);
+        (0..n).all(|i| h.live.get(&key_of(m, i)).is_some())
+    };
+    let all_live = |ex: Exchange| followed(&h.sim, ex, &held_back.series_id).iter().all(&live);
+    wait_until("every followed book of both venues live", 60, || {
+        all_live(A) && all_live(B)
+    })
+    .await;
+
+    // Several sockets per venue, each within its limit, all connected.
+    for (ex, limit, per_market) in [(A, A_LIMIT, 1), (B, B_LIMIT, 2)] {
+        let books = followed(&h.sim, ex, &held_back.series_id).len() * per_market;
+        let needed = books.div_ceil(limit).max(2);
+        wait_until("sockets counted in health and open at the venue", 20, || {
+            let c = h.health.get(ex).unwrap().connections;
+            c.total >= needed && c.connected == c.total && faults.sessions_open(ex) == c.total as u64
+        })
+        .await;
+        let health = h.health.get(ex).unwrap();
+        assert!(
+            health.connected && health.mode == FeedMode::WebSocket,
+            "{ex}: {health:?}"
+        );
+        assert_eq!(health.connections.reconnects, 0, "{ex}: {health:?}");
+    }
+
+    // One socket of each venue drops: only its books are gapped, they come back, the others stay live.
+    let mark = h.stale_keys.lock().unwrap().len();
+    for (ex, limit) in [(A, A_LIMIT), (B, B_LIMIT)] {
+        let markets = followed(&h.sim, ex, &held_back.series_id);
+        let victim = markets[markets.len() / 2].clone();
+        let carried = victim
+            .tokens
+            .as_ref()
+            .map_or(victim.market_id.clone(), |t| t[0].clone());
+        let accepted = faults.sessions_accepted(ex);
+        let since = h.stale_keys.lock().unwrap().len();
+        faults.drop_socket_carrying(ex, &carried);
+        wait_until("the dropped socket reconnected", 20, || {
+            faults.sessions_accepted(ex) > accepted
+        })
+        .await;
+        wait_until("the dropped socket's books back", 30, || {
+            stale_since(&h, since, ex).iter().all(|(k, _)| h.live.get(k).is_some()) && h.converged(&victim)
+        })
+        .await;
+        let lost = stale_since(&h, since, ex);
+        let lost_keys: Vec<&BookKey> = lost.iter().map(|(k, _)| k).collect();
+        assert!(lost_keys.contains(&&key_of(&victim, 0)), "{ex}: {lost:?}");
+        if victim.tokens.is_some() {
+            assert!(
+                lost_keys.contains(&&key_of(&victim, 1)),
+                "both tokens on one socket: {lost:?}"
+            );
+        }
+        assert!(lost.iter().all(|(_, c)| *c == GapCause::Disconnect), "{ex}: {lost:?}");
+        assert!(
+            lost.len() <= limit && lost.len() < markets.len(),
+            "{ex}: only one socket's books are gapped: {lost:?}"
+        );
+        assert_eq!(
+            faults.sessions_accepted(ex),
+            accepted + 1,
+            "{ex}: one socket reconnected"
+        );
+        let health = h.health.get(ex).unwrap();
+        assert_eq!(health.connections.reconnects, 1, "{ex}: {health:?}");
+        wait_until("every socket connected again", 20, || {
+            h.health.get(ex).unwrap().connected
+        })
+        .await;
+    }
+    // Neither drop touched the other venue's books.
+    let lost_a = stale_since(&h, mark, A).len();
+    let lost_b = stale_since(&h, mark, B).len();
+    assert!(lost_a <= A_LIMIT && lost_b <= B_LIMIT, "({lost_a}, {lost_b})");
+
+    // A market followed mid-run joins a socket: no book of either venue is gapped.
+    let mark = h.stale_keys.lock().unwrap().len();
+    let event = h
+        .handle
+        .follow_event(A, &held_back.event_id)
+        .await
+        .expect("follow")
+        .expect("a known event");
+    assert_eq!(event.event_id, held_back.event_id);
+    wait_until("the followed event's books live", 30, || h.converged(&held_back)).await;
+    assert!(
+        h.stale_keys.lock().unwrap()[mark..].is_empty(),
+        "a joining market gapped others: {:?}",
+        &h.stale_keys.lock().unwrap()[mark..]
+    );
+    assert!(all_live(A) && all_live(B));
+    let health = h.health.get(A).unwrap();
+    assert!(health.connected, "{health:?}");
+    assert_eq!(faults.sessions_open(A), health.connections.total as u64);
+
     h.stop().await;
 }

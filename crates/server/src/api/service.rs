@@ -186,6 +186,18 @@ pub struct PartsOut {
     pub catalog: PartOut,
 }
 
+/// A venue's WebSocket connections: its followed markets are spread over as many as the venue's
+/// per-connection limit needs (`venue_a_ws_markets_per_connection`, `venue_b_ws_assets_per_connection`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConnectionsOut {
+    /// Sockets the venue's markets are spread over now (0 while polling).
+    pub total: u64,
+    /// Of those, the ones open and subscribed.
+    pub connected: u64,
+    /// Reconnects of all of them since ingestion started.
+    pub reconnects: u64,
+}
+
 /// How a venue's books are fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -215,8 +227,11 @@ pub struct VenueHealthOut {
     /// Age above which the venue is stale.
     pub max_age_seconds: u64,
     pub mode: FeedModeOut,
-    /// The socket is open and subscribed (or the last REST poll succeeded).
+    /// Every socket of the venue is open and subscribed (one down makes it false: its books are stale); when
+    /// polling, the last REST poll succeeded.
     pub connected: bool,
+    /// The venue's WebSocket connections: how many, how many connected, their reconnects.
+    pub connections: ConnectionsOut,
     /// Live books held in memory and up to date.
     pub books: u64,
     /// Books waiting for a fresh snapshot (after a sequence gap or a reconnect).
@@ -359,6 +374,11 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
             crossbook_venues::FeedMode::Polling => FeedModeOut::Polling,
         },
         connected: h.connected,
+        connections: ConnectionsOut {
+            total: h.connections.total as u64,
+            connected: h.connections.connected as u64,
+            reconnects: h.connections.reconnects,
+        },
         books: h.books as u64,
         stale_books: h.stale_books as u64,
         last_catalog_sync_at: h.last_catalog_sync_at.map(Timestamp::to_iso),

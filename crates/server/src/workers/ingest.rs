@@ -26,6 +26,9 @@ pub fn ingest_config(config: &Config) -> IngestConfig {
         venue_b_series: split_list(&config.venue_b_series),
         catalog_sync_seconds: config.catalog_sync_seconds,
         feed_silence_seconds: config.feed_silence_seconds,
+        feed_data_silence_seconds: config.feed_data_silence_seconds,
+        venue_a_ws_markets_per_connection: config.venue_a_ws_markets_per_connection,
+        venue_b_ws_assets_per_connection: config.venue_b_ws_assets_per_connection,
         write_buffer: config.write_buffer_events,
         ..IngestConfig::default()
     }

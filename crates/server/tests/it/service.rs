@@ -230,15 +230,18 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
     db.store.migrate().await.unwrap();
     let app = TestApp::new(&db, |_| {});
     let now = Timestamp::now();
+    // venue_a: two sockets, both up; venue_b: one socket, down.
+    for socket in [0, 1] {
+        app.state.health.socket_opening(Exchange::VenueA, socket);
+        app.state.health.socket_up(Exchange::VenueA, socket);
+    }
     app.state.health.update(Exchange::VenueA, |h| {
-        h.mode = FeedMode::WebSocket;
-        h.connected = true;
         h.last_message_at = Some(Timestamp::from_millis(now.millis() - 4_000));
     });
-    app.state.health.update(Exchange::VenueB, |h| {
-        h.mode = FeedMode::WebSocket;
-        h.connected = false;
-    });
+    app.state.health.socket_opening(Exchange::VenueB, 0);
+    app.state
+        .health
+        .update(Exchange::VenueB, |h| assert_eq!(h.mode, FeedMode::WebSocket));
     let r = app.get("/metrics").await;
     assert_eq!(r.status.as_u16(), 200);
     let text = r.text;
@@ -278,8 +281,17 @@ async fn metrics_have_help_counters_start_at_zero_and_venues_have_gauges() {
     };
     assert_eq!(value("crossbook_venue_connected{venue=\"venue_a\"}"), 1.0);
     assert_eq!(value("crossbook_venue_connected{venue=\"venue_b\"}"), 0.0);
-    assert_eq!(value("crossbook_venue_connections{venue=\"venue_a\"}"), 1.0);
-    assert_eq!(value("crossbook_venue_connections{venue=\"venue_b\"}"), 0.0);
+    // The exporter may write the two labels in either order.
+    let connections = |venue: &str, state: &str| {
+        let (v, st) = (format!("venue=\"{venue}\""), format!("state=\"{state}\""));
+        let one = format!("crossbook_venue_connections{{{v},{st}}}");
+        let other = format!("crossbook_venue_connections{{{st},{v}}}");
+        value(if text.contains(&one) { &one } else { &other })
+    };
+    assert_eq!(connections("venue_a", "connected"), 2.0);
+    assert_eq!(connections("venue_a", "disconnected"), 0.0);
+    assert_eq!(connections("venue_b", "connected"), 0.0);
+    assert_eq!(connections("venue_b", "disconnected"), 1.0);
     let age = value("crossbook_venue_data_age_seconds{venue=\"venue_a\"}");
     assert!((4.0..60.0).contains(&age), "{age}");
     assert_eq!(value("crossbook_venue_books{venue=\"venue_a\"}"), 0.0);

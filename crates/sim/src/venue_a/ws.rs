@@ -177,6 +177,19 @@ impl Session {
         frame.to_string()
     }
 
+    /// Error 26 when subscribing `tickers` would take the connection past its market limit (the venue
+    /// caps the markets one connection follows; a client shards beyond it).
+    fn over_limit(&self, id: Option<u64>, tickers: &[String]) -> Option<String> {
+        let mut markets: BTreeSet<&str> = self
+            .subs
+            .values()
+            .flat_map(|s| s.tickers.iter().map(String::as_str))
+            .collect();
+        markets.extend(tickers.iter().map(String::as_str));
+        let limit = self.shared.faults.ws_limit(A);
+        (markets.len() > limit).then(|| error(id, 26, &format!("Market limit of {limit} per connection exceeded")))
+    }
+
     fn subscribe(&mut self, id: Option<u64>, params: &Value) -> Vec<String> {
         if !params.is_object() {
             return vec![error(id, 2, "Params required")];
@@ -190,6 +203,9 @@ impl Session {
             return vec![error(id, 3, "Channels required")];
         }
         let tickers = tickers_of(params);
+        if let Some(refused) = self.over_limit(id, &tickers) {
+            return vec![refused];
+        }
         let use_yes_price = params.get("use_yes_price").and_then(Value::as_bool).unwrap_or(false);
         let initial = params
             .get("send_initial_snapshot")
@@ -273,6 +289,9 @@ impl Session {
             "add_markets" => {
                 if tickers.is_empty() {
                     return vec![error(id, 14, "Market ticker required")];
+                }
+                if let Some(refused) = self.over_limit(id, &tickers) {
+                    return vec![refused];
                 }
                 for t in &tickers {
                     let sub = self.subs.get_mut(&sid).expect("checked above");
@@ -376,6 +395,11 @@ fn on_yes_scale(no: &Ladder) -> Ladder {
 
 impl Protocol for Session {
     const EXCHANGE: Exchange = A;
+
+    fn carries(&self, id: &str) -> bool {
+        self.subs.values().any(|s| s.tickers.contains(id))
+    }
+
     const MALFORMED: &'static str = "{\"type\":\"orderbook_delta\",\"sid\":1,\"seq\":";
     const PING: Option<(Duration, &'static [u8])> = Some((Duration::from_secs(10), b"heartbeat"));
 

@@ -98,6 +98,10 @@ impl Protocol for Session {
     const MALFORMED: &'static str = "{\"event_type\":\"price_change\",\"market\":\"0x";
     const PING: Option<(Duration, &'static [u8])> = None;
 
+    fn carries(&self, id: &str) -> bool {
+        self.assets.contains(id)
+    }
+
     fn on_text(&mut self, text: &str) -> Reply {
         if text.trim() == "PING" {
             return Reply {
@@ -129,7 +133,16 @@ impl Protocol for Session {
             }
             return Reply::default();
         }
-        let fresh: Vec<String> = ids.into_iter().filter(|id| self.assets.insert(id.clone())).collect();
+        // Past the connection's asset limit the venue serves nothing more for it: extra assets are
+        // ignored (no `book`, no changes), which a client notices only as books that never come.
+        let limit = self.shared.faults.ws_limit(B);
+        let mut fresh: Vec<String> = Vec::new();
+        for id in ids {
+            if !self.assets.contains(&id) && self.assets.len() < limit {
+                self.assets.insert(id.clone());
+                fresh.push(id);
+            }
+        }
         let initial_dump = v.get("initial_dump").and_then(Value::as_bool).unwrap_or(true);
         if !initial_dump {
             // Without a snapshot the client still gets every change from now on.

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
-use crate::util::{DEADLINE, Ws, assert_shape, connect_a, next_json, sample, send, start};
+use crate::util::{DEADLINE, Ws, assert_shape, connect_a, next_json, next_text, sample, send, start};
 
 async fn open(sim: &SimHandle) -> Ws {
     connect_a(sim, sim.venue_a_key_id(), sim.venue_a_private_key_pem())
@@ -328,4 +328,101 @@ async fn the_server_pings_with_a_heartbeat_body() {
         .expect("open")
         .expect("ok");
     assert_eq!(msg, Message::Ping("heartbeat".as_bytes().to_vec().into()));
+}
+
+/// Past the connection's market limit a `subscribe` or an `add_markets` is refused with error 26 and
+/// changes nothing; dropping the socket that carries a market leaves the venue's other sockets open.
+#[tokio::test]
+async fn markets_past_the_connection_limit_are_refused_with_error_26() {
+    let sim = start(23).await;
+    sim.faults().set_ws_limit(Exchange::VenueA, 2);
+    let tickers: Vec<String> = sim
+        .markets(Exchange::VenueA)
+        .into_iter()
+        .filter(|m| m.phase == crossbook_sim::Phase::Open)
+        .take(3)
+        .map(|m| m.market_id)
+        .collect();
+    let mut ws = open(&sim).await;
+    send(
+        &mut ws,
+        json!({"id": 1, "cmd": "subscribe", "params": {"channels": ["orderbook_delta"], "market_tickers": tickers}}),
+    )
+    .await;
+    let refused = next_json(&mut ws).await;
+    assert_eq!(
+        (refused["type"].as_str(), refused["msg"]["code"].as_u64()),
+        (Some("error"), Some(26))
+    );
+    assert_eq!(refused["id"], 1);
+    send(
+        &mut ws,
+        json!({"id": 2, "cmd": "subscribe", "params": {"channels": ["orderbook_delta", "trade"], "market_tickers": &tickers[..2]}}),
+    )
+    .await;
+    let mut snapshots = 0;
+    for _ in 0..4 {
+        let f = next_json(&mut ws).await;
+        snapshots += usize::from(f["type"] == "orderbook_snapshot");
+    }
+    assert_eq!(snapshots, 2);
+    send(
+        &mut ws,
+        json!({"id": 3, "cmd": "update_subscription", "params": {"sid": 1, "action": "add_markets", "market_tickers": [tickers[2]]}}),
+    )
+    .await;
+    let refused = next_json(&mut ws).await;
+    assert_eq!(
+        (refused["id"].as_u64(), refused["msg"]["code"].as_u64()),
+        (Some(3), Some(26))
+    );
+    // Deleting one market makes room for another.
+    send(
+        &mut ws,
+        json!({"id": 4, "cmd": "update_subscription", "params": {"sid": 1, "action": "delete_markets", "market_tickers": [tickers[0]]}}),
+    )
+    .await;
+    assert_eq!(next_json(&mut ws).await["type"], "ok");
+    send(
+        &mut ws,
+        json!({"id": 5, "cmd": "update_subscription", "params": {"sid": 2, "action": "delete_markets", "market_tickers": [tickers[0]]}}),
+    )
+    .await;
+    assert_eq!(next_json(&mut ws).await["type"], "ok");
+    send(
+        &mut ws,
+        json!({"id": 6, "cmd": "update_subscription", "params": {"sid": 1, "action": "add_markets", "market_tickers": [tickers[2]]}}),
+    )
+    .await;
+    let snap = next_json(&mut ws).await;
+    assert_eq!(
+        (snap["type"].as_str(), snap["msg"]["market_ticker"].as_str()),
+        (Some("orderbook_snapshot"), Some(tickers[2].as_str()))
+    );
+
+    // A second socket on another market; dropping the one carrying `tickers[2]` leaves it open.
+    let mut other = open(&sim).await;
+    send(
+        &mut other,
+        json!({"id": 1, "cmd": "subscribe", "params": {"channels": ["orderbook_delta"], "market_tickers": [tickers[0]]}}),
+    )
+    .await;
+    next_json(&mut other).await;
+    sim.faults().drop_socket_carrying(Exchange::VenueA, &tickers[2]);
+    while next_text(&mut ws).await.is_some() {}
+    send(&mut other, json!({"id": 9, "cmd": "list_subscriptions"})).await;
+    loop {
+        let f = next_json(&mut other).await;
+        if f["id"] == 9 {
+            break;
+        }
+    }
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while sim.faults().sessions_open(Exchange::VenueA) != 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only the dropped session closed"
+        );
+        tokio::task::yield_now().await;
+    }
 }

@@ -271,3 +271,62 @@ async fn the_wall_clock_feed_is_live() {
     assert!(sim.now().millis() > 0);
     sim.shutdown().await;
 }
+
+/// Past the connection's asset limit the venue serves nothing for the extra assets (no `book`, no changes);
+/// dropping the socket that carries one asset leaves the venue's other sockets open.
+#[tokio::test]
+async fn assets_past_the_connection_limit_are_ignored_and_one_socket_drops_alone() {
+    let sim = start(35).await;
+    sim.faults().set_ws_limit(Exchange::VenueB, 3);
+    let m5 = sim.with_model(|m| m.open_window_pair(IntervalCode::M5).unwrap().1.clone());
+    let m15 = sim.with_model(|m| m.open_window_pair(IntervalCode::M15).unwrap().1.clone());
+    let (t5, t15) = (m5.tokens.clone().unwrap(), m15.tokens.clone().unwrap());
+    let mut ws = connect_b(&sim).await;
+    send(
+        &mut ws,
+        json!({"assets_ids": [t5[0], t5[1], t15[0], t15[1]], "type": "market", "initial_dump": true, "custom_feature_enabled": true}),
+    )
+    .await;
+    let dump = next_json(&mut ws).await;
+    let served: Vec<&str> = dump
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["asset_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(served.len(), 3, "three of four assets served: {served:?}");
+    // The fourth stays ignored when asked again; an asset leaving makes room for it.
+    send(&mut ws, json!({"operation": "unsubscribe", "assets_ids": [served[0]]})).await;
+    let missing: Vec<&String> = [&t5[0], &t5[1], &t15[0], &t15[1]]
+        .into_iter()
+        .filter(|t| !served.contains(&t.as_str()))
+        .collect();
+    send(&mut ws, json!({"operation": "subscribe", "assets_ids": [missing[0]]})).await;
+    let dump = next_json(&mut ws).await;
+    assert_eq!(dump[0]["asset_id"].as_str(), Some(missing[0].as_str()));
+
+    // A second socket with another asset; dropping the one carrying `missing[0]` leaves it open.
+    let mut other = connect_b(&sim).await;
+    send(
+        &mut other,
+        json!({"assets_ids": [served[0]], "type": "market", "initial_dump": true}),
+    )
+    .await;
+    next_json(&mut other).await;
+    sim.faults().drop_socket_carrying(Exchange::VenueB, missing[0]);
+    while next_text(&mut ws).await.is_some() {}
+    send_text(&mut other, "PING").await;
+    assert_eq!(
+        next_text(&mut other).await.as_deref(),
+        Some("PONG"),
+        "the other socket stays up"
+    );
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while sim.faults().sessions_open(Exchange::VenueB) != 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only the dropped session closed"
+        );
+        tokio::task::yield_now().await;
+    }
+}

@@ -105,6 +105,13 @@ pub struct IngestConfig {
     pub catalog_sync_seconds: u64,
     /// A socket with no data for this long is resubscribed (then reconnected).
     pub feed_silence_seconds: u64,
+    /// Markets one venue_a socket follows at most; more markets open more sockets.
+    pub venue_a_ws_markets_per_connection: usize,
+    /// Assets (tokens, two per market) one venue_b socket follows at most; more open more sockets.
+    pub venue_b_ws_assets_per_connection: usize,
+    /// A socket whose subscriptions bring no market data for this long, though keepalives still come, is
+    /// resubscribed (a dead subscription on a live socket); 0 = never.
+    pub feed_data_silence_seconds: u64,
 
     /// REST requests per second, venue_a (Basic tier: 20 reads/s; half of it leaves room).
     pub venue_a_requests_per_second: u32,
@@ -128,7 +135,8 @@ pub struct IngestConfig {
 impl Default for IngestConfig {
     /// The tuning knobs at their defaults, with no endpoints: the endpoints, series and intervals are the
     /// keys of the server's `config.default.toml`, which is their one source of defaults, so they are left
-    /// empty (zero intervals run at their minimum) for the caller to set.
+    /// empty (zero intervals run at their minimum) for the caller to set. The per-connection limits start
+    /// at the venues' own figures and the data-silence limit off.
     fn default() -> Self {
         IngestConfig {
             venue_a_enabled: true,
@@ -145,6 +153,9 @@ impl Default for IngestConfig {
             venue_b_series: Vec::new(),
             catalog_sync_seconds: 0,
             feed_silence_seconds: 0,
+            venue_a_ws_markets_per_connection: 1_000,
+            venue_b_ws_assets_per_connection: 500,
+            feed_data_silence_seconds: 0,
             venue_a_requests_per_second: 10,
             venue_b_requests_per_second: 20,
             trade_poll_ms: 2000,
@@ -186,6 +197,10 @@ impl IngestConfig {
         Settings {
             catalog_sync: Duration::from_secs(self.catalog_sync_seconds.max(1)),
             feed_silence: Duration::from_secs(self.feed_silence_seconds.max(1)),
+            venue_a_per_connection: self.venue_a_ws_markets_per_connection.max(1),
+            venue_b_per_connection: self.venue_b_ws_assets_per_connection.max(1),
+            data_silence: (self.feed_data_silence_seconds > 0)
+                .then(|| Duration::from_secs(self.feed_data_silence_seconds)),
             trade_poll: ms(self.trade_poll_ms.max(100)),
             book_poll: ms(self.book_poll_ms.max(100)),
             trade_backfill: Duration::from_secs(self.trade_backfill_seconds),
@@ -202,6 +217,11 @@ impl IngestConfig {
 struct Settings {
     catalog_sync: Duration,
     feed_silence: Duration,
+    /// Books one socket carries at most (venue_a: markets, venue_b: tokens).
+    venue_a_per_connection: usize,
+    venue_b_per_connection: usize,
+    /// No market data for this long on a socket that is otherwise alive: resubscribe it.
+    data_silence: Option<Duration>,
     trade_poll: Duration,
     book_poll: Duration,
     trade_backfill: Duration,

@@ -148,6 +148,79 @@ impl Session {
             .collect()
     }
 
+    fn update_cmd(&mut self, sid: u64, action: &str, tickers: Vec<String>) -> String {
+        let id = self.command_id();
+        json!({
+            "id": id,
+            "cmd": "update_subscription",
+            "params": {"sid": sid, "action": action, "market_tickers": tickers},
+        })
+        .to_string()
+    }
+
+    /// A confirmed subscription of `channel` with room for more markets: `(sid, room)`.
+    fn with_room(&self, channel: &str) -> Option<(u64, usize)> {
+        let mut subs: Vec<(u64, usize)> = self
+            .subs
+            .iter()
+            .filter(|(_, s)| s.confirmed && s.channel == channel && s.tickers.len() < TICKERS_PER_SUBSCRIPTION)
+            .map(|(sid, s)| (*sid, TICKERS_PER_SUBSCRIPTION - s.tickers.len()))
+            .collect();
+        subs.sort_unstable();
+        subs.into_iter().next()
+    }
+
+    /// Commands that follow `tickers` on this connection: `add_markets` on the book and trade
+    /// subscriptions that have room (the book's snapshot comes on its `sid`), then new subscriptions for
+    /// the rest.
+    fn add_markets(&mut self, mut tickers: Vec<String>, now: Timestamp) -> Vec<String> {
+        let mut send = Vec::new();
+        while !tickers.is_empty() {
+            let (Some((book_sid, book_room)), Some((trade_sid, trade_room))) =
+                (self.with_room(BOOK_CHANNEL), self.with_room(TRADE_CHANNEL))
+            else {
+                break;
+            };
+            let take: Vec<String> = tickers.drain(..book_room.min(trade_room).min(tickers.len())).collect();
+            for t in &take {
+                let attempts = self.awaiting.get(t).map_or(0, |a| a.attempts + 1);
+                self.awaiting.insert(t.clone(), Awaiting { since: now, attempts });
+            }
+            for sid in [book_sid, trade_sid] {
+                if let Some(sub) = self.subs.get_mut(&sid) {
+                    sub.tickers.extend(take.iter().cloned());
+                }
+                send.push(self.update_cmd(sid, "add_markets", take.clone()));
+            }
+        }
+        send.extend(self.subscribe_all(tickers, &[BOOK_CHANNEL, TRADE_CHANNEL], now));
+        send
+    }
+
+    /// Commands that stop `gone` on this connection: `delete_markets` on every subscription carrying them.
+    /// Markets whose subscription is not known yet stay in it until the session starts over
+    /// ([`MAX_DEAD_TICKERS`]).
+    fn delete_markets(&mut self, gone: &[String]) -> Vec<String> {
+        let mut send = Vec::new();
+        let mut deleted: HashSet<&String> = HashSet::new();
+        let mut sids: Vec<u64> = self.subs.keys().copied().collect();
+        sids.sort_unstable();
+        for sid in sids {
+            let Some(sub) = self.subs.get_mut(&sid) else { continue };
+            if !sub.confirmed {
+                continue;
+            }
+            let carried: Vec<String> = gone.iter().filter(|t| sub.tickers.remove(*t)).cloned().collect();
+            if carried.is_empty() {
+                continue;
+            }
+            deleted.extend(gone.iter().filter(|t| carried.contains(t)));
+            send.push(self.update_cmd(sid, "delete_markets", carried));
+        }
+        self.dead_tickers += gone.len() - deleted.len();
+        send
+    }
+
     fn book_is_fresh(&self, ticker: &str) -> bool {
         self.books.get(ticker).is_some_and(|b| !b.stale)
     }
@@ -494,6 +567,9 @@ impl Session {
 }
 
 impl FeedSession for Session {
+    /// Markets that leave are deleted from the subscriptions that carry them and markets that join are
+    /// added to subscriptions with room (`update_subscription`), so the connection's other markets keep
+    /// their books and `seq` runs; markets beyond that room get new subscriptions.
     fn sync_markets(&mut self, markets: &MarketSet) -> FeedUpdate {
         self.events = markets
             .values()
@@ -510,7 +586,7 @@ impl FeedSession for Session {
             self.books.remove(t);
             self.awaiting.remove(t);
         }
-        self.dead_tickers += gone.len();
+        let mut send = self.delete_markets(&gone);
         if self.dead_tickers > MAX_DEAD_TICKERS {
             return self.resubscribe(GapCause::Disconnect);
         }
@@ -522,7 +598,8 @@ impl FeedSession for Session {
             .collect();
         new.sort();
         self.subscribed.extend(new.iter().cloned());
-        FeedUpdate::sending(self.subscribe_all(new, &[BOOK_CHANNEL, TRADE_CHANNEL], Timestamp::now()))
+        send.extend(self.add_markets(new, Timestamp::now()));
+        FeedUpdate::sending(send)
     }
 
     fn resubscribe(&mut self, cause: GapCause) -> FeedUpdate {
@@ -917,20 +994,53 @@ mod tests {
         assert!(s.on_tick(at(60_000)).send.is_empty());
     }
 
+    /// A market that leaves is deleted from the subscriptions carrying it and a market that joins is added
+    /// to them (`update_subscription` on their `sid`s), so the other market's book and the `seq` run go on;
+    /// the new market's snapshot arrives on the book `sid` as its next frame.
     #[test]
     fn market_set_changes() {
+        const C: &str = "KXBTC15M-26MAY120745-45";
         let mut s = subscribed_session();
         let u = s.sync_markets(&markets(&[A, B]));
         assert!(u.send.is_empty(), "nothing new");
-        let u = s.sync_markets(&markets(&[B, "KXBTC15M-26MAY120745-45"]));
+        let u = s.sync_markets(&markets(&[B, C]));
+        assert!(u.stale.is_empty(), "no book is lost");
         let cmds = json(&u.send);
-        assert_eq!(cmds.len(), 1);
+        let summary: Vec<(String, u64, String, Value)> = cmds
+            .iter()
+            .map(|c| {
+                (
+                    c["cmd"].as_str().unwrap().to_string(),
+                    c["params"]["sid"].as_u64().unwrap_or(0),
+                    c["params"]["action"].as_str().unwrap_or("").to_string(),
+                    c["params"]["market_tickers"].clone(),
+                )
+            })
+            .collect();
+        let upd = |sid: u64, action: &str, t: &str| {
+            (
+                "update_subscription".to_string(),
+                sid,
+                action.to_string(),
+                serde_json::json!([t]),
+            )
+        };
         assert_eq!(
-            cmds[0]["params"]["market_tickers"],
-            serde_json::json!(["KXBTC15M-26MAY120745-45"])
+            summary,
+            vec![
+                upd(2, "delete_markets", A),
+                upd(3, "delete_markets", A),
+                upd(2, "add_markets", C),
+                upd(3, "add_markets", C),
+            ]
         );
         // A is no longer followed: its deltas are dropped.
         let u = s.on_text(WS_DELTA, now());
         assert!(u.books.is_empty());
+        // C's snapshot comes on the same subscription, next in its `seq` run.
+        let u = s.on_text(&snapshot(2, 3, C), now());
+        assert!(u.stale.is_empty() && u.send.is_empty(), "{u:?}");
+        assert_eq!(u.books.len(), 1);
+        assert_eq!(u.books[0].market_id, C);
     }
 }
