@@ -412,7 +412,12 @@ impl LiveBooks {
     /// numbering); a book not held, or already stale, is left as it is. Returns the books marked.
     pub fn mark_stale_numbered<'a>(&self, books: impl IntoIterator<Item = (&'a BookKey, u64)>) -> Vec<(BookKey, u64)> {
         let mut slots = self.write();
-        let Slots { index, books: held, seqs, .. } = &mut *slots;
+        let Slots {
+            index,
+            books: held,
+            seqs,
+            ..
+        } = &mut *slots;
         let mut marked = Vec::new();
         for (k, seq) in books {
             if let Some(&i) = index.get(k)

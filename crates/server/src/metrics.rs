@@ -118,6 +118,12 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::Venue,
     ),
     (
+        "crossbook_venue_data_silence_resubscribes_total",
+        "Resubscriptions of a venue socket that kept answering keepalives but sent no market data for \
+         feed_data_silence_seconds.",
+        Labels::Venue,
+    ),
+    (
         "crossbook_venue_catalog_notices_total",
         "A venue's announcements of listed and resolved markets: applied to the catalog one market at a time \
          (listed, resolved), or ignored as outside what is followed.",

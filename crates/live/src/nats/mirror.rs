@@ -320,8 +320,11 @@ impl Mirror {
                         m.seq = m.seq.max(seq);
                     }
                 }
-                let (keys, book_seqs): (Vec<BookKey>, Vec<u64>) =
-                    self.live.mark_stale_numbered(keys.iter().zip(book_seqs)).into_iter().unzip();
+                let (keys, book_seqs): (Vec<BookKey>, Vec<u64>) = self
+                    .live
+                    .mark_stale_numbered(keys.iter().zip(book_seqs))
+                    .into_iter()
+                    .unzip();
                 if !keys.is_empty() {
                     self.bus.publish(DomainEvent::BooksStale {
                         exchange,

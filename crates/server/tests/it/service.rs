@@ -22,6 +22,7 @@ async fn health_and_readiness() {
             "mode": "idle", "connected": false, "books": 0, "stale_books": 0, "last_catalog_sync_at": null,
             "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null, "reason": null,
             "last_alive_at": null,
+            "connections": {"total": 0, "connected": 0, "reconnects": 0},
             "parts": {
                 "books": {"status": "unknown", "failures": 0, "last_ok_at": null, "last_error": null, "last_error_at": null},
                 "trades": {"status": "unknown", "failures": 0, "last_ok_at": null, "last_error": null, "last_error_at": null},
