@@ -361,3 +361,159 @@ async fn a_client_that_goes_away_ends_its_replay() {
         .unwrap();
     db.cleanup().await;
 }
+
+/// A level change as both sides render it, with the price's trailing zeros dropped (the stream writes 4
+/// decimals, the replay 6) and the size read as a number.
+fn changes_of(m: &Value) -> Vec<(String, String, String)> {
+    m["changes"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|l| {
+                    let price = l["price"].as_str().unwrap_or_default();
+                    let price = price.trim_end_matches('0').trim_end_matches('.').to_string();
+                    // Sizes are numbers on both sides (`173` or `173.0`): compared as values, not as text.
+                    let size = l["size"].as_f64().map(|s| s.to_string()).unwrap_or_default();
+                    (l["side"].to_string(), price, size)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The live stream's `book_seq` and the replay's `seq` number the same events, so a client backfills with a
+/// replay up to N and continues live from N+1: every change the stream sent is in the replay under its
+/// `book_seq`, with the same levels, and the replay's numbers run on without a seam. Checked after a restart
+/// on the same database, where the numbering goes on from what the first process stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_streams_book_seq_is_the_replays_seq() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
+
+    let db = sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let keys = create_keys(&db.store).await;
+    let config = Config {
+        simulate: true,
+        sim_seed: 12,
+        ..Config::for_tests(&db.url)
+    };
+    // A first process records the book for a while, then stops.
+    let started = Timestamp::now().millis() - 1_000;
+    let server = Server::start_simulated_on(config.clone(), db.store.clone()).await;
+    let a = first_btc_market(&server, "venue_a").await["market_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stored = eventually("the first process's events in the log", 60, async || {
+        let url = server.url(&format!(
+            "/v1/replay?market_id=venue_a:{a}&start_time={started}&end_time={}",
+            Timestamp::now().millis()
+        ));
+        let (status, _, lines) = replay_lines(&url, &keys.free).await;
+        let top = lines.iter().filter_map(|m| m["seq"].as_u64()).max().unwrap_or(0);
+        (top >= 5)
+            .then_some(top)
+            .ok_or(format!("status {status}, seq {top} so far"))
+    })
+    .await;
+    server.stop().await.unwrap();
+
+    // Stopping a process closes the store it was given: the second opens the database itself.
+    let server = Server::start_simulated(config).await;
+    let t0 = Timestamp::now().millis() - 1_000;
+    // The second process serves once its store and ingestion are up.
+    let mut ws = eventually("the second process's stream", 60, async || {
+        let mut req = format!("ws://{}/v1/stream", server.addr).into_client_request().unwrap();
+        req.headers_mut().insert("x-api-key", keys.free.parse().unwrap());
+        tokio_tungstenite::connect_async(req)
+            .await
+            .map(|(ws, _)| ws)
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    ws.send(Message::text(
+        serde_json::json!({"op": "subscribe", "channel": "book", "markets": [a]}).to_string(),
+    ))
+    .await
+    .unwrap();
+    // The stream's book messages, by book_seq, until a snapshot and six changes after it.
+    let mut live: BTreeMap<u64, Value> = BTreeMap::new();
+    tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            let Some(Ok(Message::Text(t))) = ws.next().await else {
+                continue;
+            };
+            let m: Value = serde_json::from_str(t.as_str()).unwrap();
+            if matches!(m["type"].as_str(), Some("snapshot" | "change" | "stale")) {
+                live.insert(m["book_seq"].as_u64().expect("book_seq on every book message"), m);
+            }
+            let changes = live.values().filter(|m| m["type"] == "change").count();
+            if live.values().any(|m| m["type"] == "snapshot") && changes >= 6 {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("a snapshot and six changes within 120 s");
+    drop(ws);
+    let last = *live.keys().last().unwrap();
+    assert!(
+        *live.keys().next().unwrap() > stored,
+        "the second process numbers on from the {stored} events stored: {:?}",
+        live.keys()
+    );
+
+    // The replay holds every one of them once the log is flushed.
+    let logged = eventually("the streamed events in the replay", 60, async || {
+        let url = server.url(&format!(
+            "/v1/replay?market_id=venue_a:{a}&start_time={t0}&end_time={}",
+            Timestamp::now().millis()
+        ));
+        let (status, _, lines) = replay_lines(&url, &keys.free).await;
+        let by_seq: BTreeMap<u64, Value> = lines
+            .into_iter()
+            .filter_map(|m| Some((m["seq"].as_u64()?, m)))
+            .collect();
+        (status == 200 && by_seq.contains_key(&last))
+            .then_some(by_seq)
+            .ok_or(format!("status {status}, not yet at seq {last}"))
+    })
+    .await;
+    let mut compared = 0;
+    for (n, m) in &live {
+        let r = logged
+            .get(n)
+            .unwrap_or_else(|| panic!("book_seq {n} is not in the replay: {m}"));
+        match m["type"].as_str().unwrap() {
+            "change" => {
+                assert_eq!(r["type"], "book_change", "seq {n}: {r} vs {m}");
+                assert_eq!(changes_of(r), changes_of(m), "seq {n}: the same levels");
+                compared += 1;
+            }
+            "stale" => assert_eq!(r["type"], "gap", "seq {n}: {r} vs {m}"),
+            _ => assert!(
+                matches!(r["type"].as_str(), Some("book_snapshot" | "book_change")),
+                "seq {n}: {r}"
+            ),
+        }
+    }
+    assert!(compared >= 6, "only {compared} changes compared");
+    // No seam: from the stream's first number to its last the replay has every number.
+    let first = *live.keys().next().unwrap();
+    let numbers: Vec<u64> = logged.range(first..=last).map(|(n, _)| *n).collect();
+    assert_eq!(
+        numbers,
+        (first..=last).collect::<Vec<_>>(),
+        "the replay's numbers run on"
+    );
+    // The restart itself is a numbered gap in the log, after the first process's events.
+    assert!(
+        logged
+            .values()
+            .any(|m| m["type"] == "gap" && m["seq"].as_u64().is_some_and(|n| n > stored && n < first)),
+        "a restart gap between {stored} and {first}"
+    );
+    server.stop().await.unwrap();
+    db.cleanup().await;
+}
