@@ -13,6 +13,8 @@
 pub mod books;
 pub mod bus;
 pub mod nats;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use books::{BookKey, BookSlot, LiveBook, LiveBooks, LiveView, Numbered, Resolved};
 pub use bus::{BookChanged, Bus, DomainEvent};

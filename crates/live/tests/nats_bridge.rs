@@ -2,13 +2,7 @@
 //! a leader's books and events reach a mirror, holes and garbage are handled, and a NATS outage is visible and
 //! recovers alone.
 
-use std::{
-    net::TcpListener,
-    path::PathBuf,
-    process::{Child, Command, Stdio},
-    sync::Arc,
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, Price, Timestamp,
@@ -17,81 +11,9 @@ use crossbook_core::{
 use crossbook_live::{
     BookChanged, Bus, DomainEvent, LiveBooks,
     nats::{BusSettings, connect, mirror, publisher},
+    testing::{NatsServer, nats_binary},
 };
 use tokio_util::sync::CancellationToken;
-
-/// The `nats-server` binary: on PATH or in /usr/sbin. Missing in CI is a failure, not a skip.
-fn nats_binary() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("nats-server"))
-        .find(|p| p.is_file());
-    let found = on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()));
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "nats-server is not installed (on PATH or /usr/sbin): CI needs it for the bus tests"
-        );
-        eprintln!("nats-server is not installed; skipping the bus test outside CI");
-    }
-    found
-}
-
-struct Nats {
-    child: Child,
-    port: u16,
-    dir: PathBuf,
-    bin: PathBuf,
-}
-
-impl Nats {
-    fn start(bin: PathBuf, port: Option<u16>, dir: Option<PathBuf>) -> Nats {
-        let port = port.unwrap_or_else(|| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
-        let dir = dir.unwrap_or_else(|| {
-            let d = std::env::temp_dir().join(format!("crossbook-nats-{}-{port}", std::process::id()));
-            std::fs::create_dir_all(&d).unwrap();
-            d
-        });
-        let child = Command::new(&bin)
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server starts");
-        let n = Nats { child, port, dir, bin };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "nats-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        n
-    }
-
-    fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn restart(&mut self) {
-        self.stop();
-        let again = Nats::start(self.bin.clone(), Some(self.port), Some(self.dir.clone()));
-        let old = std::mem::replace(self, again);
-        std::mem::forget(old);
-    }
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn lv(cents: i64, size: i64) -> Level {
     Level {
@@ -136,7 +58,7 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
     let Some(bin) = nats_binary() else { return };
-    let mut nats = Nats::start(bin, None, None);
+    let mut nats = NatsServer::start(bin);
     let settings = BusSettings {
         url: nats.url(),
         window: Duration::from_secs(300),

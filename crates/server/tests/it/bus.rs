@@ -3,93 +3,11 @@
 //! and serves the live stream and current arbitrage; garbage on the bus is counted and skipped; a NATS outage
 //! turns the api process's live plane unavailable until NATS is back.
 
-use std::{
-    net::TcpListener,
-    path::PathBuf,
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
-
+use crossbook_live::testing::{NatsServer, nats_binary};
 use crossbook_server::config::{Config, Role};
 use serde_json::{Value, json};
 
 use crate::{stream::Ws, util::*};
-
-/// The `nats-server` binary: on PATH or in /usr/sbin. Missing in CI is a failure, not a skip.
-fn nats_binary() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("nats-server"))
-        .find(|p| p.is_file());
-    let found = on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nats-server")).filter(|p| p.is_file()));
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "nats-server is not installed (on PATH or /usr/sbin): CI needs it for the bus tests"
-        );
-        eprintln!("nats-server is not installed; skipping the bus test outside CI");
-    }
-    found
-}
-
-/// A `nats-server -js` of the test's own, on a free port, storing in a temporary folder.
-struct Nats {
-    child: Option<Child>,
-    bin: PathBuf,
-    port: u16,
-    dir: PathBuf,
-}
-
-impl Nats {
-    fn start(bin: PathBuf) -> Nats {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = std::env::temp_dir().join(format!("crossbook-it-nats-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut n = Nats {
-            child: None,
-            bin,
-            port,
-            dir,
-        };
-        n.run();
-        n
-    }
-
-    fn run(&mut self) {
-        let child = Command::new(&self.bin)
-            .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"])
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server starts");
-        self.child = Some(child);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "nats-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 async fn readyz(server: &Server) -> Result<Value, String> {
     Ok(get_json(&server.url("/readyz")).await?.1)
@@ -117,7 +35,7 @@ async fn an_api_process_mirrors_the_leader_over_nats() {
     };
     db.store.migrate().await.unwrap();
     let keys = create_keys(&db.store).await;
-    let mut nats = Nats::start(bin);
+    let mut nats = NatsServer::start(bin);
 
     let leader = Server::start_simulated_on(
         Config {
