@@ -13,6 +13,7 @@ use crossbook_live::{
     nats::{BusSettings, connect, mirror, publisher},
     testing::{NatsServer, nats_binary},
 };
+use crossbook_store::testing::eventually;
 use tokio_util::sync::CancellationToken;
 
 fn lv(cents: i64, size: i64) -> Level {
@@ -47,12 +48,9 @@ fn ingest(live: &LiveBooks, bus: &Bus, b: BookSnapshot, change: BookChange) {
     })));
 }
 
+/// Waits (at most 15 s) until `f` holds.
 async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !f() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(what, Duration::from_secs(15), async || f().then_some(())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,16 +82,11 @@ async fn a_mirror_follows_the_leader_and_survives_holes_garbage_and_outages() {
     );
     // Wait until the keyframe is stored.
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Ok(mut s) = js.get_stream(crossbook_live::nats::KEYFRAMES_STREAM).await
-            && s.info().await.unwrap().state.messages >= 1
-        {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no keyframe stored");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("a stored keyframe", Duration::from_secs(15), async || {
+        let mut s = js.get_stream(crossbook_live::nats::KEYFRAMES_STREAM).await.ok()?;
+        (s.info().await.ok()?.state.messages >= 1).then_some(())
+    })
+    .await;
 
     // The mirror.
     let (m_live, m_bus) = (LiveBooks::new(), Bus::default());
