@@ -398,7 +398,7 @@ pub(crate) async fn seed_day(
 
 pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     use crossbook_core::book::BookKey;
-    use crossbook_store::{SnapshotWindow, book_log::history::log_history};
+    use crossbook_store::{HistoryWindow, books::history::log_history};
 
     let url = args.database_url.clone();
     let store = crate::fresh_store(&url, "book_chunks, log_books").await?;
@@ -415,7 +415,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     let mut latest = Vec::new();
     for _ in 0..args.repeat {
         let t = Instant::now();
-        let page = log_history(store.as_ref(), &key, SnapshotWindow::Latest { before: None }, 100).await?;
+        let page = log_history(store.as_ref(), &key, HistoryWindow::Latest { before: None }, 100).await?;
         latest.push(t.elapsed());
         anyhow::ensure!(page.rows.len() == 100, "latest: {} rows", page.rows.len());
     }
@@ -424,7 +424,7 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         let t = Instant::now();
         let (mut rows, mut cursor) = (0, None);
         loop {
-            let window = SnapshotWindow::Range {
+            let window = HistoryWindow::Range {
                 start: Timestamp::from_millis(start),
                 end: Timestamp::from_millis(start + day - 1),
                 bucket_ms: 60_000,

@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Market, Plan, Price, Timestamp};
 use crossbook_server::config::Config;
-use crossbook_store::{SnapshotQuery, SnapshotWindow, Store};
+use crossbook_store::{BookHistoryQuery, HistoryWindow, Store};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 /// Options of the `historical` subcommand.
@@ -139,8 +139,8 @@ fn stats(label: &str, mut ms: Vec<f64>) {
     );
 }
 
-fn query(window: SnapshotWindow, limit: u32) -> SnapshotQuery {
-    SnapshotQuery {
+fn query(window: HistoryWindow, limit: u32) -> BookHistoryQuery {
+    BookHistoryQuery {
         exchange: Exchange::VenueA,
         market_id: HOT.into(),
         asset_id: None,
@@ -153,7 +153,7 @@ fn query(window: SnapshotWindow, limit: u32) -> SnapshotQuery {
 async fn store_walk(store: &dyn Store) -> anyhow::Result<(usize, usize)> {
     let (mut rows, mut pages, mut after) = (0, 0, None);
     loop {
-        let window = SnapshotWindow::Range {
+        let window = HistoryWindow::Range {
             start: Timestamp::from_millis(DAY_START),
             end: Timestamp::from_millis(DAY_START + DAY_MS - 1),
             bucket_ms: MINUTE,
@@ -176,7 +176,7 @@ pub async fn run(args: HistoricalArgs) -> anyhow::Result<()> {
     let store = crossbook_store::open(&args.database_url).await.context("open store")?;
     store.migrate().await?;
     let have = store
-        .snapshots(&query(SnapshotWindow::Latest { before: None }, 1))
+        .snapshots(&query(HistoryWindow::Latest { before: None }, 1))
         .await?;
     if have.is_empty() {
         seed(store.as_ref(), &args).await?;
@@ -187,14 +187,14 @@ pub async fn run(args: HistoricalArgs) -> anyhow::Result<()> {
     // (a) at the store: the latest 100 rows (the handler reads 101 to know whether more follow).
     for _ in 0..50 {
         store
-            .snapshots(&query(SnapshotWindow::Latest { before: None }, LATEST + 1))
+            .snapshots(&query(HistoryWindow::Latest { before: None }, LATEST + 1))
             .await?;
     }
     let mut lat = Vec::with_capacity(args.latest_reads);
     for _ in 0..args.latest_reads {
         let t = Instant::now();
         let rows = store
-            .snapshots(&query(SnapshotWindow::Latest { before: None }, LATEST + 1))
+            .snapshots(&query(HistoryWindow::Latest { before: None }, LATEST + 1))
             .await?;
         lat.push(t.elapsed().as_secs_f64() * 1000.0);
         anyhow::ensure!(rows.len() == LATEST as usize + 1, "{} rows", rows.len());

@@ -1,7 +1,7 @@
 //! Ingestion figures (issue 3):
 //!
 //! - `ingest-write`: order-book snapshots per second through the store's batch write path
-//!   (`BookStore::insert_snapshots`, the call ingestion's one snapshot writer makes once per tick with every
+//!   (`SnapshotStore::insert_snapshots`, the call ingestion's one snapshot writer makes once per tick with every
 //!   due book), and bytes stored per snapshot (table and indexes, measured by the database) for a 10-level
 //!   book (10 bid and 10 ask levels).
 //! - `ingest-latency`: the delay from a simulator book change to the in-memory book: the simulated venues

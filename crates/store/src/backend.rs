@@ -99,7 +99,7 @@ impl Exec for SqlitePool {
         Ok(sqlite_query(sql).execute(self).await?.rows_affected())
     }
     async fn transaction(&self, stmts: &[Sql]) -> StoreResult<Vec<Vec<Self::Row>>> {
-        let mut tx = crate::sqlite::begin(self).await?;
+        let mut tx = sqlite_begin(self).await?;
         let mut out = Vec::with_capacity(stmts.len());
         for s in stmts {
             out.push(sqlite_query(s).fetch_all(&mut *tx).await?);
@@ -146,4 +146,10 @@ pub(crate) fn migrator(migrations: &[(i64, &str, &'static str)]) -> Migrator {
             })
             .collect(),
     )
+}
+
+/// Starts a write transaction on SQLite's single writer connection (`IMMEDIATE`, so it takes the write lock
+/// at once instead of failing on upgrade).
+pub(crate) async fn sqlite_begin(write: &SqlitePool) -> StoreResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+    Ok(write.begin_with("BEGIN IMMEDIATE").await?)
 }

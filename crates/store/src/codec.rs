@@ -1,4 +1,5 @@
-//! Encodings shared by both backends: the compact ladder blob, and decoding rows into domain types.
+//! Encodings shared by both backends: the compact ladder blob, typed column access, and the value decoders
+//! every concern's rows use.
 //!
 //! # Ladder blob
 //!
@@ -18,12 +19,11 @@
 use std::str::FromStr;
 
 use crossbook_core::{
-    Amount, BookSnapshot, Event, Exchange, IntervalCode, Level, Market, Outcome, Plan, Price, Series, Status,
-    TakerSide, Timestamp, Trade,
+    Amount, BookSnapshot, Exchange, IntervalCode, Level, Outcome, Price, Status, TakerSide, Timestamp, Trade,
 };
 use sqlx::{ColumnIndex, Decode, Row, Type};
 
-use crate::{StoreError, StoreResult, catalog::StoredMarket, keys::ApiKeyInfo};
+use crate::{StoreError, StoreResult};
 
 const LADDER_V1: u8 = 1;
 const LADDER_V2: u8 = 2;
@@ -153,7 +153,7 @@ pub(crate) fn exchange(s: &str) -> StoreResult<Exchange> {
 pub(crate) fn status(s: &str) -> StoreResult<Status> {
     parse("status", s)
 }
-fn interval(s: Option<String>) -> StoreResult<Option<IntervalCode>> {
+pub(crate) fn interval(s: Option<String>) -> StoreResult<Option<IntervalCode>> {
     s.map(|s| parse("interval code", &s)).transpose()
 }
 
@@ -196,108 +196,6 @@ where
     fn opt_bytes(&self, col: &str) -> StoreResult<Option<Vec<u8>>> {
         Ok(self.try_get::<Option<Vec<u8>>, _>(col)?)
     }
-}
-
-/// Columns of `series` read by [`series_row`], for `SELECT` lists (alias `s`).
-pub(crate) const SERIES_COLS: &str =
-    "s.exchange, s.series_id, s.title, s.slug, s.url, s.category, s.status, s.discovered_at";
-
-pub(crate) fn series_row(r: &impl Cols) -> StoreResult<(Series, Timestamp)> {
-    let s = Series {
-        exchange: exchange(&r.text("exchange")?)?,
-        series_id: r.text("series_id")?,
-        title: r.text("title")?,
-        slug: r.opt_text("slug")?,
-        url: r.opt_text("url")?,
-        category: r.opt_text("category")?,
-        status: status(&r.text("status")?)?,
-    };
-    Ok((s, Timestamp::from_millis(r.int("discovered_at")?)))
-}
-
-/// Columns of `events` read by [`event_row`] (alias `e`).
-pub(crate) const EVENT_COLS: &str = "e.exchange, e.event_id, e.series_id, e.title, e.subtitle, e.slug, e.url, \
-     e.image_url, e.category, e.status, e.interval_code, e.window_start, e.window_end, e.volume_24h, e.discovered_at";
-
-pub(crate) fn event_row(r: &impl Cols) -> StoreResult<(Event, Timestamp)> {
-    let e = Event {
-        exchange: exchange(&r.text("exchange")?)?,
-        event_id: r.text("event_id")?,
-        series_id: r.text("series_id")?,
-        title: r.text("title")?,
-        subtitle: r.opt_text("subtitle")?,
-        slug: r.opt_text("slug")?,
-        url: r.opt_text("url")?,
-        image_url: r.opt_text("image_url")?,
-        category: r.opt_text("category")?,
-        status: status(&r.text("status")?)?,
-        interval_code: interval(r.opt_text("interval_code")?)?,
-        window_start: r.opt_int("window_start")?.map(Timestamp::from_millis),
-        window_end: r.opt_int("window_end")?.map(Timestamp::from_millis),
-        volume_24h: r.opt_int("volume_24h")?.map(Amount::from_micros),
-    };
-    Ok((e, Timestamp::from_millis(r.int("discovered_at")?)))
-}
-
-/// Columns of `markets` read by [`market_row`] (alias `m`).
-pub(crate) const MARKET_COLS: &str = "m.exchange, m.market_id, m.event_id, m.series_id, m.title, m.subtitle, \
-     m.question, m.description, m.slug, m.url, m.category, m.status, m.interval_code, m.window_start, \
-     m.window_end, m.volume, m.volume_24h, m.liquidity, m.open_interest, m.last_yes_price, m.last_no_price, \
-     m.settled_at, m.source_id, m.yes_token_id, m.no_token_id, m.resolution_source, m.discovered_at";
-
-pub(crate) fn market_row(r: &impl Cols) -> StoreResult<StoredMarket> {
-    let market = Market {
-        exchange: exchange(&r.text("exchange")?)?,
-        market_id: r.text("market_id")?,
-        event_id: r.text("event_id")?,
-        series_id: r.text("series_id")?,
-        title: r.opt_text("title")?,
-        subtitle: r.opt_text("subtitle")?,
-        question: r.text("question")?,
-        description: r.opt_text("description")?,
-        slug: r.opt_text("slug")?,
-        url: r.opt_text("url")?,
-        category: r.opt_text("category")?,
-        status: status(&r.text("status")?)?,
-        interval_code: interval(r.opt_text("interval_code")?)?,
-        window_start: r.opt_int("window_start")?.map(Timestamp::from_millis),
-        window_end: r.opt_int("window_end")?.map(Timestamp::from_millis),
-        volume: Amount::from_micros(r.int("volume")?),
-        volume_24h: Amount::from_micros(r.int("volume_24h")?),
-        liquidity: Amount::from_micros(r.int("liquidity")?),
-        open_interest: Amount::from_micros(r.int("open_interest")?),
-        last_yes_price: r.opt_int("last_yes_price")?.map(Price::from_micros),
-        last_no_price: r.opt_int("last_no_price")?.map(Price::from_micros),
-        settled_at: r.opt_int("settled_at")?.map(Timestamp::from_millis),
-        source_id: r.opt_text("source_id")?,
-        yes_token_id: r.opt_text("yes_token_id")?,
-        no_token_id: r.opt_text("no_token_id")?,
-        resolution_source: r.opt_text("resolution_source")?,
-    };
-    Ok(StoredMarket {
-        market,
-        discovered_at: Timestamp::from_millis(r.int("discovered_at")?),
-    })
-}
-
-/// Columns of `api_keys` joined with `customers` read by [`key_row`].
-pub(crate) const KEY_COLS: &str =
-    "k.id, k.prefix, k.customer_id, c.name AS customer_name, k.plan, k.created_at, k.revoked_at";
-
-pub(crate) fn key_row(r: &impl Cols) -> StoreResult<ApiKeyInfo> {
-    Ok(ApiKeyInfo {
-        id: r.int("id")?,
-        prefix: r.text("prefix")?,
-        customer_id: r.int("customer_id")?,
-        customer_name: r.text("customer_name")?,
-        plan: plan(&r.text("plan")?)?,
-        created_at: Timestamp::from_millis(r.int("created_at")?),
-        revoked_at: r.opt_int("revoked_at")?.map(Timestamp::from_millis),
-    })
-}
-
-pub(crate) fn plan(s: &str) -> StoreResult<Plan> {
-    Plan::from_str(s).map_err(decode_error)
 }
 
 /// Rebuilds a snapshot from a `book_snapshots` row (`ts`, `bids`, `asks`, `no_bids`) of a known book.

@@ -3,20 +3,23 @@
 //! # Layout
 //! - [`catalog`]: series, events, markets (and venue_b tokens) with `discovered_at`, and catalog search.
 //! - [`keys`]: customers and API keys (stored hashed).
-//! - [`books`]: order-book snapshots (the sampled history the event log replaces).
-//! - [`book_log`]: the book event log: every book change as chunks of compact events ([`book_log::chunk`]),
-//!   appended in time order, compacted and pruned in the background.
+//! - [`books`]: the book event log: every book change as chunks of compact events ([`books::chunk`]),
+//!   appended in time order (`write`), read by book and time (`read`, and the order-book rows of
+//!   [`books::history`]), compacted in the background (`compact`).
+//! - [`snapshots`]: the sampled order-book snapshots that databases written before the log hold.
 //! - [`trades`]: trades, stored once per venue trade id.
 //! - [`arbitrage`]: recorded opportunity episodes, pair overrides, the scanner's catalog view.
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
 //! - [`webhooks`]: webhook registrations and their delivery log.
 //! - [`lock`]: the ingest leader lock (one ingesting process at a time).
 //! - [`health`]: whether writes succeed, as the writers report it (for `/readyz` and `/metrics`).
-//! - `retention` (private): snapshot retention, which differs per backend (batched deletes, dropped partitions).
+//! - `retention` (private): how old rows leave, which differs per backend (batched deletes on SQLite, daily
+//!   partitions dropped whole on PostgreSQL), for the log's chunks and the snapshots.
 //! - [`sqlite`] / [`postgres`]: opening each backend (pools, connection options, migrations under
 //!   `migrations/`) and the [`Store`] methods that are not a concern (ping, migrate, close).
-//! - `backend`, `sql`, `codec` (private): the mechanism below, the statement builder, row decoding and the
-//!   compact ladder encoding.
+//! - `backend`, `sql`, `codec` (private): the mechanism below (pools, running statements, transactions), the
+//!   statement builder, typed column access with the value decoders, and the compact ladder encoding. Each
+//!   concern decodes its own rows (the catalog's in `catalog/rows.rs`).
 //! - `testing` (feature `testing`): the harness that runs one test body against both backends.
 //!
 //! # One way to share SQL
@@ -46,7 +49,6 @@ extern crate self as crossbook_store;
 
 pub mod arbitrage;
 mod backend;
-pub mod book_log;
 pub mod books;
 pub mod catalog;
 mod codec;
@@ -58,6 +60,7 @@ pub use keys as accounts;
 pub mod lock;
 pub mod postgres;
 mod retention;
+pub mod snapshots;
 mod sql;
 pub mod sqlite;
 #[cfg(feature = "testing")]
@@ -67,11 +70,11 @@ pub mod webhooks;
 pub mod whales;
 
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride, StoredRejection};
-pub use book_log::{
+pub use books::history::{BookHistoryQuery, HistoryWindow};
+pub use books::{
     BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogPage, LogRead,
     LogRun, StoredGap,
 };
-pub use books::{BookStore, Pruned, SnapshotQuery, SnapshotWindow};
 pub use catalog::{
     CatalogStore, EventQuery, EventSort, EventSummary, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort,
     SeriesSummary, StoredMarket,
@@ -81,6 +84,8 @@ pub use error::{StoreError, StoreResult};
 pub use health::{WriteHealth, WriteKind, WriteStatus};
 pub use keys::{AccountStore, ApiKeyInfo, KeyOwner, NewKey};
 pub use lock::{LeaderGuard, LeaderLock};
+pub use retention::{DAY_MS, Pruned};
+pub use snapshots::SnapshotStore;
 pub use trades::{StoredTrade, TradeCursor, TradeQuery, TradeStore};
 pub use webhooks::{Delivery, NewDelivery, Webhook, WebhookKind, WebhookStore};
 pub use whales::{
@@ -93,7 +98,7 @@ pub use whales::{
 pub trait Store:
     CatalogStore
     + AccountStore
-    + BookStore
+    + SnapshotStore
     + BookLogStore
     + TradeStore
     + ArbitrageStore

@@ -7,15 +7,11 @@
 
 use std::{collections::HashMap, str::FromStr, sync::Arc, time::Duration};
 
-use sqlx::{
-    Row,
-    postgres::{PgConnectOptions, PgPool, PgPoolOptions},
-};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::{
-    MarketQuery, Store, StoreError, StoreResult, WriteHealth,
+    Store, StoreError, StoreResult, WriteHealth,
     backend::{self, Backend, Pools},
-    catalog::search::{self, Needle},
     sql::Dialect,
 };
 
@@ -140,21 +136,6 @@ impl PgStore {
             pool,
             health: Arc::default(),
         })
-    }
-
-    /// `EXPLAIN` of the statement a market search with `q` runs, one line per plan node. For tests and
-    /// diagnostics: it shows whether the trigram indexes serve the search.
-    pub async fn explain_market_search(&self, q: &MarketQuery) -> StoreResult<Vec<String>> {
-        let needle = Needle::new(q.q.as_deref());
-        let mut s = search::market_search(D, q, needle.as_ref());
-        s.text.insert_str(0, "EXPLAIN ");
-        // Planner settings are per session: run on one connection, inside a transaction so `SET LOCAL` ends
-        // with it. Sequential scans are discouraged so the answer does not depend on how few rows a test has.
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx).await?;
-        let rows = backend::query(&s).fetch_all(&mut *tx).await?;
-        tx.rollback().await?;
-        rows.iter().map(|r| Ok(r.try_get::<String, _>(0)?)).collect()
     }
 }
 

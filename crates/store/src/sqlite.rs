@@ -23,7 +23,7 @@ use std::{
 };
 
 use sqlx::{
-    AssertSqlSafe, Connection, Executor, Sqlite,
+    AssertSqlSafe, Connection, Executor,
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
@@ -107,11 +107,6 @@ impl Backend for SqliteStore {
             write: &self.write,
         }
     }
-}
-
-/// Starts a write transaction on the single writer connection.
-pub(crate) async fn begin(write: &SqlitePool) -> StoreResult<sqlx::Transaction<'static, Sqlite>> {
-    Ok(write.begin_with("BEGIN IMMEDIATE").await?)
 }
 
 impl SqliteStore {

@@ -10,7 +10,7 @@ use crossbook_core::{
     Amount, Exchange, Price, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
 };
-use crossbook_store::{BookLogStore, Compacted, LogRun, StoredGap, books::DAY_MS};
+use crossbook_store::{BookLogStore, Compacted, DAY_MS, LogRun, StoredGap};
 use sqlx::{Connection as _, PgConnection, Row as _, SqliteConnection};
 use testing::{TestDb, for_each_backend};
 
@@ -491,7 +491,7 @@ fn reference_rows(events: &[BookEvent], bucket: Option<i64>) -> Vec<(i64, crossb
 
 #[tokio::test]
 async fn history_rows_from_the_log_match_a_full_replay() {
-    use crossbook_store::{SnapshotWindow, book_log::history::log_history};
+    use crossbook_store::{HistoryWindow, books::history::log_history};
     for_each_backend(async |db| {
         let s = db.store.as_ref();
         let id = s.register_log_books(&[book("H")]).await.unwrap()[0].id;
@@ -507,7 +507,7 @@ async fn history_rows_from_the_log_match_a_full_replay() {
         let mut got = Vec::new();
         let mut before = None;
         loop {
-            let page = log_history(s, &book("H"), SnapshotWindow::Latest { before }, 100)
+            let page = log_history(s, &book("H"), HistoryWindow::Latest { before }, 100)
                 .await
                 .unwrap();
             assert!(page.corrupt.is_empty());
@@ -538,7 +538,7 @@ async fn history_rows_from_the_log_match_a_full_replay() {
             let mut got = Vec::new();
             let mut after = None;
             loop {
-                let window = SnapshotWindow::Range {
+                let window = HistoryWindow::Range {
                     start: at(0),
                     end: Timestamp::from_millis(end),
                     bucket_ms: bucket,
@@ -562,7 +562,7 @@ async fn history_rows_from_the_log_match_a_full_replay() {
 
 #[tokio::test]
 async fn a_page_that_starts_on_a_resnapshot_knows_the_gap_before_it() {
-    use crossbook_store::{SnapshotWindow, book_log::history::log_history};
+    use crossbook_store::{HistoryWindow, books::history::log_history};
     for_each_backend(async |db| {
         let s = db.store.as_ref();
         let id = s.register_log_books(&[book("R")]).await.unwrap()[0].id;
@@ -575,7 +575,7 @@ async fn a_page_that_starts_on_a_resnapshot_knows_the_gap_before_it() {
             delta(5, 60_100, 41, 2),
         ];
         s.append_log(&[LogRun { book_id: id, events }]).await.unwrap();
-        let page = |after| SnapshotWindow::Range {
+        let page = |after| HistoryWindow::Range {
             start: at(0),
             end: at(119_999),
             bucket_ms: 60_000,
@@ -586,7 +586,7 @@ async fn a_page_that_starts_on_a_resnapshot_knows_the_gap_before_it() {
         let rows = log_history(s, &book("R"), page(None), 1).await.unwrap().rows;
         let rows: Vec<_> = rows.iter().map(|r| (r.at, r.continuous)).collect();
         assert_eq!(rows, [(at(60_100), false)]);
-        let rows = log_history(s, &book("R"), SnapshotWindow::Latest { before: None }, 10)
+        let rows = log_history(s, &book("R"), HistoryWindow::Latest { before: None }, 10)
             .await
             .unwrap()
             .rows;
@@ -621,7 +621,7 @@ async fn a_page_that_starts_on_a_resnapshot_knows_the_gap_before_it() {
         let read = s.log_events(&book("S"), at(70_000), at(70_000)).await.unwrap();
         assert_eq!(read.events.first().map(|e| e.seq), Some(4));
         assert!(read.after_gap);
-        let rows = log_history(s, &book("S"), SnapshotWindow::Latest { before: None }, 2)
+        let rows = log_history(s, &book("S"), HistoryWindow::Latest { before: None }, 2)
             .await
             .unwrap()
             .rows;
@@ -676,7 +676,7 @@ fn long_history() -> Vec<BookEvent> {
 
 #[tokio::test]
 async fn minute_buckets_read_from_chunk_ends_match_a_full_replay() {
-    use crossbook_store::{SnapshotWindow, book_log::history::log_history};
+    use crossbook_store::{HistoryWindow, books::history::log_history};
     for_each_backend(async |db| {
         let s = db.store.as_ref();
         let id = s.register_log_books(&[book("M")]).await.unwrap()[0].id;
@@ -702,7 +702,7 @@ async fn minute_buckets_read_from_chunk_ends_match_a_full_replay() {
                     let mut got = Vec::new();
                     let mut after = None;
                     loop {
-                        let window = SnapshotWindow::Range {
+                        let window = HistoryWindow::Range {
                             start: Timestamp::from_millis(start),
                             end: Timestamp::from_millis(end),
                             bucket_ms: bucket,

@@ -7,7 +7,7 @@
 mod testing;
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Price, Timestamp};
-use crossbook_store::{SnapshotQuery, SnapshotWindow, Store, books::DAY_MS};
+use crossbook_store::{BookHistoryQuery, DAY_MS, HistoryWindow, Store};
 use sqlx::{Connection as _, Row as _};
 use testing::{TestDb, for_each_backend};
 
@@ -59,8 +59,8 @@ fn token_snap(asset: &str, offset_ms: i64, bid: i64) -> BookSnapshot {
     }
 }
 
-async fn read(s: &dyn Store, market: &str, window: SnapshotWindow, limit: u32) -> Vec<BookSnapshot> {
-    s.snapshots(&SnapshotQuery {
+async fn read(s: &dyn Store, market: &str, window: HistoryWindow, limit: u32) -> Vec<BookSnapshot> {
+    s.snapshots(&BookHistoryQuery {
         exchange: A,
         market_id: market.into(),
         asset_id: None,
@@ -75,8 +75,8 @@ fn offsets(v: &[BookSnapshot]) -> Vec<i64> {
     v.iter().map(|s| s.timestamp.millis() - BASE).collect()
 }
 
-fn range(start: i64, end: i64, bucket: i64, after: Option<i64>) -> SnapshotWindow {
-    SnapshotWindow::Range {
+fn range(start: i64, end: i64, bucket: i64, after: Option<i64>) -> HistoryWindow {
+    HistoryWindow::Range {
         start: ts(start),
         end: ts(end),
         bucket_ms: bucket,
@@ -163,12 +163,12 @@ async fn downsampling_matches_a_hand_built_series() {
         }
 
         // Latest: newest first, paged by `before`.
-        let latest = read(s, "M", SnapshotWindow::Latest { before: None }, 3).await;
+        let latest = read(s, "M", HistoryWindow::Latest { before: None }, 3).await;
         assert_eq!(offsets(&latest), [725_000, 600_500, 300_000]);
         let next = read(
             s,
             "M",
-            SnapshotWindow::Latest {
+            HistoryWindow::Latest {
                 before: Some(latest[2].timestamp),
             },
             3,
@@ -205,7 +205,7 @@ async fn cursors_survive_a_series_that_grows_during_the_walk() {
         let mut before = None;
         let mut next = 201;
         loop {
-            let page = read(s, "G", SnapshotWindow::Latest { before }, 50).await;
+            let page = read(s, "G", HistoryWindow::Latest { before }, 50).await;
             seen.extend(offsets(&page));
             // New snapshots land between pages.
             s.insert_snapshots(&[second(next), second(next + 1)]).await.unwrap();
@@ -301,7 +301,7 @@ async fn retention_deletes_in_batches_or_drops_whole_days() {
         s.insert_snapshots(&batch).await.unwrap();
         let cutoff = at(2, 6);
         let remaining = async || {
-            let all = read(s, "R", SnapshotWindow::Latest { before: None }, 100).await;
+            let all = read(s, "R", HistoryWindow::Latest { before: None }, 100).await;
             all.iter().map(|x| x.timestamp).rev().collect::<Vec<_>>()
         };
 
@@ -359,7 +359,7 @@ async fn snapshots_of_any_day_are_accepted() {
         s.insert_snapshots(std::slice::from_ref(&far)).await.unwrap();
         let spread: Vec<BookSnapshot> = (0..5).map(|d| snap("P", d * DAY_MS + 5)).collect();
         s.insert_snapshots(&spread).await.unwrap();
-        let all = read(s, "P", SnapshotWindow::Latest { before: None }, 100).await;
+        let all = read(s, "P", HistoryWindow::Latest { before: None }, 100).await;
         assert_eq!(all.len(), 6);
         assert_eq!(all.last().unwrap(), &far);
         if db.backend() == "postgres" {

@@ -17,8 +17,8 @@ use crossbook_core::{
     TakerSide, Timestamp, Trade,
 };
 use crossbook_store::{
-    EventQuery, EventSort, MarketQuery, MarketSort, RecentQuery, SeriesQuery, SeriesSort, SnapshotQuery,
-    SnapshotWindow, Store, StoreError, StoredMarket, accounts::hash_key, postgres::PgStore, sqlite::SqliteStore,
+    BookHistoryQuery, EventQuery, EventSort, HistoryWindow, MarketQuery, MarketSort, RecentQuery, SeriesQuery,
+    SeriesSort, Store, StoreError, StoredMarket, accounts::hash_key, postgres::PgStore, sqlite::SqliteStore,
 };
 use sqlx::Connection as _;
 use testing::{TestDb, for_each_backend};
@@ -1438,7 +1438,7 @@ async fn snapshots_are_stored_and_read_back() {
 
         let read = async |asset: Option<&str>, window, limit| {
             let ex = if asset.is_some() { B } else { A };
-            let q = SnapshotQuery {
+            let q = BookHistoryQuery {
                 exchange: ex,
                 market_id: "MKT".into(),
                 asset_id: asset.map(str::to_string),
@@ -1453,12 +1453,12 @@ async fn snapshots_are_stored_and_read_back() {
                 .collect::<Vec<_>>()
         };
 
-        let latest = read(None, SnapshotWindow::Latest { before: None }, 3).await;
+        let latest = read(None, HistoryWindow::Latest { before: None }, 3).await;
         assert_eq!(times(&latest), [280, 260, 240]);
         assert_eq!(latest[0], snap(None, 280, 111_000), "ladders round-trip exactly");
         let next = read(
             None,
-            SnapshotWindow::Latest {
+            HistoryWindow::Latest {
                 before: Some(latest[2].timestamp),
             },
             3,
@@ -1467,11 +1467,11 @@ async fn snapshots_are_stored_and_read_back() {
         assert_eq!(times(&next), [220, 200, 180]);
 
         let token = Some("123456789012345678901234567890");
-        let tok = read(token, SnapshotWindow::Latest { before: None }, 1).await;
+        let tok = read(token, HistoryWindow::Latest { before: None }, 1).await;
         assert_eq!(tok[0], snap(token, 280, 514_000));
 
         // One per minute, the last of each bucket, oldest first, inside [30 s, 250 s].
-        let range = |after| SnapshotWindow::Range {
+        let range = |after| HistoryWindow::Range {
             start: at(30),
             end: at(250),
             bucket_ms: 60_000,
@@ -1492,7 +1492,7 @@ async fn snapshots_are_stored_and_read_back() {
         assert_eq!(times(&page2), expected[2..]);
 
         assert_eq!(s.delete_snapshots_before(at(100)).await.unwrap(), 10);
-        let left = read(None, SnapshotWindow::Latest { before: None }, 100).await;
+        let left = read(None, HistoryWindow::Latest { before: None }, 100).await;
         assert_eq!(left.len(), 10);
         assert_eq!(*times(&left).last().unwrap(), 100);
     })

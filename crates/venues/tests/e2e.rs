@@ -17,7 +17,7 @@ use crossbook_live::{BookKey, Bus, DomainEvent, LiveBooks};
 use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
 use crossbook_store::{
     MarketQuery, MarketSort, Store,
-    book_log::history::books_as_of,
+    books::history::books_as_of,
     testing::{self, TestDb},
 };
 use crossbook_venues::{FeedMode, Ingest, IngestConfig, IngestHandle, VenueHealth};

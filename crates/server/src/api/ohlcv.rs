@@ -9,8 +9,8 @@ use crossbook_core::{
     candle::{self, Candle, Interval},
 };
 use crossbook_store::{
-    MarketQuery, SnapshotQuery, SnapshotWindow, TradeQuery,
-    book_log::history::{HistoryRow, book_history},
+    BookHistoryQuery, HistoryWindow, MarketQuery, TradeQuery,
+    books::history::{HistoryRow, book_history},
 };
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -479,7 +479,7 @@ async fn book_mids(state: &AppState, m: &Market, w: &Window) -> ApiResult<Vec<(T
         Exchange::VenueA => TopOfBook::venue_a_yes(&r.snapshot).mid(),
         Exchange::VenueB => TopOfBook::of(&r.snapshot.bids, &r.snapshot.asks).mid(),
     };
-    let query = |window, limit| SnapshotQuery {
+    let query = |window, limit| BookHistoryQuery {
         exchange: m.exchange,
         market_id: m.market_id.clone(),
         asset_id: asset_id.clone(),
@@ -489,7 +489,7 @@ async fn book_mids(state: &AppState, m: &Market, w: &Window) -> ApiResult<Vec<(T
     let mut out = Vec::new();
     let before = book_history(
         state.store.as_ref(),
-        &query(SnapshotWindow::Latest { before: Some(w.first) }, 1),
+        &query(HistoryWindow::Latest { before: Some(w.first) }, 1),
     )
     .await?;
     if let Some(r) = before.first() {
@@ -504,7 +504,7 @@ async fn book_mids(state: &AppState, m: &Market, w: &Window) -> ApiResult<Vec<(T
     let rows = book_history(
         state.store.as_ref(),
         &query(
-            SnapshotWindow::Range {
+            HistoryWindow::Range {
                 start: w.first,
                 end: Timestamp::from_millis(w.end.millis() - 1),
                 bucket_ms,

@@ -11,7 +11,7 @@
 //!
 //! 1. Snapshots (unless `retention_days` is 0). PostgreSQL: creates the daily snapshot partitions of today and
 //!    the next [`PARTITIONS_AHEAD_DAYS`] days, so that inserts never wait for one (a no-op on SQLite). Then
-//!    calls [`BookStore::prune_snapshots`] until it reports `done`. SQLite deletes at most
+//!    calls [`SnapshotStore::prune_snapshots`] until it reports `done`. SQLite deletes at most
 //!    [`Settings::batch_rows`] of the oldest rows per call, each call its own short transaction on the single
 //!    writer, with a pause between calls so that ingestion's inserts interleave. PostgreSQL detaches
 //!    (`CONCURRENTLY`) and drops the daily partitions that ended before the cutoff in one call. The book log's
@@ -27,7 +27,7 @@
 use std::{sync::Arc, time::Duration};
 
 use crossbook_core::Timestamp;
-use crossbook_store::{BookLogStore, BookStore, StoreResult, WebhookStore, books::DAY_MS, webhooks::DELIVERY_LOG_KEEP};
+use crossbook_store::{BookLogStore, DAY_MS, SnapshotStore, StoreResult, WebhookStore, webhooks::DELIVERY_LOG_KEEP};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{AppState, config::Config};
@@ -124,7 +124,7 @@ pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken
 }
 
 /// Starts the worker over any store of snapshots and webhooks.
-pub fn spawn_with<S: BookStore + BookLogStore + WebhookStore + ?Sized + 'static>(
+pub fn spawn_with<S: SnapshotStore + BookLogStore + WebhookStore + ?Sized + 'static>(
     store: Arc<S>,
     settings: Settings,
     tracker: &TaskTracker,
@@ -134,7 +134,7 @@ pub fn spawn_with<S: BookStore + BookLogStore + WebhookStore + ?Sized + 'static>
     tracker.spawn(async move { run(store.as_ref(), &settings, &cancel).await });
 }
 
-async fn run<S: BookStore + BookLogStore + WebhookStore + ?Sized>(
+async fn run<S: SnapshotStore + BookLogStore + WebhookStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
@@ -168,7 +168,7 @@ async fn run<S: BookStore + BookLogStore + WebhookStore + ?Sized>(
 
 /// One pass: snapshots, then the delivery log (each only when configured). Both parts run; the first error is
 /// returned.
-pub async fn pass<S: BookStore + BookLogStore + WebhookStore + ?Sized>(
+pub async fn pass<S: SnapshotStore + BookLogStore + WebhookStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
@@ -186,7 +186,7 @@ fn cutoff(now: Timestamp, age: Duration) -> Timestamp {
 }
 
 /// Prepares the coming days' snapshot and book-log storage, then prunes both until done (or cancelled).
-async fn snapshot_pass<S: BookStore + BookLogStore + ?Sized>(
+async fn snapshot_pass<S: SnapshotStore + BookLogStore + ?Sized>(
     store: &S,
     settings: &Settings,
     cancel: &CancellationToken,
@@ -262,7 +262,7 @@ mod tests {
 
     use crossbook_core::BookSnapshot;
     use crossbook_store::{
-        Compacted, Delivery, LogHead, LogRead, LogRun, NewDelivery, Pruned, SnapshotQuery, StoreError, Webhook,
+        BookHistoryQuery, Compacted, Delivery, LogHead, LogRead, LogRun, NewDelivery, Pruned, StoreError, Webhook,
         WebhookKind,
     };
     use tokio::time::Instant;
@@ -306,11 +306,11 @@ mod tests {
     }
 
     #[async_trait::async_trait]
-    impl BookStore for Fake {
+    impl SnapshotStore for Fake {
         async fn insert_snapshots(&self, _: &[BookSnapshot]) -> StoreResult<()> {
             Ok(())
         }
-        async fn snapshots(&self, _: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
+        async fn snapshots(&self, _: &BookHistoryQuery) -> StoreResult<Vec<BookSnapshot>> {
             Ok(Vec::new())
         }
         async fn delete_snapshots_before(&self, _: Timestamp) -> StoreResult<u64> {

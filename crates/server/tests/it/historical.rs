@@ -10,7 +10,7 @@ use crossbook_core::{
     book::{BookChange, BookEvent, BookKey, GapCause, LevelChange, Side},
 };
 use crossbook_server::workers::retention;
-use crossbook_store::{LogRun, SnapshotQuery, SnapshotWindow, Store, testing::for_each_backend};
+use crossbook_store::{BookHistoryQuery, HistoryWindow, LogRun, Store, testing::for_each_backend};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -787,11 +787,11 @@ async fn a_retention_pass_removes_expired_snapshots() {
             .unwrap();
         let left: Vec<i64> = db
             .store
-            .snapshots(&SnapshotQuery {
+            .snapshots(&BookHistoryQuery {
                 exchange: Exchange::VenueA,
                 market_id: "RET".into(),
                 asset_id: None,
-                window: SnapshotWindow::Latest { before: None },
+                window: HistoryWindow::Latest { before: None },
                 limit: 100,
             })
             .await

@@ -282,7 +282,7 @@ async fn remove_pair_override<E: Exec>(ex: &E, market_id: &str) -> StoreResult<u
 
 async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
     let mut s = Sql::new("SELECT ");
-    s.push(codec::MARKET_COLS).push(
+    s.push(crate::catalog::rows::MARKET_COLS).push(
         ", e.title AS event_title, e.slug AS event_slug FROM markets m \
          LEFT JOIN events e ON e.exchange = m.exchange AND e.event_id = m.event_id \
          WHERE m.status = 'active' ORDER BY m.exchange, m.market_id",
@@ -291,7 +291,7 @@ async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
         .await?
         .iter()
         .map(|r| {
-            let market = codec::market_row(r)?.market;
+            let market = crate::catalog::rows::market_row(r)?.market;
             let title = match r.opt_text("event_title")? {
                 Some(t) => t,
                 None => market.title.clone().unwrap_or_else(|| market.question.clone()),

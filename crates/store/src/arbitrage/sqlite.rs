@@ -16,7 +16,7 @@ fn upsert_sql() -> String {
 
 pub(super) async fn record_episodes(write: &SqlitePool, episodes: &[Episode]) -> StoreResult<()> {
     let sql = upsert_sql();
-    let mut tx = crate::sqlite::begin(write).await?;
+    let mut tx = crate::backend::sqlite_begin(write).await?;
     for e in episodes {
         let a = episode_args(e)?;
         sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))

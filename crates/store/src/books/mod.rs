@@ -1,351 +1,337 @@
-//! Order-book snapshots. Ingestion writes them in batches through one writer (at most one per book per
-//! second); the historical routes read them.
+//! The book event log: every change of every book, in order, as the history that the historical routes,
+//! replay and export read.
 //!
-//! A "book" is one `(exchange, market_id, asset_id)`: a venue_a market (no asset id) or one venue_b token.
-//! Snapshots are unique per book and millisecond; a second write for the same millisecond replaces the first.
+//! Each book's events (snapshots, deltas, gaps; [`crossbook_core::book::BookEvent`]) are numbered by the book's
+//! own `seq`, which goes up by one. They are stored as *chunks*: runs of one book's consecutive events in the
+//! compact form of [`chunk`], one row each, appended in time order so that a flush writes to the end of the
+//! table instead of one page per book.
+//!
+//! - **Chunk boundaries.** A chunk starts at every snapshot (so a keyframe always opens its chunk and a reader
+//!   finds one by an index seek), and holds at most [`MAX_CHUNK_EVENTS`] events spanning at most
+//!   [`MAX_CHUNK_SPAN_MS`] of receive time. The span bound lets a time read seek a bounded index range. A chunk
+//!   never holds events of two UTC minutes ([`CHUNK_ALIGN_MS`]), so the last event of any bucket of whole
+//!   minutes is the last event of a chunk.
+//! - **Chunk ends.** Compaction stores with each chunk the book its last event left (`last_book`), so a history
+//!   row of a bucket of whole minutes is one small read ([`BookLogStore::log_outline`],
+//!   [`BookLogStore::log_ends`]) instead of a replay of the bucket.
+//! - **Writes.** The ingest writer is the only appender: it registers books ([`BookLogStore::register_log_books`],
+//!   which also gives each book's last stored `seq`), then appends one run per book per flush.
+//! - **Compaction** merges a book's small chunks (one per flush), once they are older than a cutoff, into
+//!   chunks as large as the boundaries allow, book by book; each step replaces its inputs in one transaction.
+//! - **Retention** drops whole days on PostgreSQL (`book_chunks` is partitioned by day of its first event) and
+//!   deletes old chunks in short batches on SQLite.
+//! - **Corrupt chunks** are skipped and reported by name ([`CorruptChunk`]), never a panic.
 
-use crossbook_core::{BookSnapshot, Exchange, Timestamp};
-
-use std::collections::HashMap;
+use crossbook_core::{
+    Exchange, Timestamp,
+    book::{BookEvent, BookKey, GapCause, Ladders},
+};
 
 use crate::{
     StoreResult,
     backend::{Backend, Exec, Pools},
-    codec::{self, Cols},
+    codec::Cols,
     retention,
-    sql::{Dialect, Sql},
+    retention::Pruned,
+    sql::Sql,
 };
 
-mod sqlite;
+pub mod chunk;
+mod compact;
+pub mod history;
+mod read;
+mod write;
 
-/// Which snapshots of one book to read (the historical routes, contracts §5).
+pub use chunk::ChunkError;
+pub use write::chunk_bounds;
+
+use compact::compact;
+use read::{log_after, log_ends, log_events, log_gaps, log_outline, push_book};
+use write::{insert_chunks, log_heads, new_chunks, register, write};
+
+/// The most events one chunk holds.
+pub const MAX_CHUNK_EVENTS: usize = 4_096;
+/// The longest receive-time span of one chunk, first event to last.
+pub const MAX_CHUNK_SPAN_MS: i64 = 60_000;
+
+/// Chunks never hold events of two of these periods (UTC minutes): history buckets of whole minutes end on a
+/// chunk's end.
+pub const CHUNK_ALIGN_MS: i64 = 60_000;
+
+/// The table of chunks, partitioned by day on PostgreSQL.
+pub(crate) const CHUNKS: retention::postgres::Daily = retention::postgres::Daily("book_chunks");
+
+/// Chunk rows per `INSERT` (10 arguments each: far below both backends' argument limits).
+const ROWS_PER_INSERT: usize = 500;
+
+/// A book of the log: its id and its last stored event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnapshotQuery {
-    pub exchange: Exchange,
-    pub market_id: String,
-    /// The venue_b token; `None` for venue_a books. A venue_b market has one book per token, so a caller
-    /// wanting both tokens reads each one.
-    pub asset_id: Option<String>,
-    pub window: SnapshotWindow,
-    /// Page size.
-    pub limit: u32,
+pub struct LogHead {
+    pub id: i64,
+    pub book: BookKey,
+    /// The `seq` of the book's last stored event; 0 when none is stored.
+    pub last_seq: u64,
+    /// The receive time of that event.
+    pub last_ts: Option<Timestamp>,
 }
 
-/// The two read shapes of the historical routes.
+/// Consecutive events of one book to append, in `seq` order, continuing the book's stored events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRun {
+    /// The id [`BookLogStore::register_log_books`] gave the book.
+    pub book_id: i64,
+    pub events: Vec<BookEvent>,
+}
+
+/// What [`BookLogStore::log_events`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogRead {
+    /// In `seq` order.
+    pub events: Vec<BookEvent>,
+    /// Chunks that failed to decode; their events are missing from `events`.
+    pub corrupt: Vec<CorruptChunk>,
+    /// The first event is a keyframe that ended a gap (the event before it, not read, is a gap).
+    pub after_gap: bool,
+}
+
+/// What [`BookLogStore::log_after`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogPage {
+    /// In `seq` order.
+    pub events: Vec<BookEvent>,
+    /// Chunks that failed to decode; their events are missing from `events`.
+    pub corrupt: Vec<CorruptChunk>,
+    /// Where the next read goes on from (its `after_seq` and `after_ts`) when the read stopped at `max_chunks`:
+    /// the last chunk read, corrupt or not, so a corrupt chunk is never read twice. `None` once `to` is reached.
+    pub next: Option<(u64, Timestamp)>,
+}
+
+/// A stored chunk that could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("book log chunk {name} skipped: {error}")]
+pub struct CorruptChunk {
+    /// The chunk's name: its book id and seq range, e.g. `book 12 seq 100-180`.
+    pub name: String,
+    pub error: ChunkError,
+}
+
+/// A capture gap of one book: continuity was lost at `start` and came back with the resnapshot at `end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SnapshotWindow {
-    /// The most recent snapshots, newest first. `before` (exclusive) is the page cursor: the timestamp of
-    /// the last row of the previous page.
-    Latest { before: Option<Timestamp> },
-    /// Snapshots with `start <= timestamp <= end`, oldest first, downsampled to one row per `bucket_ms`
-    /// bucket aligned to the Unix epoch: the last snapshot of each bucket, with its own timestamp. Empty
-    /// buckets give no row. Times are Unix milliseconds `>= 0`.
-    ///
-    /// `after` is the page cursor: the timestamp of the last row of the previous page. The page starts with
-    /// the first bucket *after the one holding it*, so a snapshot stored later in that bucket (the current
-    /// bucket of a growing series) never repeats it. Each page costs two index seeks per returned row,
-    /// however many snapshots a bucket holds or however many empty buckets lie between rows.
-    Range {
-        start: Timestamp,
-        end: Timestamp,
-        bucket_ms: i64,
-        after: Option<Timestamp>,
-    },
+pub struct StoredGap {
+    /// The `seq` of the gap event.
+    pub seq: u64,
+    pub start: Timestamp,
+    /// When the book was captured again (its next keyframe); `None` while the gap lasts.
+    pub end: Option<Timestamp>,
+    pub cause: GapCause,
 }
 
-/// The order-book snapshot concern.
-#[async_trait::async_trait]
-pub trait BookStore: Send + Sync {
-    /// Inserts a batch in one transaction. A snapshot for a book and millisecond already stored replaces it.
-    async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()>;
-    /// Reads snapshots of one book; see [`SnapshotQuery`].
-    async fn snapshots(&self, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>>;
-    /// Deletes snapshots older than `cutoff` (retention); returns how many were deleted.
-    async fn delete_snapshots_before(&self, cutoff: Timestamp) -> StoreResult<u64>;
+/// The book a chunk's last event left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndState {
+    /// Not stored: the chunk is not compacted yet, or was written before chunk ends were kept.
+    Unknown,
+    /// The chunk ends in a gap: there is no book.
+    Gap,
+    Book(Ladders),
+}
 
-    /// For each time in `at`, the book's latest snapshot at or before it (`None` when there is none), in the
-    /// order of `at`. One statement for the whole list: the unified route pairs each venue_b YES row with the
-    /// NO token's book as of the same moment.
-    async fn snapshots_as_of(
+/// Where a chunk ends, and the book it leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkEnd {
+    pub last_seq: u64,
+    pub last_ts: Timestamp,
+    pub state: EndState,
+}
+
+/// A chunk without its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkOutline {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub first_ts: Timestamp,
+    pub last_ts: Timestamp,
+    /// Whether the book it leaves is stored ([`EndState`] is not `Unknown`).
+    pub end_known: bool,
+}
+
+/// What [`BookLogStore::log_outline`] read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOutline {
+    /// The chunk that ends last before the window, with the book it leaves.
+    pub before: Option<ChunkEnd>,
+    /// The chunks ending in the window or reaching into it from before or past it, in `seq` order.
+    pub chunks: Vec<ChunkOutline>,
+    /// Their ends, in the same order, when asked for.
+    pub ends: Vec<ChunkEnd>,
+    /// The `seq` of every gap event in those chunks, ascending.
+    pub gap_seqs: Vec<u64>,
+    /// Chunks holding gaps that failed to decode.
+    pub corrupt: Vec<CorruptChunk>,
+}
+
+/// What one [`BookLogStore::compact_log`] step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Compacted {
+    /// Small chunks read and replaced.
+    pub chunks_in: u64,
+    /// Compacted chunks written in their place.
+    pub chunks_out: u64,
+    /// Chunks that failed to decode (left in place, marked compacted so they are not read again).
+    pub corrupt: u64,
+    /// Where the next step starts (its `after_book`); `None` when every book has been visited.
+    pub next: Option<i64>,
+}
+
+/// The book event log concern.
+#[async_trait::async_trait]
+pub trait BookLogStore: Send + Sync {
+    /// The heads of `books`, registering those the log has not seen: each book's id and last stored event.
+    /// Returned in the order of `books`.
+    async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>>;
+
+    /// The heads of every book of `exchange` the log holds events of (books registered with none stored are
+    /// left out), without registering anything: the ingest continues each book's numbering from these.
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>>;
+
+    /// Appends runs in one transaction, each split into chunks at its snapshots and at the size and span
+    /// bounds. Empty runs are ignored.
+    async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()>;
+
+    /// The events of `book` from the last snapshot received at or before `from` (so the caller can rebuild the
+    /// book as of `from`; from the book's first event received at or after `from` when there is none) through
+    /// the last event received at or before `to`.
+    async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead>;
+
+    /// The events of `book` after `after_seq`, received from `after_ts` (the receive time of event `after_seq`,
+    /// or where the read starts) through `to`, in `seq` order, from at most `max_chunks` chunks: a reader of a
+    /// long range calls it again from [`LogPage::next`] while there is one. No keyframe is
+    /// looked for: the caller already holds the book as of `after_seq`.
+    async fn log_after(
         &self,
-        exchange: Exchange,
-        market_id: &str,
-        asset_id: Option<&str>,
-        at: &[Timestamp],
-    ) -> StoreResult<Vec<Option<BookSnapshot>>> {
-        // Fallback for stores without a single-statement version (test doubles): one read per time.
-        let mut out = Vec::with_capacity(at.len());
-        for t in at {
-            let q = SnapshotQuery {
-                exchange,
-                market_id: market_id.to_string(),
-                asset_id: asset_id.map(str::to_string),
-                window: SnapshotWindow::Latest {
-                    before: Some(Timestamp::from_millis(t.millis().saturating_add(1))),
-                },
-                limit: 1,
-            };
-            out.push(self.snapshots(&q).await?.pop());
+        book: &BookKey,
+        after_seq: u64,
+        after_ts: Timestamp,
+        to: Timestamp,
+        max_chunks: u32,
+    ) -> StoreResult<LogPage>;
+
+    /// The outline of `book`'s chunks around `[from, to]` (see [`LogOutline`]): their bounds and gaps, without
+    /// their events, for reads of whole-minute buckets; with their ends too when `ends` is set.
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp, ends: bool) -> StoreResult<LogOutline>;
+
+    /// The receive time of `book`'s first stored event; `None` when the log holds none.
+    async fn log_first(&self, book: &BookKey) -> StoreResult<Option<Timestamp>>;
+
+    /// The ends of `book`'s chunks whose last event was received at one of `last_ts`, in `seq` order.
+    async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>>;
+
+    /// The gaps of `book` that overlap `[from, to]` (started at or before `to`, and ended at or after `from` or
+    /// still open), oldest first.
+    async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>>;
+
+    /// One step of compaction: for the books with ids above `after_book` (0 for the first step) that hold small
+    /// chunks, merges up to `max_chunks` of those whose last event is older than `older_than`. The caller
+    /// repeats from [`Compacted::next`] until it is `None`.
+    async fn compact_log(&self, older_than: Timestamp, after_book: i64, max_chunks: u32) -> StoreResult<Compacted>;
+
+    /// One step of retention (as [`crate::SnapshotStore::prune_snapshots`]): SQLite deletes up to `max_rows` chunks
+    /// whose last event is older than `cutoff`; PostgreSQL drops the daily partitions that end at or before it.
+    async fn prune_log(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned>;
+
+    /// Prepares storage for chunks starting from `from` to `until` (PostgreSQL: the daily partitions).
+    async fn prepare_log(&self, from: Timestamp, until: Timestamp) -> StoreResult<()>;
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> BookLogStore for B {
+    async fn register_log_books(&self, books: &[BookKey]) -> StoreResult<Vec<LogHead>> {
+        let mut out = Vec::with_capacity(books.len());
+        // 3 arguments per book twice in one statement pair: 500 books keep far below the argument limits.
+        for part in books.chunks(500) {
+            out.extend(register(self, part).await?);
         }
         Ok(out)
     }
 
-    /// One step of retention, run by the retention worker until it reports `done`: removes snapshots older
-    /// than `cutoff` without holding up ingestion or reads.
-    ///
-    /// - SQLite: deletes at most `max_rows` of the oldest rows in one short write transaction (the single
-    ///   writer is busy for one small batch at a time, so ingestion's inserts interleave with retention).
-    /// - PostgreSQL: detaches (`CONCURRENTLY`) and drops every daily partition that ends at or before
-    ///   `cutoff`; rows of the day holding `cutoff` stay until that whole day has passed (at most one day
-    ///   more than the retention period). `max_rows` is not used.
-    async fn prune_snapshots(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {
-        let _ = max_rows;
-        let rows = self.delete_snapshots_before(cutoff).await?;
-        Ok(Pruned {
-            rows,
-            partitions: 0,
-            done: true,
-        })
+    async fn log_heads(&self, exchange: Exchange) -> StoreResult<Vec<LogHead>> {
+        log_heads(self.writer(), exchange).await
     }
 
-    /// Prepares storage for snapshots stamped from `from` to `until`: on PostgreSQL creates the daily
-    /// partitions ahead of time (inserts also create a missing one on demand); nothing to do on SQLite.
-    async fn prepare_snapshots(&self, from: Timestamp, until: Timestamp) -> StoreResult<()> {
-        let _ = (from, until);
-        Ok(())
-    }
-}
-
-/// What one [`BookStore::prune_snapshots`] step removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Pruned {
-    /// Rows deleted one by one (SQLite). Rows of dropped partitions are not counted.
-    pub rows: u64,
-    /// Daily partitions dropped whole (PostgreSQL).
-    pub partitions: u64,
-    /// Nothing older than the cutoff is left to remove (as far as this backend prunes).
-    pub done: bool,
-}
-
-/// The length of a PostgreSQL snapshot partition, and of the day retention reasons in.
-pub use crossbook_core::time::DAY_MS;
-
-// ------------------------------------------------------------------------------------------------ shared SQL
-
-async fn snapshots<E: Exec>(ex: &E, d: Dialect, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
-    let asset = codec::asset_key(q.asset_id.as_deref());
-    let book = |sql: &mut Sql, alias: &str| {
-        sql.push(alias)
-            .push("exchange = ")
-            .text(q.exchange.as_str())
-            .push(" AND ")
-            .push(alias)
-            .push("market_id = ")
-            .text(&q.market_id)
-            .push(" AND ")
-            .push(alias)
-            .push("asset_id = ")
-            .text(asset);
-    };
-    let mut sql;
-    match q.window {
-        SnapshotWindow::Latest { before } => {
-            sql = Sql::new("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
-            book(&mut sql, "");
-            if let Some(b) = before {
-                sql.push(" AND ts < ").int(b.millis());
-            }
-            sql.push(" ORDER BY ts DESC LIMIT ").int(i64::from(q.limit));
+    async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()> {
+        let chunks = new_chunks(runs.iter().map(|r| (r.book_id, r.events.as_slice())));
+        if chunks.is_empty() {
+            return Ok(());
         }
-        SnapshotWindow::Range {
-            start,
-            end,
-            bucket_ms,
-            after,
-        } => {
-            // A skip scan in one statement. `walk` finds the first snapshot of each non-empty bucket, one index
-            // seek per bucket (the first at or after the start of the next bucket), so empty stretches cost
-            // nothing; the outer query then seeks the last snapshot of each of those buckets. Two seeks per row,
-            // however dense the series: a page never reads the rows between the ones it returns.
-            let size = bucket_ms.max(1);
-            let from = match after {
-                Some(a) => crossbook_core::history::next_bucket_start(a.millis(), size).max(start.millis()),
-                None => start.millis(),
-            };
-            sql = Sql::new("WITH RECURSIVE walk(n, first) AS (SELECT 1, (SELECT ts FROM book_snapshots WHERE ");
-            book(&mut sql, "");
-            sql.push(" AND ts >= ")
-                .int(from)
-                .push(" AND ts <= ")
-                .int(end.millis())
-                .push(" ORDER BY ts LIMIT 1) UNION ALL SELECT w.n + 1, (SELECT s.ts FROM book_snapshots s WHERE ");
-            book(&mut sql, "s.");
-            sql.push(" AND s.ts >= (w.first / ")
-                .int(size)
-                .push(" + 1) * ")
-                .int(size)
-                .push(" AND s.ts <= ")
-                .int(end.millis())
-                .push(" ORDER BY s.ts LIMIT 1) FROM walk w WHERE w.first IS NOT NULL AND w.n < ")
-                .int(i64::from(q.limit))
-                .push("), lasts(ts) AS (SELECT (SELECT s.ts FROM book_snapshots s WHERE ");
-            book(&mut sql, "s.");
-            sql.push(" AND s.ts >= w.first AND s.ts < (w.first / ")
-                .int(size)
-                .push(" + 1) * ")
-                .int(size)
-                .push(" AND s.ts <= ")
-                .int(end.millis())
-                .push(" ORDER BY s.ts DESC LIMIT 1) FROM walk w WHERE w.first IS NOT NULL) SELECT ts AS n FROM lasts");
-            // Then the ladders of exactly those rows, by primary key. Two statements rather than a join: joined,
-            // both planners may pick a plan that scans the whole book (SQLite runs the walk inside a scan of the
-            // book; PostgreSQL hashes the walk and scans the book when its statistics are missing).
-            let mut times: Vec<i64> = ex
-                .rows(&sql)
-                .await?
-                .iter()
-                .map(|r| r.int("n"))
-                .collect::<StoreResult<_>>()?;
-            if times.is_empty() {
-                return Ok(Vec::new());
-            }
-            times.sort_unstable();
-            match d {
-                // SQLite seeks the primary key once per value of an IN list.
-                Dialect::Sqlite => {
-                    sql = Sql::new("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
-                    book(&mut sql, "");
-                    sql.push(" AND ts IN (");
-                    for (i, t) in times.iter().enumerate() {
-                        if i > 0 {
-                            sql.push(", ");
-                        }
-                        sql.int(*t);
-                    }
-                    sql.push(") ORDER BY ts");
-                }
-                // PostgreSQL, with the book's statistics as they usually are (a partition filled within the
-                // day), reads the whole book and filters it by the IN list (~250 ms for a day of 1-second
-                // snapshots), and hash-joins a VALUES list the same way. One point lookup per row, joined by
-                // UNION ALL, is a primary-key seek each whatever the statistics (~3 ms for 200 rows).
-                Dialect::Postgres => {
-                    sql = Sql::new("SELECT * FROM (");
-                    for (i, t) in times.iter().enumerate() {
-                        if i > 0 {
-                            sql.push(" UNION ALL ");
-                        }
-                        sql.push("SELECT ts, bids, asks, no_bids FROM book_snapshots WHERE ");
-                        book(&mut sql, "");
-                        sql.push(" AND ts = ").int(*t);
-                    }
-                    sql.push(") x ORDER BY ts");
-                }
-            }
-        }
-    }
-    ex.rows(&sql)
-        .await?
-        .iter()
-        .map(|r| codec::snapshot_row(r, q.exchange, &q.market_id, q.asset_id.as_deref()))
-        .collect()
-}
-
-/// See [`BookStore::snapshots_as_of`]: one statement, each time paired with the book's latest snapshot at
-/// or before it by an index seek.
-async fn snapshots_as_of<E: Exec>(
-    ex: &E,
-    exchange: Exchange,
-    market_id: &str,
-    asset_id: Option<&str>,
-    at: &[Timestamp],
-) -> StoreResult<Vec<Option<BookSnapshot>>> {
-    let mut times: Vec<i64> = at.iter().map(|t| t.millis()).collect();
-    times.sort_unstable();
-    times.dedup();
-    if times.is_empty() {
-        return Ok(Vec::new());
-    }
-    let asset = codec::asset_key(asset_id);
-    let book = |sql: &mut Sql, alias: &str| {
-        sql.push(alias)
-            .push("exchange = ")
-            .text(exchange.as_str())
-            .push(" AND ")
-            .push(alias)
-            .push("market_id = ")
-            .text(market_id)
-            .push(" AND ")
-            .push(alias)
-            .push("asset_id = ")
-            .text(asset);
-    };
-    let mut sql = Sql::new("WITH v(at) AS (VALUES ");
-    for (i, t) in times.iter().enumerate() {
-        if i > 0 {
-            sql.push(", ");
-        }
-        sql.push("(").int(*t).push(")");
-    }
-    // CROSS JOIN: the times drive the loop (see `snapshots`).
-    sql.push(") SELECT v.at AS at, b.ts, b.bids, b.asks, b.no_bids FROM v CROSS JOIN book_snapshots b WHERE ");
-    book(&mut sql, "b.");
-    sql.push(" AND b.ts = (SELECT s.ts FROM book_snapshots s WHERE ");
-    book(&mut sql, "s.");
-    sql.push(" AND s.ts <= v.at ORDER BY s.ts DESC LIMIT 1)");
-    let mut found: HashMap<i64, BookSnapshot> = HashMap::new();
-    for r in ex.rows(&sql).await? {
-        found.insert(r.int("at")?, codec::snapshot_row(&r, exchange, market_id, asset_id)?);
-    }
-    Ok(at.iter().map(|t| found.get(&t.millis()).cloned()).collect())
-}
-
-async fn delete_snapshots_before<E: Exec>(ex: &E, cutoff: Timestamp) -> StoreResult<u64> {
-    let mut q = Sql::new("DELETE FROM book_snapshots WHERE ts < ");
-    q.int(cutoff.millis());
-    ex.exec(&q).await
-}
-
-#[async_trait::async_trait]
-impl<B: Backend> BookStore for B {
-    async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()> {
-        match self.pools() {
-            Pools::Sqlite { write, .. } => sqlite::insert_snapshots(write, batch).await,
-            // Inserts meet the daily partitions that retention manages (a missing day is created).
-            Pools::Postgres(pool) => retention::postgres::insert_snapshots(pool, batch).await,
-        }
+        write(self, &insert_chunks(&chunks, false), chunks.iter().map(|c| c.first_ts)).await
     }
 
-    async fn snapshots(&self, q: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
-        snapshots(self.reader(), B::DIALECT, q).await
+    async fn log_events(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<LogRead> {
+        log_events(self.reader(), book, from, to).await
     }
 
-    async fn delete_snapshots_before(&self, cutoff: Timestamp) -> StoreResult<u64> {
-        delete_snapshots_before(self.writer(), cutoff).await
-    }
-
-    async fn snapshots_as_of(
+    async fn log_after(
         &self,
-        exchange: Exchange,
-        market_id: &str,
-        asset_id: Option<&str>,
-        at: &[Timestamp],
-    ) -> StoreResult<Vec<Option<BookSnapshot>>> {
-        snapshots_as_of(self.reader(), exchange, market_id, asset_id, at).await
+        book: &BookKey,
+        after_seq: u64,
+        after_ts: Timestamp,
+        to: Timestamp,
+        max_chunks: u32,
+    ) -> StoreResult<LogPage> {
+        log_after(self.reader(), book, after_seq, after_ts, to, max_chunks.max(1)).await
     }
 
-    async fn prune_snapshots(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {
-        match self.pools() {
-            Pools::Sqlite { read, write } => retention::sqlite::prune(read, write, cutoff, max_rows).await,
-            Pools::Postgres(pool) => retention::postgres::prune(pool, retention::postgres::SNAPSHOTS, cutoff).await,
+    async fn log_outline(&self, book: &BookKey, from: Timestamp, to: Timestamp, ends: bool) -> StoreResult<LogOutline> {
+        log_outline(self.reader(), book, from, to, ends).await
+    }
+
+    async fn log_ends(&self, book: &BookKey, last_ts: &[Timestamp]) -> StoreResult<Vec<ChunkEnd>> {
+        log_ends(self.reader(), book, last_ts).await
+    }
+
+    async fn log_first(&self, book: &BookKey) -> StoreResult<Option<Timestamp>> {
+        let mut sql = Sql::new("SELECT first_ts FROM book_chunks WHERE book = ");
+        push_book(&mut sql, book.into());
+        sql.push(" ORDER BY last_ts, first_seq LIMIT 1");
+        match self.reader().rows(&sql).await?.first() {
+            Some(r) => Ok(Some(Timestamp::from_millis(r.int("first_ts")?))),
+            None => Ok(None),
         }
     }
 
-    async fn prepare_snapshots(&self, from: Timestamp, until: Timestamp) -> StoreResult<()> {
+    async fn log_gaps(&self, book: &BookKey, from: Timestamp, to: Timestamp) -> StoreResult<Vec<StoredGap>> {
+        log_gaps(self.reader(), book, from, to).await
+    }
+
+    async fn compact_log(&self, older_than: Timestamp, after_book: i64, max_chunks: u32) -> StoreResult<Compacted> {
+        compact(self, older_than, after_book, max_chunks.max(1)).await
+    }
+
+    async fn prune_log(&self, cutoff: Timestamp, max_rows: u32) -> StoreResult<Pruned> {
+        match self.pools() {
+            Pools::Postgres(pool) => retention::postgres::prune(pool, CHUNKS, cutoff).await,
+            Pools::Sqlite { .. } => {
+                // Short batches, oldest first by the `last_ts` index, so the single writer stays free for ingestion.
+                let mut sql =
+                    Sql::new("DELETE FROM book_chunks WHERE rowid IN (SELECT rowid FROM book_chunks WHERE last_ts < ");
+                sql.int(cutoff.millis())
+                    .push(" ORDER BY last_ts LIMIT ")
+                    .int(i64::from(max_rows.max(1)))
+                    .push(")");
+                let rows = self.writer().exec(&sql).await?;
+                Ok(Pruned {
+                    rows,
+                    partitions: 0,
+                    done: rows < u64::from(max_rows.max(1)),
+                })
+            }
+        }
+    }
+
+    async fn prepare_log(&self, from: Timestamp, until: Timestamp) -> StoreResult<()> {
         match self.pools() {
             Pools::Sqlite { .. } => Ok(()),
-            Pools::Postgres(pool) => {
-                retention::postgres::prepare(pool, retention::postgres::SNAPSHOTS, from, until).await
-            }
+            Pools::Postgres(pool) => retention::postgres::prepare(pool, CHUNKS, from, until).await,
         }
     }
 }

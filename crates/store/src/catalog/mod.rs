@@ -11,11 +11,12 @@ use crossbook_core::{Amount, Event, Exchange, Market, Series, Status, Timestamp}
 use crate::{
     StoreResult,
     backend::{Backend, Exec, Pools},
-    codec::{self, Cols},
+    codec::Cols,
     sql::{Arg, Dialect, Sql},
 };
 
 mod postgres;
+pub(crate) mod rows;
 pub(crate) mod search;
 mod sqlite;
 
@@ -267,17 +268,17 @@ async fn summarize_series<E: Exec>(ex: &E, series: Vec<(Series, Timestamp)>) -> 
 }
 
 fn events_of(rows: &[impl Cols]) -> StoreResult<Vec<(Event, Timestamp)>> {
-    rows.iter().map(codec::event_row).collect()
+    rows.iter().map(crate::catalog::rows::event_row).collect()
 }
 
 pub(super) fn markets_of(rows: &[impl Cols]) -> StoreResult<Vec<StoredMarket>> {
-    rows.iter().map(codec::market_row).collect()
+    rows.iter().map(crate::catalog::rows::market_row).collect()
 }
 
 async fn get_event<E: Exec>(ex: &E, exchange: Exchange, event_id: &str) -> StoreResult<Option<EventSummary>> {
     // venue_b events are also known by their slug (the end of their web address); the id itself wins a tie.
     let mut q = Sql::new("SELECT ");
-    q.push(codec::EVENT_COLS)
+    q.push(crate::catalog::rows::EVENT_COLS)
         .push(" FROM events e WHERE e.exchange = ")
         .text(exchange.as_str())
         .push(" AND (e.event_id = ")
@@ -294,7 +295,7 @@ async fn get_event<E: Exec>(ex: &E, exchange: Exchange, event_id: &str) -> Store
 async fn find_event<E: Exec>(ex: &E, event_id: &str) -> StoreResult<Option<EventSummary>> {
     // The same id on both venues is possible in principle; venue_a wins, deterministically.
     let mut q = Sql::new("SELECT ");
-    q.push(codec::EVENT_COLS)
+    q.push(crate::catalog::rows::EVENT_COLS)
         .push(" FROM events e WHERE e.event_id = ")
         .text(event_id)
         .push(" ORDER BY e.exchange LIMIT 1");
@@ -305,7 +306,7 @@ async fn find_event<E: Exec>(ex: &E, event_id: &str) -> StoreResult<Option<Event
 async fn get_market<E: Exec>(ex: &E, exchange: Exchange, market_id: &str) -> StoreResult<Option<StoredMarket>> {
     // venue_b markets are also known by their numeric source id; the market id itself wins a tie.
     let mut q = Sql::new("SELECT ");
-    q.push(codec::MARKET_COLS)
+    q.push(crate::catalog::rows::MARKET_COLS)
         .push(" FROM markets m WHERE m.exchange = ")
         .text(exchange.as_str())
         .push(" AND (m.market_id = ")
@@ -320,7 +321,7 @@ async fn get_market<E: Exec>(ex: &E, exchange: Exchange, market_id: &str) -> Sto
 
 async fn active_markets<E: Exec>(ex: &E) -> StoreResult<Vec<crossbook_core::Market>> {
     let mut q = Sql::new("SELECT ");
-    q.push(codec::MARKET_COLS)
+    q.push(crate::catalog::rows::MARKET_COLS)
         .push(" FROM markets m WHERE m.status = 'active' ORDER BY m.exchange, m.market_id");
     Ok(markets_of(&ex.rows(&q).await?)?.into_iter().map(|m| m.market).collect())
 }
@@ -328,7 +329,10 @@ async fn active_markets<E: Exec>(ex: &E) -> StoreResult<Vec<crossbook_core::Mark
 async fn search_series<E: Exec>(ex: &E, d: Dialect, q: &SeriesQuery) -> StoreResult<Vec<SeriesSummary>> {
     let needle = Needle::new(q.q.as_deref());
     let rows = ex.rows(&search::series_search(d, q, needle.as_ref())).await?;
-    let series = rows.iter().map(codec::series_row).collect::<StoreResult<Vec<_>>>()?;
+    let series = rows
+        .iter()
+        .map(crate::catalog::rows::series_row)
+        .collect::<StoreResult<Vec<_>>>()?;
     summarize_series(ex, series).await
 }
 

@@ -28,7 +28,6 @@ use super::{
 use crate::{
     StoreResult,
     backend::{Exec, query},
-    codec,
     sql::{Dialect, Sql},
 };
 
@@ -196,7 +195,7 @@ impl Tiered<'_> {
              (SELECT id, 0 AS tier FROM t0) UNION ALL \
              (SELECT id, 1 FROM p WHERE (SELECT n FROM pc) <= {FAST_NAMED_LIMIT} \
               ORDER BY volume DESC, market_id, exchange LIMIT {need}) UNION ALL ",
-            codec::MARKET_COLS
+            crate::catalog::rows::MARKET_COLS
         ));
         // Tier 1 walked, when the index names too many rows.
         walk_branch(
@@ -336,7 +335,7 @@ fn walk_branch(s: &mut Sql, q: &MarketQuery, tier: i32, gate: &str, need: i64, p
 /// `SELECT <cols> FROM markets m WHERE <filters>`.
 fn from_markets(q: &MarketQuery) -> Sql {
     let mut s = Sql::new("SELECT ");
-    s.push(codec::MARKET_COLS).push(" FROM markets m");
+    s.push(crate::catalog::rows::MARKET_COLS).push(" FROM markets m");
     search::market_filters(&mut s, q);
     s
 }
@@ -415,4 +414,21 @@ pub(super) async fn upsert_markets(pool: &PgPool, items: &[Market], seen_at: Tim
         .execute(pool)
         .await?;
     Ok(())
+}
+
+impl crate::postgres::PgStore {
+    /// `EXPLAIN` of the statement a market search with `q` runs, one line per plan node. For tests and
+    /// diagnostics: it shows whether the trigram indexes serve the search.
+    pub async fn explain_market_search(&self, q: &MarketQuery) -> StoreResult<Vec<String>> {
+        let needle = Needle::new(q.q.as_deref());
+        let mut s = search::market_search(D, q, needle.as_ref());
+        s.text.insert_str(0, "EXPLAIN ");
+        // Planner settings are per session: run on one connection, inside a transaction so `SET LOCAL` ends
+        // with it. Sequential scans are discouraged so the answer does not depend on how few rows a test has.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx).await?;
+        let rows = query(&s).fetch_all(&mut *tx).await?;
+        tx.rollback().await?;
+        rows.iter().map(|r| Ok(r.try_get::<String, _>(0)?)).collect()
+    }
 }

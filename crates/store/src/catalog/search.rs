@@ -372,7 +372,7 @@ pub(crate) fn market_order(sql: &mut Sql, d: Dialect, sort: MarketSort, n: Optio
 /// short needles and within one event.
 pub(crate) fn market_search(d: Dialect, q: &MarketQuery, n: Option<&Needle>) -> Sql {
     let mut sql = Sql::new("SELECT ");
-    sql.push(crate::codec::MARKET_COLS).push(" FROM markets m");
+    sql.push(crate::catalog::rows::MARKET_COLS).push(" FROM markets m");
     market_filters(&mut sql, q);
     if let Some(n) = n {
         sql.push(" AND ");
@@ -391,7 +391,7 @@ pub(crate) fn market_search(d: Dialect, q: &MarketQuery, n: Option<&Needle>) -> 
 pub(crate) fn event_search(d: Dialect, q: &EventQuery, n: Option<&Needle>) -> Sql {
     let total_volume = sum_i64(d, "m.volume");
     let mut sql = Sql::new("SELECT ");
-    sql.push(crate::codec::EVENT_COLS)
+    sql.push(crate::catalog::rows::EVENT_COLS)
         .push(", count(m.id) AS market_count, ")
         .push(&total_volume)
         .push(" AS total_volume, ")
@@ -531,7 +531,7 @@ fn event_text_match(sql: &mut Sql, d: Dialect, n: &Needle) {
 /// Events newest first (the recent route).
 pub(crate) fn recent_events(q: &super::RecentQuery) -> Sql {
     let mut sql = Sql::new("SELECT ");
-    sql.push(crate::codec::EVENT_COLS)
+    sql.push(crate::catalog::rows::EVENT_COLS)
         .push(" FROM events e WHERE e.status = ")
         .text(q.status.as_str());
     if let Some(x) = q.exchange {
@@ -545,7 +545,7 @@ pub(crate) fn recent_events(q: &super::RecentQuery) -> Sql {
 /// Markets newest first (the recent route).
 pub(crate) fn recent_markets(q: &super::RecentQuery) -> Sql {
     let mut sql = Sql::new("SELECT ");
-    sql.push(crate::codec::MARKET_COLS)
+    sql.push(crate::catalog::rows::MARKET_COLS)
         .push(" FROM markets m WHERE m.status = ")
         .text(q.status.as_str());
     if let Some(x) = q.exchange {
@@ -582,7 +582,7 @@ pub(crate) fn markets_of_events<'a>(keys: impl IntoIterator<Item = (&'a str, &'a
 /// The series search as one statement (aggregates are read for the page afterwards).
 pub(crate) fn series_search(d: Dialect, q: &SeriesQuery, n: Option<&Needle>) -> Sql {
     let mut sql = Sql::new("SELECT ");
-    sql.push(crate::codec::SERIES_COLS)
+    sql.push(crate::catalog::rows::SERIES_COLS)
         .push(" FROM series s WHERE s.status = ")
         .text(q.status.as_str());
     if let Some(x) = q.exchange {

@@ -12,7 +12,7 @@ use super::{
 use crate::{
     StoreResult,
     backend::Exec,
-    codec::{self, Cols},
+    codec::Cols,
     sql::{Dialect, Sql},
     sqlite::SqliteStore,
 };
@@ -80,7 +80,7 @@ impl Indexed<'_> {
         }
         tracing::debug!(needle = %n.raw, head, ?rest, ?sort, "common needle: walking ordered indexes");
         if sort != MarketSort::Relevance {
-            let mut s = select(codec::MARKET_COLS, walk(q, sort));
+            let mut s = select(crate::catalog::rows::MARKET_COLS, walk(q, sort));
             s.push(" AND ");
             search::market_match(&mut s, D, n);
             search::market_order(&mut s, D, sort, Some(n));
@@ -136,7 +136,7 @@ impl Indexed<'_> {
                     continue;
                 }
             }
-            let mut s = select(codec::MARKET_COLS, s);
+            let mut s = select(crate::catalog::rows::MARKET_COLS, s);
             s.push(" ORDER BY m.volume DESC, m.market_id, m.exchange LIMIT ")
                 .int(missing)
                 .push(" OFFSET ")
@@ -263,7 +263,7 @@ fn select(cols: &str, mut from: Sql) -> Sql {
 
 /// Filters, ranks and pages the (few) candidates the indexes name for `n`, in one statement.
 fn rank_candidates(q: &MarketQuery, n: &Needle, sort: MarketSort) -> Sql {
-    let mut s = select(codec::MARKET_COLS, from_markets(q, NOT_INDEXED));
+    let mut s = select(crate::catalog::rows::MARKET_COLS, from_markets(q, NOT_INDEXED));
     let sources: &[Source] = if n.interval.is_some() {
         &[Source::Head, Source::Rest, Source::Interval]
     } else {
@@ -296,7 +296,7 @@ const UPSERT_MARKET: &str = concat!(
 );
 
 pub(super) async fn upsert_markets(write: &SqlitePool, items: &[Market], seen_at: Timestamp) -> StoreResult<()> {
-    let mut tx = crate::sqlite::begin(write).await?;
+    let mut tx = crate::backend::sqlite_begin(write).await?;
     for m in items {
         sqlx::query(UPSERT_MARKET)
             .bind(m.exchange.as_str())

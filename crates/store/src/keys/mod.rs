@@ -77,9 +77,9 @@ pub trait AccountStore: Send + Sync {
 
 async fn list_keys<E: Exec>(ex: &E) -> StoreResult<Vec<ApiKeyInfo>> {
     let mut q = Sql::new("SELECT ");
-    q.push(codec::KEY_COLS)
+    q.push(KEY_COLS)
         .push(" FROM api_keys k JOIN customers c ON c.id = k.customer_id ORDER BY k.created_at DESC, k.id DESC");
-    ex.rows(&q).await?.iter().map(codec::key_row).collect()
+    ex.rows(&q).await?.iter().map(key_row).collect()
 }
 
 async fn revoke_key<E: Exec>(ex: &E, prefix: &str) -> StoreResult<u64> {
@@ -107,7 +107,7 @@ fn key_owner(r: &impl Cols) -> StoreResult<KeyOwner> {
     Ok(KeyOwner {
         key_id: r.int("id")?,
         customer_id: r.int("customer_id")?,
-        plan: codec::plan(&r.text("plan")?)?,
+        plan: plan(&r.text("plan")?)?,
     })
 }
 
@@ -162,4 +162,24 @@ impl<B: Backend> AccountStore for B {
     async fn find_key(&self, key_hash: &[u8]) -> StoreResult<Option<KeyOwner>> {
         find_key(self.reader(), key_hash).await
     }
+}
+
+/// Columns of `api_keys` joined with `customers` read by [`key_row`].
+pub(crate) const KEY_COLS: &str =
+    "k.id, k.prefix, k.customer_id, c.name AS customer_name, k.plan, k.created_at, k.revoked_at";
+
+pub(crate) fn key_row(r: &impl Cols) -> StoreResult<ApiKeyInfo> {
+    Ok(ApiKeyInfo {
+        id: r.int("id")?,
+        prefix: r.text("prefix")?,
+        customer_id: r.int("customer_id")?,
+        customer_name: r.text("customer_name")?,
+        plan: plan(&r.text("plan")?)?,
+        created_at: Timestamp::from_millis(r.int("created_at")?),
+        revoked_at: r.opt_int("revoked_at")?.map(Timestamp::from_millis),
+    })
+}
+
+pub(crate) fn plan(s: &str) -> StoreResult<Plan> {
+    s.parse::<Plan>().map_err(codec::decode_error)
 }

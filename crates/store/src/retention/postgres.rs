@@ -17,9 +17,8 @@ use crossbook_core::{BookSnapshot, Timestamp};
 use sqlx::{AssertSqlSafe, Row, postgres::PgPool};
 
 use crate::{
-    StoreResult,
-    books::{DAY_MS, Pruned},
-    codec,
+    StoreResult, codec,
+    retention::{DAY_MS, Pruned},
 };
 
 const UPSERT_SNAPSHOTS: &str = "INSERT INTO book_snapshots (exchange, market_id, asset_id, ts, bids, asks, no_bids) \

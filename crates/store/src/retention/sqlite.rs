@@ -11,7 +11,7 @@
 use crossbook_core::Timestamp;
 use sqlx::{Row, sqlite::SqlitePool};
 
-use crate::{StoreResult, books::Pruned};
+use crate::{StoreResult, retention::Pruned};
 
 /// The first book after `after` in key order (the first book when `after` is `None`).
 async fn next_book(

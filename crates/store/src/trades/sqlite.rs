@@ -18,7 +18,7 @@ const UPSERT_CANDLES: &str = candles::upsert_sql!("MIN", "MAX", "VALUES");
 const CANDLE_ROWS: usize = 1_000;
 
 pub(super) async fn insert_trades(write: &SqlitePool, batch: &[Trade]) -> StoreResult<Vec<Trade>> {
-    let mut tx = crate::sqlite::begin(write).await?;
+    let mut tx = crate::backend::sqlite_begin(write).await?;
     let mut new = Vec::new();
     for t in batch {
         let done = sqlx::query(INSERT_TRADE)

@@ -24,8 +24,8 @@ use crossbook_core::Timestamp;
 use crate::{
     StoreError, StoreResult,
     backend::{Backend, Exec, Pools},
-    books::Pruned,
     codec::Cols,
+    retention::Pruned,
     sql::Sql,
 };
 

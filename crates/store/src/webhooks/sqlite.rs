@@ -8,7 +8,7 @@ use crate::StoreResult;
 
 pub(super) async fn record_deliveries(write: &SqlitePool, batch: &[NewDelivery]) -> StoreResult<()> {
     let trim = trim_deliveries_sql();
-    let mut tx = crate::sqlite::begin(write).await?;
+    let mut tx = crate::backend::sqlite_begin(write).await?;
     for d in batch {
         sqlx::query(INSERT_DELIVERY)
             .bind(d.webhook_id)

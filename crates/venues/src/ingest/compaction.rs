@@ -1,6 +1,6 @@
 //! Compaction of the book log: the book writer appends one small chunk per book per flush; this worker
 //! merges a book's small chunks, once they are [`COMPACT_AFTER`] old, into chunks as large as the log allows
-//! (see `crossbook_store::book_log`). It runs in the ingesting process only, beside the log's one writer, so two
+//! (see `crossbook_store::books`). It runs in the ingesting process only, beside the log's one writer, so two
 //! compactors never merge the same chunks.
 
 use std::{sync::Arc, time::Duration};

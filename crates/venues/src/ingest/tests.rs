@@ -18,10 +18,10 @@ use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, Level, Market, Outcome, Price, Series, Status, TakerSide, Timestamp, Trade,
 };
 use crossbook_store::{
-    AccountStore, ApiKeyInfo, ArbitrageStore, BookLogStore, BookStore, CatalogStore, Compacted, Delivery,
+    AccountStore, ApiKeyInfo, ArbitrageStore, BookHistoryQuery, BookLogStore, CatalogStore, Compacted, Delivery,
     EventActivity, EventQuery, EventSummary, HistoryPage, HistoryQuery, KeyOwner, LeaderGuard, LeaderLock, LogHead,
     LogRead, LogRun, MarketQuery, NewDelivery, NewKey, PoolCandidate, Pruned, RecentQuery, SeriesQuery, SeriesSummary,
-    SnapshotQuery, Store, StoreError, StoreResult, StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook,
+    SnapshotStore, Store, StoreError, StoreResult, StoredOverride, TargetStats, TradeStore, WatchEntry, Webhook,
     WebhookKind, WebhookStore, WhalePage, WhaleQuery, WhaleStore, WhaleTarget, catalog::StoredMarket,
 };
 use futures_util::{SinkExt, StreamExt};
@@ -141,12 +141,12 @@ impl AccountStore for MemStore {
 }
 
 #[async_trait::async_trait]
-impl BookStore for MemStore {
+impl SnapshotStore for MemStore {
     async fn insert_snapshots(&self, batch: &[BookSnapshot]) -> StoreResult<()> {
         self.snapshots.lock().unwrap().push(batch.to_vec());
         Ok(())
     }
-    async fn snapshots(&self, _: &SnapshotQuery) -> StoreResult<Vec<BookSnapshot>> {
+    async fn snapshots(&self, _: &BookHistoryQuery) -> StoreResult<Vec<BookSnapshot>> {
         unsupported()
     }
     async fn delete_snapshots_before(&self, _: Timestamp) -> StoreResult<u64> {

@@ -4,7 +4,7 @@
 //! # Reads
 //! Without `start_time`/`end_time`: the most recent snapshots, newest first. With both: oldest first, one row
 //! per `granularity` bucket aligned to the Unix epoch (the last snapshot of the bucket, with its own
-//! timestamp); empty buckets give no row. The store does the downsampling ([`SnapshotWindow`]); bucket
+//! timestamp); empty buckets give no row. The store does the downsampling ([`HistoryWindow`]); bucket
 //! numbers and starts come from [`crossbook_core::history`].
 //!
 //! # Pages and cursors
@@ -36,7 +36,7 @@
 
 use axum::extract::State;
 use crossbook_core::{Exchange, Outcome, Timestamp, TopOfBook, book::BookKey};
-use crossbook_store::book_log::history::books_as_of;
+use crossbook_store::books::history::books_as_of;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{

@@ -3,7 +3,7 @@
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, IntervalCode, Level, Market, Outcome, Price, Price4, TopOfBook, book,
 };
-use crossbook_store::book_log::history::HistoryRow;
+use crossbook_store::books::history::HistoryRow;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -4,8 +4,8 @@ use std::cmp::Reverse;
 
 use crossbook_core::{Exchange, Market, Outcome, Timestamp, history};
 use crossbook_store::{
-    SnapshotQuery, SnapshotWindow,
-    book_log::history::{HistoryRow, book_history},
+    BookHistoryQuery, HistoryWindow,
+    books::history::{HistoryRow, book_history},
 };
 
 use crate::{
@@ -76,11 +76,11 @@ pub(super) async fn read_page(
         // Rows of a book ranked after the cursor's book may still sit at the cursor's own position.
         let later = cursor.is_some_and(|k| book.rank > k.rank);
         let window = match c.range {
-            None => SnapshotWindow::Latest {
+            None => HistoryWindow::Latest {
                 before: cursor.map(|k| Timestamp::from_millis(if later { k.pos.saturating_add(1) } else { k.pos })),
             },
             // The store resumes after the bucket holding `after`: the cursor's bucket itself, or the one before.
-            Some((start, end)) => SnapshotWindow::Range {
+            Some((start, end)) => HistoryWindow::Range {
                 start,
                 end,
                 bucket_ms: granularity.millis(),
@@ -90,7 +90,7 @@ pub(super) async fn read_page(
                 }),
             },
         };
-        let q = SnapshotQuery {
+        let q = BookHistoryQuery {
             exchange: market.exchange,
             market_id: market.market_id.clone(),
             asset_id: book.asset_id.clone(),

@@ -4,7 +4,7 @@
 
 use axum::extract::State;
 use crossbook_core::{Exchange, Level, Outcome, TopOfBook};
-use crossbook_store::book_log::history::HistoryRow;
+use crossbook_store::books::history::HistoryRow;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};

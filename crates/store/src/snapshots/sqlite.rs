@@ -45,7 +45,7 @@ pub(super) async fn insert_snapshots(write: &SqlitePool, batch: &[BookSnapshot])
             b.timestamp,
         ))
     });
-    let mut tx = crate::sqlite::begin(write).await?;
+    let mut tx = crate::backend::sqlite_begin(write).await?;
     for chunk in rows.chunks(SNAPSHOT_ROWS_PER_STATEMENT) {
         // Every chunk but the last has the full size: its statement text is built once per process.
         let text = if chunk.len() == SNAPSHOT_ROWS_PER_STATEMENT {

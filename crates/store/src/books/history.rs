@@ -1,5 +1,5 @@
 //! Order-book history derived from the log: the rows of the historical routes (the same two windows as
-//! [`SnapshotWindow`]), each the book as left by an event, with whether a gap lies between it and the row
+//! [`HistoryWindow`]), each the book as left by an event, with whether a gap lies between it and the row
 //! before it.
 //!
 //! - **Latest** (`before`): one row per millisecond that has events, the book after the last of them, newest
@@ -15,7 +15,7 @@
 //! Buckets of whole minutes read the stored chunk ends instead, and replay only where those are missing.
 
 use crossbook_core::{
-    BookSnapshot, Timestamp,
+    BookSnapshot, Exchange, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, Ladders},
     history::next_bucket_start,
 };
@@ -23,10 +23,42 @@ use crossbook_core::{
 use std::collections::HashMap;
 
 use super::{BookLogStore, CHUNK_ALIGN_MS, CorruptChunk, EndState};
-use crate::{
-    Store, StoreResult,
-    books::{SnapshotQuery, SnapshotWindow},
-};
+use crate::{Store, StoreResult};
+
+/// Which history of one book to read (the historical routes, contracts §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookHistoryQuery {
+    pub exchange: Exchange,
+    pub market_id: String,
+    /// The venue_b token; `None` for venue_a books. A venue_b market has one book per token, so a caller
+    /// wanting both tokens reads each one.
+    pub asset_id: Option<String>,
+    pub window: HistoryWindow,
+    /// Page size.
+    pub limit: u32,
+}
+
+/// The two read shapes of the historical routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryWindow {
+    /// The most recent snapshots, newest first. `before` (exclusive) is the page cursor: the timestamp of
+    /// the last row of the previous page.
+    Latest { before: Option<Timestamp> },
+    /// Snapshots with `start <= timestamp <= end`, oldest first, downsampled to one row per `bucket_ms`
+    /// bucket aligned to the Unix epoch: the last snapshot of each bucket, with its own timestamp. Empty
+    /// buckets give no row. Times are Unix milliseconds `>= 0`.
+    ///
+    /// `after` is the page cursor: the timestamp of the last row of the previous page. The page starts with
+    /// the first bucket *after the one holding it*, so a snapshot stored later in that bucket (the current
+    /// bucket of a growing series) never repeats it. Each page costs two index seeks per returned row,
+    /// however many snapshots a bucket holds or however many empty buckets lie between rows.
+    Range {
+        start: Timestamp,
+        end: Timestamp,
+        bucket_ms: i64,
+        after: Option<Timestamp>,
+    },
+}
 
 /// One row of history.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +88,7 @@ pub struct HistoryRow {
 /// The rows of `q`, from the log; and, for times before the book's first logged event, from the snapshots that
 /// `book_snapshots` sampled before the log existed (databases upgraded from earlier versions). A range bucket
 /// holding the log's first event is the log's.
-pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<Vec<HistoryRow>> {
+pub async fn book_history(store: &dyn Store, q: &BookHistoryQuery) -> StoreResult<Vec<HistoryRow>> {
     let key = BookKey {
         exchange: q.exchange,
         market_id: q.market_id.clone(),
@@ -80,7 +112,7 @@ pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<V
     };
     let limit = q.limit as usize;
     match q.window {
-        SnapshotWindow::Latest { before } => {
+        HistoryWindow::Latest { before } => {
             let mut rows: Vec<HistoryRow> = log_history(store, &key, q.window, q.limit)
                 .await?
                 .rows
@@ -93,8 +125,8 @@ pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<V
                     (Some(f), Some(b)) => Some(f.min(b)),
                     (f, b) => f.or(b),
                 };
-                let older = SnapshotQuery {
-                    window: SnapshotWindow::Latest { before },
+                let older = BookHistoryQuery {
+                    window: HistoryWindow::Latest { before },
                     limit: (limit - rows.len()) as u32,
                     ..q.clone()
                 };
@@ -102,7 +134,7 @@ pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<V
             }
             Ok(rows)
         }
-        SnapshotWindow::Range {
+        HistoryWindow::Range {
             start,
             end,
             bucket_ms,
@@ -119,8 +151,8 @@ pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<V
             });
             let mut rows = Vec::new();
             if sampled_end >= resume {
-                let older = SnapshotQuery {
-                    window: SnapshotWindow::Range {
+                let older = BookHistoryQuery {
+                    window: HistoryWindow::Range {
                         start,
                         end: Timestamp::from_millis(sampled_end),
                         bucket_ms,
@@ -131,7 +163,7 @@ pub async fn book_history(store: &dyn Store, q: &SnapshotQuery) -> StoreResult<V
                 rows.extend(store.snapshots(&older).await?.into_iter().map(sampled));
             }
             if rows.len() < limit && first.is_some() {
-                let window = SnapshotWindow::Range {
+                let window = HistoryWindow::Range {
                     start: Timestamp::from_millis(start.millis().max(sampled_end.saturating_add(1))),
                     end,
                     bucket_ms,
@@ -218,7 +250,7 @@ const FIRST_LOOKBACK_MS: i64 = 60_000;
 pub async fn log_history<S: BookLogStore + ?Sized>(
     store: &S,
     book: &BookKey,
-    window: SnapshotWindow,
+    window: HistoryWindow,
     limit: u32,
 ) -> StoreResult<LogHistory> {
     let limit = limit as usize;
@@ -227,7 +259,7 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
         return Ok(out);
     }
     match window {
-        SnapshotWindow::Latest { before } => {
+        HistoryWindow::Latest { before } => {
             let mut to = before.map_or(i64::MAX / 2, |b| b.millis() - 1);
             // Without `before`, the first read starts at the newest keyframe (the window lies in the future);
             // the windows after it are measured back from the newest event, not from the far future (which
@@ -265,7 +297,7 @@ pub async fn log_history<S: BookLogStore + ?Sized>(
                 lookback = lookback.saturating_mul(4);
             }
         }
-        SnapshotWindow::Range {
+        HistoryWindow::Range {
             start,
             end,
             bucket_ms,
