@@ -8,6 +8,7 @@
 
 mod arbitrage;
 mod book_log;
+mod bus;
 mod dashboard;
 mod export;
 mod historical;
@@ -63,6 +64,10 @@ enum Cmd {
     IngestLatency(ingest::LatencyArgs),
     StreamLatency(stream::LatencyArgs),
     StreamFanout(stream::FanoutArgs),
+    /// Book changes/s from the leader's publisher through nats-server to a mirror, sustained.
+    BusThroughput(bus::ThroughputArgs),
+    /// Leader book change -> stream client of a `--role api` process over NATS; its RSS with N mirrored books.
+    BusLatency(bus::LatencyArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
     Webhooks(webhooks::WebhooksArgs),
     /// N idle TCP connections held open: `/healthz` latency meanwhile, and when the server closes them.
@@ -301,6 +306,8 @@ async fn main() -> anyhow::Result<()> {
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::StreamLatency(args) => stream::latency(args).await?,
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
+        Cmd::BusThroughput(args) => bus::throughput(args).await?,
+        Cmd::BusLatency(args) => bus::latency(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
         Cmd::Dashboard(args) => dashboard::run(args).await?,

@@ -36,6 +36,11 @@ use crate::{
 /// The `result` label of `crossbook_stream_resumes_total`: the missed messages replayed, or the session reset.
 pub const RESUME_RESULTS: [&str; 2] = ["resumed", "reset"];
 
+/// Most bus events the delivery task takes at once, and at most a quarter of a connection's queue
+/// (`stream_queue`): a batch is pushed to a session back to back, so it must not fill the queue alone, and it
+/// stays short so that the last session of a batch waits little longer than the first.
+const DELIVERY_BATCH: usize = 64;
+
 /// Connections and markets one plan may hold; 0 means no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanLimits {
@@ -597,39 +602,94 @@ impl Hub {
         }
     }
 
-    /// A book change to the sessions following its market: the change when it follows the last `book_seq`
-    /// the session got, nothing when the session's snapshot already holds it, else a fresh snapshot. A gap
-    /// takes a number too, so the change after a `stale` never follows and comes as a snapshot.
-    fn deliver_book(&self, c: &BookChanged) {
-        let targets = self.targets(Channel::Book, &[c.key.market_id.as_str()]);
-        if targets.is_empty() {
+    /// Book changes to the sessions following their markets: for each session, the change when it follows
+    /// the last `book_seq` the session got, nothing when the session's snapshot already holds it, else a fresh
+    /// snapshot. A gap takes a number too, so the change after a `stale` never follows and comes as a snapshot.
+    ///
+    /// Each message is rendered once for all its sessions. The batch is delivered session by session: each
+    /// session takes all of its messages under one lock, back to back, so its connection wakes once and writes
+    /// them with one flush, rather than once per change (a write per message is what costs a thousand
+    /// connections their latency).
+    fn deliver_books(&self, changes: &[&BookChanged]) {
+        // Who follows each change, copied out of the index (no session lock is taken while it is held), then
+        // grouped by session in the order first seen.
+        let mut sessions: Vec<(Arc<Session>, Vec<usize>)> = Vec::new();
+        {
+            let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+            let ci = &index[Channel::Book as usize];
+            let mut targets = Vec::new();
+            if let [c] = changes {
+                ci.targets(&[c.key.market_id.as_str()], &mut targets);
+                sessions.extend(targets.into_iter().map(|s| (s, vec![0])));
+            } else {
+                let mut at: HashMap<usize, usize, foldhash::fast::RandomState> = HashMap::default();
+                for (i, c) in changes.iter().enumerate() {
+                    ci.targets(&[c.key.market_id.as_str()], &mut targets);
+                    for s in targets.drain(..) {
+                        let n = *at.entry(Arc::as_ptr(&s) as usize).or_insert_with(|| {
+                            sessions.push((s, Vec::new()));
+                            sessions.len() - 1
+                        });
+                        sessions[n].1.push(i);
+                    }
+                }
+            }
+        }
+        if sessions.is_empty() {
             return;
         }
-        let mut change: Option<Option<Frag>> = None;
-        let mut snapshot: Option<(Frag, u64)> = None;
-        for s in targets {
+        // Per change, rendered on first need: the change (`None` inside: nothing to show), and the book's
+        // snapshot with its `book_seq` (`None` inside: the book is no longer held).
+        let mut change: Vec<Option<Option<Frag>>> = vec![None; changes.len()];
+        let mut snapshot: Vec<Option<Option<(Frag, u64)>>> = vec![None; changes.len()];
+        for (s, mine) in sessions {
             let mut st = s.lock();
-            let last = st.books.get(&c.key).copied();
-            match last {
-                Some(l) if c.book_seq <= l => continue,
-                Some(l) if c.book_seq == l + 1 => {
-                    // In place: a thousand sessions following a book must not clone its key each change.
-                    if let Some(seq) = st.books.get_mut(&c.key) {
-                        *seq = c.book_seq;
+            for i in mine {
+                let c = changes[i];
+                match st.books.get(&c.key).copied() {
+                    Some(l) if c.book_seq <= l => {}
+                    Some(l) if c.book_seq == l + 1 => {
+                        // In place: a thousand sessions following a book must not clone its key each change.
+                        if let Some(seq) = st.books.get_mut(&c.key) {
+                            *seq = c.book_seq;
+                        }
+                        if let Some(f) = change[i].get_or_insert_with(|| frames::book_change(c)) {
+                            pushed(s.push_locked(&mut st, f.clone()));
+                        }
                     }
-                    if let Some(f) = change.get_or_insert_with(|| frames::book_change(c)) {
-                        pushed(s.push_locked(&mut st, f.clone()));
+                    _ => {
+                        let snap = snapshot[i].get_or_insert_with(|| {
+                            self.live
+                                .entry(&c.key)
+                                .map(|e| (frames::book_snapshot(&c.key, &e), e.seq))
+                        });
+                        if let Some((f, seq)) = snap {
+                            st.books.insert(c.key.clone(), *seq);
+                            pushed(s.push_locked(&mut st, f.clone()));
+                        }
                     }
                 }
-                _ => {
-                    if snapshot.is_none() {
-                        let Some(e) = self.live.entry(&c.key) else { continue };
-                        snapshot = Some((frames::book_snapshot(&c.key, &e), e.seq));
-                    }
-                    let (f, seq) = snapshot.clone().expect("set above");
-                    st.books.insert(c.key.clone(), seq);
-                    pushed(s.push_locked(&mut st, f));
-                }
+            }
+        }
+    }
+
+    /// Delivers bus events in order; runs of book changes go out together ([`Hub::deliver_books`]).
+    pub fn deliver_all(&self, events: &[DomainEvent]) {
+        let mut rest = events;
+        while let Some(first) = rest.first() {
+            let books: Vec<&BookChanged> = rest
+                .iter()
+                .map_while(|e| match e {
+                    DomainEvent::BookUpdated(c) => Some(&**c),
+                    _ => None,
+                })
+                .collect();
+            if books.is_empty() {
+                self.deliver(first);
+                rest = &rest[1..];
+            } else {
+                self.deliver_books(&books);
+                rest = &rest[books.len()..];
             }
         }
     }
@@ -638,7 +698,7 @@ impl Hub {
     pub fn deliver(&self, ev: &DomainEvent) {
         let now = Timestamp::now();
         match ev {
-            DomainEvent::BookUpdated(c) => self.deliver_book(c),
+            DomainEvent::BookUpdated(c) => self.deliver_books(&[&**c]),
             DomainEvent::BooksStale {
                 exchange,
                 keys,
@@ -756,11 +816,34 @@ impl Hub {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut status = BTreeMap::new();
+        let most = (self.settings.queue / 4).clamp(1, DELIVERY_BATCH);
+        let mut batch: Vec<DomainEvent> = Vec::with_capacity(most);
         loop {
             tokio::select! {
                 () = cancel.cancelled() => break,
                 ev = rx.recv() => match ev {
-                    Ok(ev) => self.deliver(&ev),
+                    Ok(ev) => {
+                        // The events already waiting go out with this one: the slower delivery runs, the more
+                        // each connection gets per write.
+                        batch.push(ev);
+                        let mut lagged = None;
+                        while batch.len() < most {
+                            match rx.try_recv() {
+                                Ok(ev) => batch.push(ev),
+                                Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                                    lagged = Some(n);
+                                    break;
+                                }
+                                // Closed is seen by the next `recv`.
+                                Err(_) => break,
+                            }
+                        }
+                        self.deliver_all(&batch);
+                        batch.clear();
+                        if let Some(n) = lagged {
+                            self.lagged(n);
+                        }
+                    }
                     Err(broadcast::error::RecvError::Lagged(n)) => self.lagged(n),
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
@@ -770,5 +853,123 @@ impl Hub {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crossbook_core::{
+        Amount, BookSnapshot, Exchange, Plan, Price, Timestamp,
+        book::{BookChange, BookKey, Level},
+    };
+    use crossbook_live::{BookChanged, DomainEvent, LiveBooks};
+    use crossbook_venues::VenueHealth;
+    use serde_json::Value;
+    use tokio_util::sync::CancellationToken;
+
+    use super::{Hub, StreamSettings};
+    use crate::stream::{protocol::Channel, session::Owner};
+
+    fn book(market: &str, bid_cents: i64) -> BookSnapshot {
+        BookSnapshot {
+            exchange: Exchange::VenueA,
+            market_id: market.into(),
+            asset_id: None,
+            timestamp: Timestamp(1),
+            bids: vec![Level {
+                price: Price::from_cents(bid_cents),
+                size: Amount::from_units(10),
+            }],
+            asks: vec![],
+            no_bids: vec![],
+        }
+    }
+
+    /// What ingestion does: the live map first, then the event.
+    fn ingest(live: &LiveBooks, b: BookSnapshot) -> DomainEvent {
+        let seq = live.upsert(b.clone()).expect("a change");
+        DomainEvent::BookUpdated(Arc::new(BookChanged {
+            key: BookKey::of(&b),
+            book_seq: seq,
+            timestamp: b.timestamp,
+            change: BookChange::Snapshot {
+                bids: b.bids.clone(),
+                asks: vec![],
+                no_bids: vec![],
+            },
+            venue_ts: None,
+            received_at: b.timestamp,
+        }))
+    }
+
+    /// (seq, type, market, book_seq) of every message queued for a connection now.
+    fn drain(rx: &mut tokio::sync::mpsc::Receiver<super::Out>) -> Vec<(u64, String, String, u64)> {
+        let mut got = Vec::new();
+        while let Ok((seq, frag)) = rx.try_recv() {
+            let v: Value = serde_json::from_str(&format!("{{{frag}")).unwrap();
+            got.push((
+                seq,
+                v["type"].as_str().unwrap_or_default().to_string(),
+                v["market_id"].as_str().unwrap_or_default().to_string(),
+                v["book_seq"].as_u64().unwrap_or(0),
+            ));
+        }
+        got
+    }
+
+    #[test]
+    fn a_batch_of_book_changes_reaches_each_session_in_order_once_rendered() {
+        let live = LiveBooks::new();
+        let hub = Hub::new(StreamSettings::default(), live.clone(), VenueHealth::new(&live));
+        let owner = Owner {
+            customer_id: 1,
+            plan: Plan::Trader,
+        };
+        let _ = ingest(&live, book("A", 40));
+        let _ = ingest(&live, book("B", 40));
+        // One session follows A and B, another only B.
+        let (both, only_b) = (hub.open_session(), hub.open_session());
+        hub.set_owner(&both, owner);
+        hub.set_owner(&only_b, owner);
+        let mut rx_both = hub.attach(&both, CancellationToken::new(), None).rx;
+        let mut rx_b = hub.attach(&only_b, CancellationToken::new(), None).rx;
+        hub.subscribe(&both, Channel::Book, vec!["A".into(), "B".into()])
+            .unwrap();
+        hub.subscribe(&only_b, Channel::Book, vec!["B".into()]).unwrap();
+        let subscribed = |got: &[(u64, String, String, u64)]| got.iter().map(|m| m.1.clone()).collect::<Vec<_>>();
+        assert_eq!(subscribed(&drain(&mut rx_both)), ["subscribed", "snapshot", "snapshot"]);
+        assert_eq!(subscribed(&drain(&mut rx_b)), ["subscribed", "snapshot"]);
+
+        // A batch: A, B, then A again. Each session gets its books' changes, and only those.
+        let batch = vec![
+            ingest(&live, book("A", 41)),
+            ingest(&live, book("B", 41)),
+            ingest(&live, book("A", 42)),
+        ];
+        hub.deliver_all(&batch);
+        assert_eq!(
+            drain(&mut rx_both),
+            [
+                (4, "snapshot".to_string(), "A".to_string(), 2),
+                (5, "snapshot".to_string(), "B".to_string(), 2),
+                (6, "snapshot".to_string(), "A".to_string(), 3),
+            ],
+            "every change of both books, in the bus's order, numbered on"
+        );
+        assert_eq!(drain(&mut rx_b), [(3, "snapshot".to_string(), "B".to_string(), 2)]);
+
+        // A change whose predecessor the sessions never got (a gap's number) comes as the book's snapshot,
+        // rendered from the live map at its latest number; a change already held by it is not sent again.
+        let _ = live.mark_stale([&BookKey::venue_a("B")]);
+        let after_gap = ingest(&live, book("B", 43));
+        let b_seq = live.entry(&BookKey::venue_a("B")).unwrap().seq;
+        let later = ingest(&live, book("B", 44));
+        hub.deliver_all(&[after_gap, later]);
+        let got = drain(&mut rx_b);
+        assert_eq!(got.len(), 1, "the snapshot already holds the later change: {got:?}");
+        assert_eq!(got[0].1, "snapshot");
+        assert_eq!(got[0].3, b_seq + 1, "taken from the live map after both changes");
     }
 }
