@@ -16,6 +16,7 @@ mod ingest;
 mod ohlcv;
 mod replay;
 mod stream;
+mod venue_scale;
 mod webhooks;
 mod whales;
 
@@ -63,6 +64,10 @@ enum Cmd {
     IngestLatency(ingest::LatencyArgs),
     StreamLatency(stream::LatencyArgs),
     StreamFanout(stream::FanoutArgs),
+    /// `crossbook serve` following the whole full-scale simulated venues for minutes: events produced against
+    /// captured (or gapped), events/s, log bytes per day, CPU, memory, scanner pass, change → stream p99 and
+    /// catalog syncs.
+    VenueScale(venue_scale::VenueScaleArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
     Webhooks(webhooks::WebhooksArgs),
     /// N idle TCP connections held open: `/healthz` latency meanwhile, and when the server closes them.
@@ -301,6 +306,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::IngestLatency(args) => ingest::latency(args).await?,
         Cmd::StreamLatency(args) => stream::latency(args).await?,
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
+        Cmd::VenueScale(args) => venue_scale::run(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
         Cmd::Dashboard(args) => dashboard::run(args).await?,

@@ -60,7 +60,7 @@ pub struct FanoutArgs {
     seed: u64,
 }
 
-fn percentiles(name: &str, mut d: Vec<f64>) -> String {
+pub(crate) fn percentiles(name: &str, mut d: Vec<f64>) -> String {
     if d.is_empty() {
         return format!("{name}: none observed");
     }
@@ -84,16 +84,16 @@ pub(crate) async fn create_key(url: &str, plan: Plan) -> anyhow::Result<String> 
     Ok(key)
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub(crate) type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn connect(addr: SocketAddr, key: &str) -> anyhow::Result<Ws> {
+pub(crate) async fn connect(addr: SocketAddr, key: &str) -> anyhow::Result<Ws> {
     let mut req = format!("ws://{addr}/v1/stream").into_client_request()?;
     req.headers_mut().insert("x-api-key", key.parse()?);
     let (ws, _) = tokio_tungstenite::connect_async(req).await?;
     Ok(ws)
 }
 
-async fn subscribe(ws: &mut Ws, channel: &str, markets: &[String]) -> anyhow::Result<()> {
+pub(crate) async fn subscribe(ws: &mut Ws, channel: &str, markets: &[String]) -> anyhow::Result<()> {
     let op = json!({"op": "subscribe", "channel": channel, "markets": markets});
     ws.send(Message::Text(op.to_string().into())).await?;
     Ok(())
@@ -251,7 +251,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
 }
 
 /// Resident memory of a process, in MiB.
-fn rss_mib(pid: u32) -> Option<f64> {
+pub(crate) fn rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 = status
         .lines()
@@ -266,7 +266,7 @@ fn rss_mib(pid: u32) -> Option<f64> {
 
 /// The `received_at` of a message, read without parsing the whole message (a thousand clients parse in this
 /// process, beside the server).
-fn received_at_ms(text: &str) -> Option<i64> {
+pub(crate) fn received_at_ms(text: &str) -> Option<i64> {
     let i = text.find("\"received_at\":\"")? + "\"received_at\":\"".len();
     Timestamp::parse_iso(text.get(i..i + 24)?).ok().map(|t| t.millis())
 }
