@@ -178,7 +178,10 @@ async fn settle(http: &reqwest::Client, addr: SocketAddr) -> anyhow::Result<()> 
             "the server's log writes did not settle within 60 s"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let text = http.get(format!("http://{addr}/metrics")).send().await?.text().await?;
+        let Ok(text) = get_text(http, &format!("http://{addr}/metrics")).await else {
+            still = 0;
+            continue;
+        };
         let now = written(&text);
         still = if now == last { still + 1 } else { 0 };
         last = now;
@@ -188,6 +191,19 @@ async fn settle(http: &reqwest::Client, addr: SocketAddr) -> anyhow::Result<()> 
 
 async fn get_text(http: &reqwest::Client, url: &str) -> reqwest::Result<String> {
     http.get(url).send().await?.text().await
+}
+
+/// [`get_text`], tried up to five times: a server at full load may drop a request.
+async fn get_text_retry(http: &reqwest::Client, url: &str) -> anyhow::Result<String> {
+    let mut last = String::new();
+    for _ in 0..5 {
+        match get_text(http, url).await {
+            Ok(t) => return Ok(t),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    anyhow::bail!("GET {url}: {last}")
 }
 
 /// Bytes of the log's chunks whose events all fall in `[from, to]`.
@@ -396,7 +412,7 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     });
     let generated0 = sim.with_model(|m| Exchange::ALL.map(|ex| m.generated_changes(ex)));
     let cpu0 = cpu_secs(pid).unwrap_or(0.0);
-    let metrics0 = http.get(format!("http://{addr}/metrics")).send().await?.text().await?;
+    let metrics0 = get_text_retry(&http, &format!("http://{addr}/metrics")).await?;
     let written0 = written(&metrics0);
     clock.hold(false);
     measuring.store(true, Ordering::Relaxed);
@@ -444,7 +460,7 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     });
     let generated1 = sim.with_model(|m| Exchange::ALL.map(|ex| m.generated_changes(ex)));
     let cpu1 = cpu_secs(pid).unwrap_or(0.0);
-    let metrics1 = http.get(format!("http://{addr}/metrics")).send().await?.text().await?;
+    let metrics1 = get_text_retry(&http, &format!("http://{addr}/metrics")).await?;
     let written1 = written(&metrics1);
     stop.cancel();
     let _ = client.await;
