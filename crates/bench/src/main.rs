@@ -17,6 +17,7 @@ mod ingest;
 mod ohlcv;
 mod replay;
 mod stream;
+mod venue_scale;
 mod webhooks;
 mod whales;
 
@@ -68,6 +69,10 @@ enum Cmd {
     BusThroughput(bus::ThroughputArgs),
     /// Leader book change -> stream client of a `--role api` process over NATS; its RSS with N mirrored books.
     BusLatency(bus::LatencyArgs),
+    /// `crossbook serve` following the whole full-scale simulated venues for minutes: events produced against
+    /// captured (or gapped), events/s, log bytes per day, CPU, memory, scanner pass, change → stream p99 and
+    /// catalog syncs.
+    VenueScale(venue_scale::VenueScaleArgs),
     /// The webhook dispatcher: one event fanned out to N loopback receivers, and sustained deliveries/s.
     Webhooks(webhooks::WebhooksArgs),
     /// N idle TCP connections held open: `/healthz` latency meanwhile, and when the server closes them.
@@ -308,6 +313,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::StreamFanout(args) => stream::fanout(args).await?,
         Cmd::BusThroughput(args) => bus::throughput(args).await?,
         Cmd::BusLatency(args) => bus::latency(args).await?,
+        Cmd::VenueScale(args) => venue_scale::run(args).await?,
         Cmd::Webhooks(args) => webhooks::run(args).await?,
         Cmd::Whales(args) => whales::run(args).await?,
         Cmd::Dashboard(args) => dashboard::run(args).await?,

@@ -266,7 +266,7 @@ pub(crate) fn rss_mib(pid: u32) -> Option<f64> {
 
 /// The `received_at` of a message, read without parsing the whole message (a thousand clients parse in this
 /// process, beside the server).
-fn received_at_ms(text: &str) -> Option<i64> {
+pub(crate) fn received_at_ms(text: &str) -> Option<i64> {
     let i = text.find("\"received_at\":\"")? + "\"received_at\":\"".len();
     Timestamp::parse_iso(text.get(i..i + 24)?).ok().map(|t| t.millis())
 }

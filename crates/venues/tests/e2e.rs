@@ -14,7 +14,7 @@ use crossbook_core::{
     book::{BookState, GapCause},
 };
 use crossbook_live::{BookKey, Bus, DomainEvent, LiveBooks};
-use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, Simulator};
+use crossbook_sim::{Phase, SimConfig, SimHandle, SimMarket, SimRates, SimScale, Simulator};
 use crossbook_store::{
     MarketQuery, MarketSort, Store,
     books::history::books_as_of,
@@ -81,10 +81,12 @@ fn config(sim: &SimHandle, credentials: bool) -> IngestConfig {
 }
 
 async fn start(seed: u64, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harness {
+    start_sim(SimConfig::new(seed, crossbook_sim::SimClock::default()), cfg).await
+}
+
+async fn start_sim(sim_cfg: SimConfig, cfg: impl FnOnce(&SimHandle) -> IngestConfig) -> Harness {
     tracing_subscriber_init();
-    let sim = Simulator::start(SimConfig::new(seed, crossbook_sim::SimClock::default()))
-        .await
-        .expect("simulator starts");
+    let sim = Simulator::start(sim_cfg).await.expect("simulator starts");
     let db = crossbook_store::testing::sqlite_database().await;
     db.store.migrate().await.expect("migrate");
     let (live, bus, health) = {
@@ -914,5 +916,135 @@ async fn markets_spread_over_sockets_within_the_venues_limits() {
     assert!(health.connected, "{health:?}");
     assert_eq!(faults.sessions_open(A), health.connections.total as u64);
 
+    h.stop().await;
+}
+
+/// The full-scale simulator (a whole venue's catalog: over 5,000 venue_a markets and 20,000 venue_b tokens)
+/// at the venues' own per-connection limits: every followed book is live, spread over several sockets of
+/// each venue; a dropped socket gaps only its own books; and sockets whose books are quiet, with only the
+/// venues' keepalives coming, record no gap for longer than the silence limit. The generator's changes are
+/// off (the books are quiet; the demo catalog still moves), which keeps the run short in a debug build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_venue_is_followed_over_many_sockets_and_quiet_sockets_record_no_gap() {
+    // Both venues send a keepalive every 10 s (venue_a pings, venue_b answers the client's PING): a limit
+    // above that tells a quiet socket from a dead one.
+    const SILENCE_SECS: u64 = 12;
+    let rates = SimRates {
+        venue_a_per_sec: 0,
+        venue_b_per_sec: 0,
+        burst_multiple: 1,
+        ..SimRates::default()
+    };
+    let sim_cfg = SimConfig {
+        scale: SimScale::Full,
+        rates,
+        ..SimConfig::new(21, crossbook_sim::SimClock::default())
+    };
+    let h = start_sim(sim_cfg, |sim| IngestConfig {
+        feed_silence_seconds: SILENCE_SECS,
+        catalog_sync_seconds: 600,
+        ..config(sim, true)
+    })
+    .await;
+    let faults = h.sim.faults();
+    let live = |m: &SimMarket| {
+        let n = m.tokens.as_ref().map_or(1, |_| 2);
+        (0..n).all(|i| h.live.get(&key_of(m, i)).is_some())
+    };
+    let (fa, fb) = (followed(&h.sim, A, ""), followed(&h.sim, B, ""));
+    let (a_books, b_books) = (fa.len(), fb.len() * 2);
+    assert!(
+        a_books >= 1_000 && b_books >= 10_000,
+        "a whole venue's catalog: {a_books} venue_a and {b_books} venue_b books"
+    );
+    wait_until("every followed book of both venues live", 50, || {
+        fa.iter().all(&live) && fb.iter().all(&live)
+    })
+    .await;
+    let live_at = std::time::Instant::now();
+    for (ex, limit, books) in [(A, 1_000, a_books), (B, 500, b_books)] {
+        let needed = books.div_ceil(limit);
+        wait_until("every socket counted in health and open at the venue", 20, || {
+            let c = h.health.get(ex).unwrap().connections;
+            c.total >= needed && c.connected == c.total && faults.sessions_open(ex) == c.total as u64
+        })
+        .await;
+        assert!(needed >= 2, "{ex}: {books} books need several sockets");
+    }
+
+    // One socket of each venue drops: only its books are gapped, and they come back.
+    for (ex, limit, markets) in [(A, 1_000, &fa), (B, 500, &fb)] {
+        let victim = markets
+            .iter()
+            .filter(|m| m.is_bulk())
+            .nth(markets.len() / 3)
+            .expect("a bulk market")
+            .clone();
+        let carried = victim
+            .tokens
+            .as_ref()
+            .map_or(victim.market_id.clone(), |t| t[0].clone());
+        let accepted = faults.sessions_accepted(ex);
+        let since = h.stale_keys.lock().unwrap().len();
+        faults.drop_socket_carrying(ex, &carried);
+        wait_until("the dropped socket reconnected", 20, || {
+            faults.sessions_accepted(ex) > accepted
+        })
+        .await;
+        wait_until("the dropped socket's books back", 30, || {
+            let lost = stale_since(&h, since, ex);
+            !lost.is_empty() && lost.iter().all(|(k, _)| h.live.get(k).is_some()) && h.converged(&victim)
+        })
+        .await;
+        let lost = stale_since(&h, since, ex);
+        assert!(lost.iter().any(|(k, _)| *k == key_of(&victim, 0)), "{ex}: {lost:?}");
+        assert!(lost.iter().all(|(_, c)| *c == GapCause::Disconnect), "{ex}: {lost:?}");
+        assert!(
+            lost.len() <= limit,
+            "{ex}: {} books gapped, more than one socket carries",
+            lost.len()
+        );
+        assert_eq!(
+            faults.sessions_accepted(ex),
+            accepted + 1,
+            "{ex}: one socket reconnected"
+        );
+        wait_until("every socket connected again", 20, || {
+            h.health.get(ex).unwrap().connected
+        })
+        .await;
+    }
+    let after_drops = h.stale_keys.lock().unwrap().len();
+
+    // Quiet but healthy: the bulk books got no change, only keepalives kept their sockets alive, for
+    // longer than the silence limit since every book was live. No book was gapped for it.
+    wait_until("the silence limit passed with the feeds alive", 30, || {
+        live_at.elapsed() > Duration::from_secs(SILENCE_SECS + 2)
+            && Exchange::ALL.iter().all(|ex| h.health.get(*ex).unwrap().connected)
+    })
+    .await;
+    assert_eq!(h.sim.with_model(|m| m.generated_changes(A) + m.generated_changes(B)), 0);
+    let gapped = h.stale_keys.lock().unwrap()[after_drops..].to_vec();
+    assert!(
+        gapped.is_empty(),
+        "quiet sockets were gapped: {:?}",
+        &gapped[..gapped.len().min(5)]
+    );
+    let silence: Vec<_> = h
+        .stale_keys
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, c)| *c == GapCause::Silence)
+        .cloned()
+        .collect();
+    assert!(silence.is_empty(), "silence gaps on a quiet feed: {}", silence.len());
+    for ex in Exchange::ALL {
+        let health = h.health.get(ex).unwrap();
+        assert_eq!(
+            health.connections.reconnects, 1,
+            "{ex}: only the dropped socket reconnected: {health:?}"
+        );
+    }
     h.stop().await;
 }

@@ -230,6 +230,18 @@ impl Model {
         self.bulk.as_ref().map_or(0, |b| b.emitted[ex_index(ex)])
     }
 
+    /// Book changes the full scale's generator emitted so far on one market's book, by market id (0 for a
+    /// market it never changed, and at the demo scale). On venue_b each change is sent for both outcome
+    /// tokens, so each token's book gets this many.
+    pub fn generated_changes_of(&self, ex: Exchange, market_id: &str) -> u64 {
+        self.bulk.as_ref().map_or(0, |b| {
+            b.emitted_by_market
+                .get(&(ex, market_id.to_string()))
+                .copied()
+                .unwrap_or(0)
+        })
+    }
+
     /// Advances the model to `now` (earlier instants are treated as "no time passed") and returns what
     /// happened, in order.
     pub fn step(&mut self, now: Timestamp) -> Vec<Update> {

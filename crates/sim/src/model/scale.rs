@@ -15,7 +15,11 @@
 //! - on venue_b a share of the changes are matches: one taker sweeping two to four levels, sent as several
 //!   `price_change` frames with one timestamp, each carrying the best bid and ask after the whole match.
 
-use std::{collections::BTreeMap, fmt, str::FromStr};
+use std::{
+    collections::{BTreeMap, HashMap},
+    fmt,
+    str::FromStr,
+};
 
 use crossbook_core::{Amount, Category, Exchange, IntervalCode, Price, Timestamp};
 use rand::Rng;
@@ -213,6 +217,9 @@ pub(crate) struct Bulk {
     burst_phase_ms: [i64; 2],
     /// Book changes emitted so far, per venue.
     pub(crate) emitted: [u64; 2],
+    /// Book changes the generator emitted so far, per market (kept after a market is pruned), so that a
+    /// capture can be checked book by book.
+    pub(crate) emitted_by_market: HashMap<Key, u64>,
     /// Set once the initial catalog is listed: later listings get their books as updates.
     running: bool,
 }
@@ -321,6 +328,7 @@ impl Model {
             rolling: Vec::new(),
             burst_phase_ms,
             emitted: [0, 0],
+            emitted_by_market: HashMap::new(),
             running: false,
         };
         for coin in &COINS {
@@ -512,6 +520,7 @@ impl Model {
                 misses += 1;
             } else {
                 misses = 0;
+                *bulk.emitted_by_market.entry(key).or_default() += used;
             }
             left -= used.min(left);
         }
@@ -1116,13 +1125,22 @@ mod tests {
         let mut m = full(rates);
         let secs = 120;
         let mut per_sec: [BTreeMap<i64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
+        let mut per_market: BTreeMap<(Exchange, String), u64> = BTreeMap::new();
         for i in 1..=secs * 5 {
             let t = T0 + i * 200;
             let out = m.step(Timestamp::from_millis(t));
             for ex in Exchange::ALL {
                 let n = generated(&m, &out, ex).count() as u64;
                 *per_sec[ex_index(ex)].entry((t - 1) / 1000).or_default() += n;
+                for u in generated(&m, &out, ex) {
+                    if let Update::Book { market_id, .. } = u {
+                        *per_market.entry((ex, market_id.clone())).or_default() += 1;
+                    }
+                }
             }
+        }
+        for ((ex, id), n) in &per_market {
+            assert_eq!(m.generated_changes_of(*ex, id), *n, "{ex} {id}: the per-book counter");
         }
         for ex in Exchange::ALL {
             let avg = rates.per_sec(ex);

@@ -152,7 +152,7 @@ impl SimMarket {
     }
     /// Whether the market belongs to the full scale's bulk catalog (driven by its schedule and change
     /// generator instead of the demo dynamics).
-    pub(crate) fn is_bulk(&self) -> bool {
+    pub fn is_bulk(&self) -> bool {
         self.pair.starts_with(super::scale::BULK)
     }
     /// Index of `token_id` in this market's tokens.

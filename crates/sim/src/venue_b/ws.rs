@@ -50,6 +50,11 @@ pub(crate) struct Session {
     snap: HashMap<String, u64>,
     /// Last `best_bid_ask` sent per asset, to send only changes.
     best: HashMap<String, (String, String)>,
+    /// Market of each subscribed asset, and how many of each market's assets are subscribed: a batch's
+    /// changes to other markets are skipped without the model's lock (every session reads every batch, and
+    /// at the full scale most changes are for markets on other sessions).
+    market_of: HashMap<String, String>,
+    markets: HashMap<String, usize>,
 }
 
 impl Session {
@@ -60,6 +65,30 @@ impl Session {
             custom: false,
             snap: HashMap::new(),
             best: HashMap::new(),
+            market_of: HashMap::new(),
+            markets: HashMap::new(),
+        }
+    }
+
+    fn carries_market(&self, market_id: &str) -> bool {
+        self.markets.contains_key(market_id)
+    }
+
+    /// Whether `u` can make a frame for this session (checked before taking the model's lock).
+    fn wants(&self, u: &Update) -> bool {
+        match u {
+            Update::Book {
+                exchange: B, market_id, ..
+            } => self.carries_market(market_id),
+            Update::Trade { trade, .. } => trade.exchange == B && self.carries_market(&trade.market_id),
+            Update::TickSize { market_id, .. } => self.carries_market(market_id),
+            Update::Phase {
+                exchange: B,
+                phase: Phase::Settled,
+                ..
+            }
+            | Update::Listed { exchange: B, .. } => self.custom,
+            _ => false,
         }
     }
 
@@ -130,6 +159,14 @@ impl Protocol for Session {
                 self.assets.remove(id);
                 self.snap.remove(id);
                 self.best.remove(id);
+                if let Some(m) = self.market_of.remove(id)
+                    && let Some(n) = self.markets.get_mut(&m)
+                {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.markets.remove(&m);
+                    }
+                }
             }
             return Reply::default();
         }
@@ -141,6 +178,15 @@ impl Protocol for Session {
             if !self.assets.contains(&id) && self.assets.len() < limit {
                 self.assets.insert(id.clone());
                 fresh.push(id);
+            }
+        }
+        {
+            let model = self.shared.model();
+            for id in &fresh {
+                if let Some((m, _)) = model.market_by_token(id) {
+                    self.market_of.insert(id.clone(), m.market_id.clone());
+                    *self.markets.entry(m.market_id.clone()).or_default() += 1;
+                }
             }
         }
         let initial_dump = v.get("initial_dump").and_then(Value::as_bool).unwrap_or(true);
@@ -159,7 +205,7 @@ impl Protocol for Session {
     }
 
     fn on_batch(&mut self, batch: &Batch) -> Vec<String> {
-        if self.assets.is_empty() {
+        if self.assets.is_empty() || !batch.updates.iter().any(|u| self.wants(u)) {
             return Vec::new();
         }
         let ts = batch.now.millis().to_string();
@@ -173,6 +219,9 @@ impl Protocol for Session {
                     changes,
                     top,
                 } => {
+                    if !self.carries_market(market_id) {
+                        continue;
+                    }
                     let tokens = self.tokens_of(&model, market_id, batch.version);
                     let Some(m) = model.market(B, market_id).filter(|_| !tokens.is_empty()) else {
                         continue;
