@@ -249,7 +249,7 @@ impl Mirror {
 
     /// Drops the books no leader has sent since [`OLD_TERM_GRACE`] into the current term.
     fn drop_old_term(&mut self) {
-        if !self.term_since.is_some_and(|t| t.elapsed() >= OLD_TERM_GRACE) {
+        if self.term_since.is_none_or(|t| t.elapsed() < OLD_TERM_GRACE) {
             return;
         }
         let term = self.term;
