@@ -490,6 +490,23 @@ impl LiveBooks {
         slots.compact_if_sparse();
     }
 
+    /// Drops the books of `keys` (a mirror follows the leader, which dropped them); returns those it held.
+    pub fn remove<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey>) -> usize {
+        let mut slots = self.write();
+        let Slots { index, books, held, .. } = &mut *slots;
+        let mut n = 0;
+        for k in keys {
+            if let Some(&i) = index.get(k)
+                && books[i as usize].take().is_some()
+            {
+                *held -= 1;
+                n += 1;
+            }
+        }
+        slots.compact_if_sparse();
+        n
+    }
+
     /// The slots of `keys`, in order, reserving one for each key not seen yet (so its book, when it
     /// arrives, is found there). Takes the write lock once; callers resolve once per catalog, not per read.
     pub fn resolve<'a>(&self, keys: impl IntoIterator<Item = &'a BookKey> + Clone) -> Resolved {

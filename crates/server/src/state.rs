@@ -58,6 +58,8 @@ pub struct AppState {
     /// The mirror of the leader's live plane, in a `--role api` process with a `bus_url`: `live` and `bus`
     /// are then fed from the bus.
     pub mirror: Option<crossbook_live::nats::mirror::MirrorStatus>,
+    /// The bus publisher of this process's leadership terms, in a process that may ingest and has a `bus_url`.
+    pub publisher: Option<crossbook_live::nats::publisher::PublisherStatus>,
     /// When `/readyz` first found the store unreachable, until it answers again.
     unreachable_since: Arc<std::sync::Mutex<Option<crossbook_core::Timestamp>>>,
     /// The readiness `/readyz` answered last (`None` before the first), so only its changes are logged.
@@ -80,6 +82,7 @@ impl AppState {
             stream,
             reads: Default::default(),
             mirror: (config.role == Role::Api && config.bus_settings().is_some()).then(Default::default),
+            publisher: (config.role != Role::Api && config.bus_settings().is_some()).then(Default::default),
             webhooks: Arc::new(webhooks),
             config: Arc::new(config),
             store,

@@ -10,6 +10,10 @@
 //!   asks the leader for fresh keyframes;
 //! - losing NATS makes every book stale (cause `disconnect`) until the connection is back and the books are
 //!   loaded again;
+//! - a new leader term (a standby took over, or the leader restarted) makes every book stale (cause
+//!   `restart`) until the new leader's keyframe; messages of an older term are skipped, and a book the new
+//!   leader has not sent within [`OLD_TERM_GRACE`] is dropped (the new leader does not hold it);
+//! - a `removed` message drops the book (the leader no longer holds it);
 //! - a message that cannot be read is logged, counted (`crossbook_bus_malformed_total`) and skipped.
 //!
 //! Every event is put on the local bus after the books are updated, so the stream hub and the arbitrage
@@ -30,7 +34,7 @@ use crossbook_core::{
 };
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{
     Connection, KEYFRAMES_STREAM, subject,
@@ -40,6 +44,11 @@ use crate::{BookChanged, Bus, DomainEvent, LiveBooks};
 
 /// Changes held per stale book while it waits for its keyframe.
 const HELD_PER_BOOK: usize = 1_024;
+
+/// How long after a new term the books only the old leader sent are kept (stale): the new leader sends a
+/// keyframe of every book it holds within a minute (its periodic keyframes), so one still missing after this
+/// is a book it no longer holds.
+pub const OLD_TERM_GRACE: Duration = Duration::from_secs(150);
 
 /// What `/readyz` shows of the mirror. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -95,6 +104,8 @@ impl MirrorStatus {
 /// One mirrored book.
 struct Mirrored {
     seq: u64,
+    /// The leader term that last sent this book.
+    term: u64,
     state: BookState,
     stale: bool,
     /// Changes received while stale, oldest first.
@@ -107,9 +118,11 @@ struct Mirror {
     status: MirrorStatus,
     client: async_nats::Client,
     books: HashMap<BookKey, Mirrored>,
-    /// The leader's term and the last message count seen in it.
+    /// The leader's term and the last message count seen in it (0: none yet in this term).
     term: u64,
     seq: u64,
+    /// When this process saw the current term first.
+    term_since: Option<tokio::time::Instant>,
 }
 
 fn snapshot_of(key: &BookKey, state: &BookState, timestamp: Timestamp) -> BookSnapshot {
@@ -171,8 +184,10 @@ impl Mirror {
 
     /// Applies a keyframe; returns whether it changed the book.
     fn keyframe(&mut self, k: Keyframe) -> bool {
+        let term = self.term;
         let m = self.books.entry(k.key.clone()).or_insert_with(|| Mirrored {
             seq: 0,
+            term,
             state: BookState::default(),
             stale: true,
             held: Vec::new(),
@@ -187,6 +202,7 @@ impl Mirror {
             no_bids: k.book.no_bids.clone(),
         };
         let ok = state.apply(&whole).is_ok();
+        m.term = term;
         m.state = state;
         m.seq = k.book_seq;
         m.stale = k.stale || !ok;
@@ -224,10 +240,39 @@ impl Mirror {
         true
     }
 
+    /// Drops a book the leader no longer holds.
+    fn remove(&mut self, key: &BookKey) {
+        if self.books.remove(key).is_some() {
+            self.live.remove([key]);
+        }
+    }
+
+    /// Drops the books no leader has sent since [`OLD_TERM_GRACE`] into the current term.
+    fn drop_old_term(&mut self) {
+        if self.term_since.is_none_or(|t| t.elapsed() < OLD_TERM_GRACE) {
+            return;
+        }
+        let term = self.term;
+        let old: Vec<BookKey> = self
+            .books
+            .iter()
+            .filter(|(_, m)| m.term < term)
+            .map(|(k, _)| k.clone())
+            .collect();
+        if !old.is_empty() {
+            info!(books = old.len(), "dropped books the new leader no longer holds");
+            for k in &old {
+                self.remove(k);
+            }
+        }
+    }
+
     /// Applies one change; returns the event to put on the local bus, if the book took it.
     fn change(&mut self, c: BookChanged) -> Option<BookChanged> {
+        let term = self.term;
         let m = self.books.entry(c.key.clone()).or_insert_with(|| Mirrored {
             seq: 0,
+            term,
             state: BookState::default(),
             stale: true,
             held: Vec::new(),
@@ -239,6 +284,7 @@ impl Mirror {
         let follows = !m.stale && c.book_seq == m.seq + 1;
         if whole || follows {
             if m.state.apply(&c.change).is_ok() {
+                m.term = term;
                 m.seq = c.book_seq;
                 m.stale = false;
                 self.live
@@ -278,16 +324,43 @@ impl Mirror {
             .0
             .last_sent_at
             .fetch_max(env.sent_at.millis(), Ordering::Relaxed);
-        if let Body::Keyframe(k) = env.body {
-            self.keyframe(k);
+        if env.term < self.term {
+            // A message of a leader that has been replaced (late, or its last keyframes in the stream).
+            debug!(
+                term = env.term,
+                current = self.term,
+                "skipped a message of an earlier leader term"
+            );
             return;
         }
-        if env.term != self.term {
-            if self.term != 0 {
-                info!(term = env.term, "a new leader term on the bus");
-            }
+        if env.term > self.term {
+            let first = self.term == 0;
             self.term = env.term;
-        } else if env.seq > self.seq + 1 {
+            self.seq = 0;
+            self.term_since = Some(tokio::time::Instant::now());
+            if !first {
+                // A new leader, or the leader restarted: nothing says its books continue the old ones.
+                info!(
+                    term = env.term,
+                    "a new leader term on the bus: every book is stale until the new leader's keyframe"
+                );
+                self.all_stale(GapCause::Restart);
+                self.request_keyframes().await;
+            }
+        }
+        match env.body {
+            Body::Keyframe(k) => {
+                self.keyframe(k);
+                return;
+            }
+            Body::Removed { key } => {
+                self.remove(&key);
+                return;
+            }
+            _ => {}
+        }
+        // The count is known from the second event message of a term this process saw.
+        if self.seq != 0 && env.seq > self.seq + 1 {
             self.status.0.holes.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("crossbook_bus_holes_total").increment(1);
             warn!(
@@ -404,7 +477,10 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
         books: HashMap::new(),
         term: 0,
         seq: 0,
+        term_since: None,
     };
+    let mut housekeeping = tokio::time::interval(Duration::from_secs(30));
+    housekeeping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         // Wait for a connection.
         while !*connected.borrow_and_update() {
@@ -438,6 +514,7 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
                 r = connected.changed() => {
                     if r.is_err() || !*connected.borrow_and_update() { break true; }
                 }
+                _ = housekeeping.tick() => m.drop_old_term(),
                 msg = sub.next() => match msg {
                     Some(msg) => {
                         if msg.subject.as_str() == subject::CONTROL_KEYFRAMES {

@@ -6,8 +6,18 @@
 //! keyframe of every book at once: readers see the hole in the message count and repair their books from the
 //! keyframes. While the connection is down the client keeps what it can and the rest is dropped the same way;
 //! capture to the store goes on regardless.
+//!
+//! A book the leader no longer holds (its market closed, resolved or was unfollowed) gets a `removed` message
+//! on its keyframe subject, at the next catalog sync or within [`PRUNE_INTERVAL`], so mirrors drop it too.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use crossbook_core::{
     Timestamp,
@@ -27,6 +37,63 @@ use crate::{DomainEvent, LiveBooks};
 /// The least time between two keyframes of every book asked by readers.
 const RESYNC_MIN_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How often the publisher looks for books the leader no longer holds, besides at each catalog sync.
+const PRUNE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// What `/readyz` of the leader shows of its publisher. Cheap to clone; shared by the terms of one process.
+#[derive(Debug, Clone, Default)]
+pub struct PublisherStatus(Arc<PublisherInner>);
+
+#[derive(Debug, Default)]
+struct PublisherInner {
+    publishing: AtomicBool,
+    connected: AtomicBool,
+    term: AtomicU64,
+    published: AtomicU64,
+    dropped: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+/// A reading of [`PublisherStatus`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublisherReading {
+    /// This process leads and its publisher runs.
+    pub publishing: bool,
+    /// Connected to NATS now.
+    pub connected: bool,
+    /// The term of the running (or last) publisher; 0 before the first.
+    pub term: u64,
+    /// Messages handed to NATS, and events lost on the way (NATS slow or away, or the publisher behind).
+    pub published: u64,
+    pub dropped: u64,
+    /// What is wrong with the bus now; `None` once it is connected and its streams exist.
+    pub last_error: Option<String>,
+}
+
+impl PublisherStatus {
+    pub fn read(&self) -> PublisherReading {
+        let s = &self.0;
+        PublisherReading {
+            publishing: s.publishing.load(Ordering::Relaxed),
+            connected: s.connected.load(Ordering::Relaxed),
+            term: s.term.load(Ordering::Relaxed),
+            published: s.published.load(Ordering::Relaxed),
+            dropped: s.dropped.load(Ordering::Relaxed),
+            last_error: s.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+
+    /// Records that the bus cannot be used (also from outside the publisher: a connection refused at once).
+    pub fn failed(&self, error: impl Into<String>) {
+        *self.0.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error.into());
+    }
+
+    fn dropped(&self, n: u64) {
+        self.0.dropped.fetch_add(n, Ordering::Relaxed);
+        metrics::counter!("crossbook_bus_dropped_total").increment(n);
+    }
+}
+
 /// Per-book keyframe bookkeeping.
 struct Seen {
     deltas_since: u32,
@@ -42,6 +109,7 @@ struct Publisher {
     keyframe_seq: u64,
     policy: KeyframePolicy,
     seen: HashMap<BookKey, Seen>,
+    status: PublisherStatus,
 }
 
 impl Publisher {
@@ -64,9 +132,13 @@ impl Publisher {
         let subject = subject::of(&env.body);
         // Fails only once the client is closed (shutdown); the message is then lost like any other.
         match self.client.publish(subject, env.encode().into()).await {
-            Ok(()) => metrics::counter!("crossbook_bus_published_total").increment(1),
+            Ok(()) => {
+                self.status.0.published.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("crossbook_bus_published_total").increment(1);
+            }
             Err(e) => {
-                metrics::counter!("crossbook_bus_dropped_total").increment(1);
+                self.status.dropped(1);
+                self.status.failed(format!("publish: {e}"));
                 debug!(error = %e, "bus publish failed");
             }
         }
@@ -99,7 +171,26 @@ impl Publisher {
         }
     }
 
+    /// Tells readers about the books the leader dropped since the last look (markets closed, resolved or
+    /// unfollowed): a `removed` message on each one's keyframe subject.
+    async fn prune(&mut self) {
+        if self.seen.is_empty() {
+            return;
+        }
+        let held: HashSet<BookKey> = self.live.with_books(|v| v.iter().map(|(k, _)| k.clone()).collect());
+        let gone: Vec<BookKey> = self.seen.keys().filter(|k| !held.contains(*k)).cloned().collect();
+        for key in gone {
+            self.seen.remove(&key);
+            self.send(Body::Removed { key }).await;
+        }
+    }
+
     async fn event(&mut self, ev: DomainEvent) {
+        // The books a sync dropped go before the sync itself, so a reader's catalog never names a book that
+        // it still holds but the leader does not.
+        if matches!(ev, DomainEvent::CatalogSynced { .. }) {
+            self.prune().await;
+        }
         let Some(body) = Body::of(&ev) else { return };
         self.send(body).await;
         match &ev {
@@ -135,11 +226,18 @@ pub async fn run(
     conn: Connection,
     live: LiveBooks,
     mut rx: Receiver<DomainEvent>,
+    status: PublisherStatus,
     cancel: CancellationToken,
 ) {
     let Connection { client, mut connected } = conn;
     let term = Timestamp::now().millis() as u64;
     info!(term, url = %settings.url, "publishing the bus's events");
+    status.0.term.store(term, Ordering::Relaxed);
+    status.0.publishing.store(true, Ordering::Relaxed);
+    status.0.connected.store(*connected.borrow(), Ordering::Relaxed);
+    if !*connected.borrow() {
+        status.failed(format!("cannot reach the bus at {} yet; retrying", settings.url));
+    }
     let mut p = Publisher {
         client: client.clone(),
         live,
@@ -148,6 +246,7 @@ pub async fn run(
         keyframe_seq: 0,
         policy: KeyframePolicy::DEFAULT,
         seen: HashMap::new(),
+        status: status.clone(),
     };
     let mut control = match client.subscribe(subject::CONTROL_KEYFRAMES).await {
         Ok(s) => Some(s),
@@ -158,6 +257,8 @@ pub async fn run(
     };
     let mut sweep = tokio::time::interval(Duration::from_millis(p.policy.max_age_ms as u64));
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prune = tokio::time::interval(PRUNE_INTERVAL);
+    prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_resync: Option<tokio::time::Instant> = None;
     let mut resync_pending = false;
     // The streams are (re)created at every connection: a NATS server started afresh has none.
@@ -170,14 +271,19 @@ pub async fn run(
             r = rx.recv() => match r {
                 Ok(ev) => p.event(ev).await,
                 Err(RecvError::Lagged(n)) => {
-                    metrics::counter!("crossbook_bus_dropped_total").increment(n);
+                    p.status.dropped(n);
                     warn!(dropped = n, "the bus publisher fell behind and dropped events; sending every book again");
                     p.keyframe_all().await;
                 }
                 Err(RecvError::Closed) => break,
             },
             Ok(()) = connected.changed() => {
-                if *connected.borrow_and_update() {
+                let up = *connected.borrow_and_update();
+                status.0.connected.store(up, Ordering::Relaxed);
+                if !up {
+                    status.failed("the connection to the bus was lost; reconnecting");
+                }
+                if up {
                     need_streams = true;
                     // Messages may have been lost while away: readers repair their books from these.
                     p.keyframe_all().await;
@@ -187,13 +293,18 @@ pub async fn run(
                 match ensure_streams(&client, settings.window).await {
                     Ok(()) => {
                         need_streams = false;
+                        *status.0.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
                         // Books published before the streams existed are not stored yet.
                         p.keyframe_all().await;
                     }
-                    Err(e) => warn!(error = %e, "cannot create the bus's streams; retrying"),
+                    Err(e) => {
+                        status.failed(e.to_string());
+                        warn!(error = %e, "cannot create the bus's streams; retrying");
+                    }
                 }
             }
             _ = sweep.tick() => p.keyframe_all().await,
+            _ = prune.tick() => p.prune().await,
             Some(_) = async { match control.as_mut() { Some(c) => c.next().await, None => None } } => {
                 resync_pending = true;
             }
@@ -209,4 +320,5 @@ pub async fn run(
         }
     }
     let _ = client.flush().await;
+    status.0.publishing.store(false, Ordering::Relaxed);
 }

@@ -4,7 +4,7 @@
 //! | subject | what |
 //! |---|---|
 //! | `crossbook.book.<venue>.<market>.<asset>` | a book changed |
-//! | `crossbook.keyframe.<venue>.<market>.<asset>` | the whole book (the last one per book is kept) |
+//! | `crossbook.keyframe.<venue>.<market>.<asset>` | the whole book, or its removal (the last one per book is kept) |
 //! | `crossbook.stale.<venue>` | books lost continuity |
 //! | `crossbook.trade.<venue>.<market>` | a trade was stored |
 //! | `crossbook.catalog.<venue>` | a catalog sync finished |
@@ -116,6 +116,7 @@ pub fn of(body: &Body) -> String {
     match body {
         Body::Book(c) => format!("{ROOT}.book.{}", book_tokens(&c.key)),
         Body::Keyframe(k) => keyframe(&k.key),
+        Body::Removed { key } => keyframe(key),
         Body::Stale { exchange, .. } => format!("{ROOT}.stale.{}", exchange.as_str()),
         Body::Trade(t) => format!("{ROOT}.trade.{}.{}", t.exchange.as_str(), escape(&t.market_id)),
         Body::Catalog { exchange, .. } => format!("{ROOT}.catalog.{}", exchange.as_str()),

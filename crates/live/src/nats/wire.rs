@@ -51,6 +51,10 @@ pub enum Body {
     /// The whole book as the leader holds it, with its sequence: where a reader starts a book, and how it
     /// recovers one after a hole. Published on the keyframe subjects, never on the event subjects.
     Keyframe(Keyframe),
+    /// The leader no longer holds the book (its market closed, resolved or is no longer followed): readers
+    /// drop it. Published on the book's keyframe subject, where it takes the place of the last keyframe, so a
+    /// reader starting later does not load the book either.
+    Removed { key: BookKey },
     /// Books that lost continuity ([`DomainEvent::BooksStale`]).
     Stale {
         exchange: Exchange,
@@ -153,11 +157,12 @@ impl Body {
         })
     }
 
-    /// The bus event this message carries; `None` for a keyframe (not an event: a reader applies it).
+    /// The bus event this message carries; `None` for a keyframe or a removal (not events: a reader applies
+    /// them to its books).
     pub fn into_event(self) -> Option<DomainEvent> {
         Some(match self {
             Body::Book(c) => DomainEvent::BookUpdated(Arc::new(c)),
-            Body::Keyframe(_) => return None,
+            Body::Keyframe(_) | Body::Removed { .. } => return None,
             Body::Stale {
                 exchange,
                 keys,
@@ -271,6 +276,9 @@ mod tests {
                 no_bids: vec![lv(55, 3)],
             },
         }));
+        round_trip(Body::Removed {
+            key: BookKey::venue_a("KX-1"),
+        });
         round_trip(Body::Stale {
             exchange: Exchange::VenueB,
             keys: vec![key()],

@@ -304,6 +304,30 @@ pub struct LiveOut {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus: Option<BusOut>,
+    /// The bus this process publishes the live plane on while it ingests (a process that may ingest, with
+    /// `bus_url`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publish: Option<PublishOut>,
+}
+
+/// The leader's publisher on the bus, in `/readyz` of a process that may ingest. A bus that is down does not
+/// make the process unready: capture to the store goes on, and `connected` and `last_error` say what is wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PublishOut {
+    /// This process leads and publishes its events (false in a standby).
+    pub publishing: bool,
+    /// Connected to the bus now.
+    pub connected: bool,
+    /// The term of this process's publisher (Unix ms when it started publishing); null before the first.
+    #[schema(required = true)]
+    pub term: Option<u64>,
+    /// Messages handed to the bus since this process started.
+    pub published: u64,
+    /// Events that did not reach the bus (the bus slow or away); readers repair their books from keyframes.
+    pub dropped: u64,
+    /// What is wrong with the bus now; null while it works.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
 }
 
 /// The mirror of the ingesting process's live plane, in `/readyz` of an api process.
@@ -467,16 +491,19 @@ async fn readyz(State(state): State<AppState>) -> Response {
             status: LiveStatus::NotServed,
             reason: None,
             bus: None,
+            publish: publish_health(&state),
         },
         Some(why) => LiveOut {
             status: LiveStatus::Unavailable,
             reason: Some(why.to_string()),
             bus: bus_health(&state, now),
+            publish: publish_health(&state),
         },
         None => LiveOut {
             status: LiveStatus::Serving,
             reason: None,
             bus: bus_health(&state, now),
+            publish: publish_health(&state),
         },
     };
     let ready = store.status == StoreStatus::Ok && venues_ok && live.status != LiveStatus::Unavailable;
@@ -505,6 +532,19 @@ async fn readyz(State(state): State<AppState>) -> Response {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (code, Json(body)).into_response()
+}
+
+/// The publisher's part of `/readyz`, in a process that may ingest and has a bus.
+fn publish_health(state: &AppState) -> Option<PublishOut> {
+    let p = state.publisher.as_ref()?.read();
+    Some(PublishOut {
+        publishing: p.publishing,
+        connected: p.connected,
+        term: (p.term > 0).then_some(p.term),
+        published: p.published,
+        dropped: p.dropped,
+        last_error: p.last_error,
+    })
 }
 
 /// The mirror's part of `/readyz`, in a process that mirrors the bus.

@@ -53,7 +53,7 @@ pub fn start_leader_workers(state: &AppState, tracker: &TaskTracker, cancel: &Ca
 /// before ingestion starts, so the first books are published too. The connection is made in the background
 /// and retried forever: capture to the store never waits for the bus.
 fn spawn_bus_publisher(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {
-    let Some(settings) = state.config.bus_settings() else {
+    let (Some(settings), Some(status)) = (state.config.bus_settings(), state.publisher.clone()) else {
         return;
     };
     let rx = state.bus.subscribe();
@@ -61,8 +61,11 @@ fn spawn_bus_publisher(state: &AppState, tracker: &TaskTracker, cancel: &Cancell
     let cancel = cancel.clone();
     tracker.spawn(async move {
         match crossbook_live::nats::connect(&settings, "crossbook-leader", false).await {
-            Ok(conn) => crossbook_live::nats::publisher::run(settings, conn, live, rx, cancel).await,
-            Err(e) => tracing::error!(error = %e, "cannot use the bus; live events stay in this process"),
+            Ok(conn) => crossbook_live::nats::publisher::run(settings, conn, live, rx, status, cancel).await,
+            Err(e) => {
+                status.failed(e.to_string());
+                tracing::error!(error = %e, "cannot use the bus; live events stay in this process");
+            }
         }
     });
 }
