@@ -23,10 +23,27 @@ use serde::{
 pub struct Num(pub String);
 
 impl Num {
-    /// Exact micro-dollars. More than six decimals are rounded half-up (the venues never send them for
-    /// prices, but a JSON number can come back as `0.30000000000000004`).
+    /// Micro-dollars, for a price that is a figure rather than a book level (Gamma's last prices, which
+    /// arrive as JSON numbers such as `0.30000000000000004`): digits below a micro-dollar are rounded
+    /// half-up.
     pub fn price(&self) -> Result<Price, String> {
         parse_micros(&self.0).map(Price::from_micros)
+    }
+
+    /// Exact micro-dollars, for a book level: a price with digits below a micro-dollar is refused rather
+    /// than rounded, which could merge two levels into one.
+    pub fn price_exact(&self) -> Result<Price, String> {
+        match parse_micros_rounding(&self.0)? {
+            (m, false) => Ok(Price::from_micros(m)),
+            (_, true) => Err(format!("{:?} has digits below a micro-dollar", self.0)),
+        }
+    }
+
+    /// Micro-dollars, and whether digits below a micro-dollar were rounded away (half-up): for a trade
+    /// price the venue computed as an average (venue_b's Data API `price` is the fill's dollars over its
+    /// shares and can carry many decimals). The caller records each rounding.
+    pub fn price_rounding(&self) -> Result<(Price, bool), String> {
+        parse_micros_rounding(&self.0).map(|(m, rounded)| (Price::from_micros(m), rounded))
     }
 
     /// Exact micro-units of a quantity.
@@ -85,19 +102,26 @@ impl<'de> Deserialize<'de> for Num {
 /// Parses decimal text into micro-units: exactly when it has at most six decimals, else rounded half-up
 /// (scientific notation from a JSON number's text included).
 pub fn parse_micros(s: &str) -> Result<i64, String> {
+    parse_micros_rounding(s).map(|(m, _)| m)
+}
+
+/// [`parse_micros`], also telling whether the value was rounded (its exact value is not a whole number of
+/// micro-units).
+pub fn parse_micros_rounding(s: &str) -> Result<(i64, bool), String> {
     if let Ok(p) = s.parse::<Price>() {
-        return Ok(p.micros());
+        return Ok((p.micros(), false));
     }
     let t = s.trim();
     let d = Decimal::from_str(t)
         .or_else(|_| Decimal::from_scientific(t))
         .map_err(|_| format!("not a decimal number: {s:?}"))?;
-    let micros = d.round_dp_with_strategy(6, RoundingStrategy::MidpointAwayFromZero) * Decimal::from(1_000_000);
-    micros
+    let rounded = d.round_dp_with_strategy(6, RoundingStrategy::MidpointAwayFromZero);
+    let micros = (rounded * Decimal::from(1_000_000))
         .trunc()
         .to_string()
         .parse::<i64>()
-        .map_err(|_| format!("decimal out of range: {s:?}"))
+        .map_err(|_| format!("decimal out of range: {s:?}"))?;
+    Ok((micros, rounded != d))
 }
 
 /// A list that arrives either as a JSON array or as a string holding a JSON array (venue_b Gamma's
@@ -254,6 +278,25 @@ mod tests {
         let bad: Num = serde_json::from_str(r#""abc""#).unwrap();
         assert!(bad.price().is_err());
         assert!(serde_json::from_str::<Num>("true").is_err());
+    }
+
+    /// A book level keeps its exact price or is refused; a trade price says when it was rounded.
+    #[test]
+    fn prices_below_a_micro_dollar_are_refused_for_levels_and_reported_for_trades() {
+        let n = |s: &str| Num(s.to_string());
+        assert_eq!(n("0.123").price_exact(), Ok(Price::from_micros(123_000)));
+        assert_eq!(n("0.5000000000").price_exact(), Ok(Price::from_micros(500_000)));
+        assert!(n("0.1234567").price_exact().is_err());
+        assert_eq!(n("0.1234567").price_rounding(), Ok((Price::from_micros(123_457), true)));
+        assert_eq!(
+            n("0.12345649").price_rounding(),
+            Ok((Price::from_micros(123_456), true))
+        );
+        assert_eq!(n("0.123456").price_rounding(), Ok((Price::from_micros(123_456), false)));
+        assert_eq!(
+            n("1.23456e-1").price_rounding(),
+            Ok((Price::from_micros(123_456), false))
+        );
     }
 
     #[test]

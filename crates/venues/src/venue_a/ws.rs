@@ -432,7 +432,7 @@ impl Session {
             SeqCheck::First => {}
         }
         let price = match (&msg.price_dollars, &msg.price) {
-            (Some(d), _) => d.price().map_err(|e| format!("price_dollars: {e}"))?,
+            (Some(d), _) => d.price_exact().map_err(|e| format!("price_dollars: {e}"))?,
             (None, Some(c)) => Price::from_cents(c.integer().ok_or_else(|| format!("price: not integer cents: {c}"))?),
             (None, None) => return Err("delta without a price".into()),
         };

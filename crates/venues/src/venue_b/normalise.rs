@@ -14,6 +14,7 @@ use crossbook_core::{
     TakerSide, Timestamp, Trade,
 };
 use sha2::{Digest, Sha256};
+use tracing::debug;
 
 use super::model;
 use crate::{
@@ -234,11 +235,19 @@ fn amount_of(name: &str, v: &Option<Num>) -> Result<Option<Amount>, String> {
 }
 
 fn price_of(name: &str, v: &Num) -> Result<Price, String> {
-    let p = v.price().map_err(|e| format!("{name}: {e}"))?;
+    in_range(name, v, v.price().map_err(|e| format!("{name}: {e}"))?)
+}
+
+fn in_range(name: &str, v: &Num, p: Price) -> Result<Price, String> {
     if p < Price::ZERO || p > Price::ONE {
         return Err(format!("{name}: price {v} outside [0, 1]"));
     }
     Ok(p)
+}
+
+/// A book level's price, exactly (see [`Num::price_exact`]).
+fn level_price(name: &str, v: &Num) -> Result<Price, String> {
+    in_range(name, v, v.price_exact().map_err(|e| format!("{name}: {e}"))?)
 }
 
 /// A market of event `e` (series `series_id`, `category`).
@@ -345,7 +354,7 @@ pub fn event(
 fn levels(name: &str, ls: &[model::BookLevel]) -> Result<Vec<Level>, String> {
     ls.iter()
         .map(|l| {
-            let price = price_of(name, &l.price)?;
+            let price = level_price(name, &l.price)?;
             let size = l.size.amount().map_err(|e| format!("{name} size: {e}"))?;
             if size.micros() < 0 {
                 return Err(format!("{name}: negative size {}", l.size));
@@ -426,7 +435,16 @@ pub fn trade(t: &model::DataTrade, market: &Market) -> Result<Trade, VenueError>
             return Err(format!("token {} is not one of the market's", t.asset));
         };
         let side = taker_side(&t.side).ok_or_else(|| format!("unknown side {:?}", t.side))?;
-        let price = price_of("price", &t.price)?;
+        // The Data API's price is the fill's dollars over its shares, an average that can run past six
+        // decimals: it is stored rounded half-up to a micro-dollar, and each rounding is counted and logged
+        // with the venue's text (which the trade id keeps).
+        let (price, rounded) = t.price.price_rounding().map_err(|e| format!("price: {e}"))?;
+        let price = in_range("price", &t.price, price)?;
+        if rounded {
+            metrics::counter!("crossbook_venue_prices_rounded_total", "venue" => EX.as_str(), "field" => "trade_price")
+                .increment(1);
+            debug!(venue = %EX, price = %t.price, stored_micros = price.micros(), "trade price rounded to a micro-dollar");
+        }
         let size = t.size.amount().map_err(|e| format!("size: {e}"))?;
         if size.micros() <= 0 {
             return Err(format!("size {} is not positive", t.size));
@@ -829,5 +847,65 @@ mod tests {
             ..raw[0].clone()
         };
         assert!(trade(&foreign, &mk).unwrap_err().is_malformed());
+    }
+
+    /// A Data API price past six decimals (an average over the fill's maker orders), in both page shapes
+    /// with a 78-digit token id: stored rounded half-up to a micro-dollar, while the trade id keeps the
+    /// venue's exact text, so two fills that differ only below a micro-dollar stay two trades.
+    #[test]
+    fn data_api_prices_past_six_decimals_round_half_up_and_keep_distinct_ids() {
+        let (e, m) = sample();
+        let mut mk = market(&e, &m, "10192", Category::Crypto).unwrap();
+        // A token id at the top of the venue's range: 78 digits, past every native integer type.
+        const UP_TOKEN: &str = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+        assert_eq!(UP_TOKEN.len(), 78);
+        mk.yes_token_id = Some(UP_TOKEN.into());
+        let cond = &mk.market_id;
+        let v1 = format!(
+            r#"[{{"proxyWallet":"0xa","side":"BUY","asset":"{UP_TOKEN}","conditionId":"{cond}","size":10,"price":0.1234567,"timestamp":1778584051,"transactionHash":"0x1"}},
+                {{"proxyWallet":"0xa","side":"BUY","asset":"{UP_TOKEN}","conditionId":"{cond}","size":10,"price":0.1234568,"timestamp":1778584051,"transactionHash":"0x1"}}]"#
+        );
+        let v2 = format!(
+            r#"{{"data":[{{"proxy_wallet":"0xa","side":"SELL","asset":"{UP_TOKEN}","condition_id":"{cond}","size":"3.5","price":"0.98765449","timestamp":1778584051466,"transaction_hash":"0x2"}}],"pagination":{{"has_more":false}}}}"#
+        );
+        let trades = |json: &str| -> Vec<Trade> {
+            let page: model::DataTradesPage = serde_json::from_str(json).unwrap();
+            page.rows
+                .into_iter()
+                .map(|r| match r {
+                    Lenient::Ok(t) => trade(&t, &mk).unwrap(),
+                    Lenient::Bad { error, .. } => panic!("{error}"),
+                })
+                .collect()
+        };
+        let got = trades(&v1);
+        assert_eq!(got[0].price, Price::from_micros(123_457), "0.1234567 rounds half-up");
+        assert_eq!(got[1].price, Price::from_micros(123_457));
+        assert_ne!(
+            got[0].source_trade_id, got[1].source_trade_id,
+            "the ids keep the digits the stored price cannot"
+        );
+        let got = trades(&v2);
+        assert_eq!(got[0].price, Price::from_micros(987_654), "0.98765449 rounds down");
+        assert_eq!((got[0].outcome, got[0].taker_side), (Outcome::Yes, TakerSide::Sell));
+        assert_eq!(got[0].size, Amount::from_micros(3_500_000));
+    }
+
+    /// Book levels on a 0.001 tick (venue_b's BTC windows) come through exactly; a level below a
+    /// micro-dollar is refused rather than rounded into a neighbour.
+    #[test]
+    fn sub_cent_book_levels_are_exact() {
+        let b: model::OrderBookSummary = serde_json::from_str(&format!(
+            r#"{{"market":"0x1","asset_id":"{UP_TOKEN}","bids":[{{"price":"0.001","size":"5"}},{{"price":"0.487","size":"12.5"}}],"asks":[{{"price":"0.999","size":"1"}},{{"price":"0.489","size":"3"}}]}}"#
+        ))
+        .unwrap();
+        let s = book(&b, Timestamp::from_millis(1)).unwrap();
+        let px = |ls: &[Level]| ls.iter().map(|l| l.price.micros()).collect::<Vec<_>>();
+        assert_eq!(px(&s.bids), vec![487_000, 1_000]);
+        assert_eq!(px(&s.asks), vec![489_000, 999_000]);
+        let bad: model::OrderBookSummary =
+            serde_json::from_str(r#"{"market":"0x1","asset_id":"2","bids":[{"price":"0.4870001","size":"1"}]}"#)
+                .unwrap();
+        assert!(book(&bad, Timestamp::from_millis(1)).unwrap_err().is_malformed());
     }
 }

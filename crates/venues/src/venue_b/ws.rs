@@ -360,7 +360,7 @@ impl Session {
     /// Sets one level to an absolute size and returns the change; `None` when the token has no book yet (the
     /// change is dropped: the `book` that follows the subscription carries it).
     fn set_level(&mut self, asset: &str, side: &str, price: &Num, size: &Num) -> Result<Level, String> {
-        let price: Price = price.price().map_err(|e| format!("price: {e}"))?;
+        let price: Price = price.price_exact().map_err(|e| format!("price: {e}"))?;
         let size: Amount = size.amount().map_err(|e| format!("size: {e}"))?;
         let Some(book) = self.books.get_mut(asset) else {
             return Ok(Level::NoBook);
@@ -456,11 +456,15 @@ impl Session {
             E::TickSizeChange(t) => {
                 debug!(venue = %EX, asset = %t.asset_id, old = ?t.old_tick_size, new = ?t.new_tick_size, "tick size changed");
             }
-            E::NewMarket(m) => match self.listed(&m) {
-                Some(notice) => update.catalog.push(notice),
-                None => ignored_notice(),
-            },
+            E::NewMarket(m) => {
+                platform_wide(&mut update);
+                match self.listed(&m) {
+                    Some(notice) => update.catalog.push(notice),
+                    None => ignored_notice(),
+                }
+            }
             E::MarketResolved(r) => {
+                platform_wide(&mut update);
                 let market = r.market.as_ref().or(r.condition_id.as_ref());
                 match market.filter(|m| self.markets.contains(*m)) {
                     Some(m) => update.catalog.push(CatalogNotice::Resolved {
@@ -475,6 +479,14 @@ impl Session {
         }
         Ok(update)
     }
+}
+
+/// `new_market`/`market_resolved` are broadcast to every socket whatever it subscribed: they show the
+/// connection is alive but say nothing of its subscriptions, so they do not count as market data (a socket
+/// whose subscriptions died would otherwise never look silent while the venue lists markets).
+fn platform_wide(update: &mut FeedUpdate) {
+    update.data = false;
+    update.alive = true;
 }
 
 impl FeedSession for Session {
@@ -857,6 +869,12 @@ mod tests {
             }],
             "a new market of a followed event"
         );
+        assert!(!u.data && u.alive, "a platform-wide notice is not market data");
+        let u = s.on_text(
+            r#"{"event_type":"market_resolved","id":"9","market":"0x9","winning_asset_id":"1","timestamp":"1"}"#,
+            now(),
+        );
+        assert!(!u.data && u.alive, "nor is a resolution, of any market");
         let u = s.on_text(
             r#"{"event_type":"tick_size_change","asset_id":"1","old_tick_size":"0.01","new_tick_size":"0.001"}"#,
             now(),
@@ -1139,7 +1157,7 @@ mod tests {
         // The next window of a followed series family.
         let u = s.on_text(&new_market("0x9", "btc-updown-15m-1778584500", "9001"), now());
         assert_eq!(u.catalog, listed("9001", "0x9"));
-        assert!(u.data);
+        assert!(!u.data && u.alive, "an announcement is not market data");
         // Another series, a market already followed: nothing.
         assert!(
             s.on_text(&new_market("0x8", "eth-updown-15m-1778584500", "9002"), now())
