@@ -166,7 +166,14 @@ async fn leader(settings: &BusSettings, cancel: &CancellationToken) -> anyhow::R
     let (live, bus) = (LiveBooks::new(), Bus::new(1 << 16));
     let rx = bus.subscribe();
     let conn = connect(settings, "bench-leader", true).await?;
-    tokio::spawn(publisher::run(settings.clone(), conn, live.clone(), rx, cancel.clone()));
+    tokio::spawn(publisher::run(
+        settings.clone(),
+        conn,
+        live.clone(),
+        rx,
+        publisher::PublisherStatus::default(),
+        cancel.clone(),
+    ));
     Ok((live, bus))
 }
 
