@@ -1,4 +1,4 @@
-//! Book-log figures (issue 11): book events per second through the real book writer (the task ingestion
+//! Book-log figures: book events per second through the real book writer (the task ingestion
 //! runs, fed through its channel), the cost of compaction, and bytes per event at rest after compaction
 //! (table and indexes, measured by the database).
 //!

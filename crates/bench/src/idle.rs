@@ -1,4 +1,4 @@
-//! `idle-sockets` (issue 18): what idle connections cost the listener. For each N, N TCP connections are
+//! `idle-sockets`: what idle connections cost the listener. For each N, N TCP connections are
 //! opened and send nothing; while they are held, a normal `GET /healthz` on a new connection is timed
 //! `--requests` times; then the bench waits for the server to close every idle socket (its header read
 //! timeout) and reports how long that took from each socket's connect completing.

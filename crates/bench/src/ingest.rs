@@ -1,4 +1,4 @@
-//! Ingestion figures (issue 3):
+//! Ingestion figures:
 //!
 //! - `ingest-write`: order-book snapshots per second through the store's batch write path
 //!   (`SnapshotStore::insert_snapshots`, the call ingestion's one snapshot writer makes once per tick with every

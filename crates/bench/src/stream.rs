@@ -1,4 +1,4 @@
-//! Live stream figures (issue 12):
+//! Live stream figures:
 //!
 //! - `stream-latency`: the delay from a simulator book change to a stream client's `book` message, to its
 //!   `arbitrage` message, and to an `arbitrage.opportunity` webhook POST on loopback. The simulated venues run

@@ -130,6 +130,11 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::VenueAnd("kind", &crossbook_venues::CATALOG_NOTICE_KINDS),
     ),
     (
+        "crossbook_venue_prices_rounded_total",
+        "Venue trade prices with digits below a millionth of a dollar, stored rounded half-up to a millionth.",
+        Labels::VenueAnd("field", &["trade_price"]),
+    ),
+    (
         "crossbook_book_events_written_total",
         "Book events written to the event log.",
         Labels::Venue,
