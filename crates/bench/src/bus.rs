@@ -14,7 +14,6 @@
 //! ```
 
 use std::{
-    net::SocketAddr,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -285,11 +284,6 @@ pub async fn throughput(args: ThroughputArgs) -> anyhow::Result<()> {
 }
 
 pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        std::path::Path::new(&args.server_bin).exists(),
-        "{} not found: build it with `cargo build --release -p crossbook`",
-        args.server_bin
-    );
     anyhow::ensure!(args.follow <= args.books, "--follow must be at most --books");
     let db = crossbook_store::testing::postgres_database()
         .await
@@ -305,24 +299,16 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
     seed(&live, &bus, args.books);
 
     // The api process.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
-    let config_path = std::env::temp_dir().join(format!("crossbook-bench-bus-{}.toml", std::process::id()));
-    std::fs::write(
-        &config_path,
-        format!(
+    let addr = crate::free_addr()?;
+    let (mut child, config_path) = crate::spawn_server(
+        &args.server_bin,
+        "bus",
+        &format!(
             "database_url = \"{}\"\nlisten = \"{addr}\"\nrole = \"api\"\nbus_url = \"{url}\"\nlog = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n",
             db.url
         ),
+        std::process::Stdio::inherit(),
     )?;
-    let mut child = tokio::process::Command::new(&args.server_bin)
-        .arg("--config")
-        .arg(&config_path)
-        .arg("serve")
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("start {}", args.server_bin))?;
     let pid = child.id().context("api process pid")?;
     let http = reqwest::Client::new();
     let books = args.books as u64;

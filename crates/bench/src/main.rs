@@ -98,6 +98,39 @@ enum Cmd {
 }
 
 /// Needles of 3–12 letters, as users type them: common, rare, and matching nothing.
+/// A loopback address with a free port, for a server the bench starts.
+fn free_addr() -> anyhow::Result<SocketAddr> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    Ok(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+/// `crossbook serve` (the binary `bin`, built beforehand) as a child process, with `config` (TOML) written to a
+/// temporary file named after `tag`, and its warnings to `stderr`. The child is killed when dropped; the caller
+/// removes the returned config file when done.
+fn spawn_server(
+    bin: &str,
+    tag: &str,
+    config: &str,
+    stderr: std::process::Stdio,
+) -> anyhow::Result<(tokio::process::Child, std::path::PathBuf)> {
+    anyhow::ensure!(
+        std::path::Path::new(bin).exists(),
+        "{bin} not found: build it with `cargo build --release -p crossbook`"
+    );
+    let config_path = std::env::temp_dir().join(format!("crossbook-bench-{tag}-{}.toml", std::process::id()));
+    std::fs::write(&config_path, config)?;
+    let child = tokio::process::Command::new(bin)
+        .arg("--config")
+        .arg(&config_path)
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("start {bin}"))?;
+    Ok((child, config_path))
+}
+
 /// A fresh SQLite database file in the temporary directory for one bench run: its URL and path.
 fn temp_sqlite(tag: &str) -> (String, std::path::PathBuf) {
     let path = std::env::temp_dir().join(format!("crossbook-bench-{tag}-{}.db", std::process::id()));

@@ -273,35 +273,19 @@ pub(crate) fn received_at_ms(text: &str) -> Option<i64> {
 
 pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    anyhow::ensure!(
-        std::path::Path::new(&args.server_bin).exists(),
-        "{} not found: build it with `cargo build --release -p crossbook`",
-        args.server_bin
-    );
     let sim = Simulator::start(SimConfig::new(args.seed, SimClock::default())).await?;
     let (url, path) = crate::temp_sqlite("stream-fanout");
     let key = create_key(&url, Plan::Trader).await?;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-        l.local_addr()?.port()
-    };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
-    let config_path = std::env::temp_dir().join(format!("crossbook-bench-fanout-{}.toml", std::process::id()));
-    std::fs::write(
-        &config_path,
-        format!(
+    let addr = crate::free_addr()?;
+    let (mut child, config_path) = crate::spawn_server(
+        &args.server_bin,
+        "fanout",
+        &format!(
             "{}database_url = \"{url}\"\nlisten = \"{addr}\"\nlog = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n",
             sim.urls().config_toml()
         ),
+        std::process::Stdio::inherit(),
     )?;
-    let mut child = tokio::process::Command::new(&args.server_bin)
-        .arg("--config")
-        .arg(&config_path)
-        .arg("serve")
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("start {}", args.server_bin))?;
     let pid = child.id().context("server pid")?;
 
     let http = reqwest::Client::new();

@@ -251,11 +251,6 @@ struct Tally {
 
 pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    anyhow::ensure!(
-        std::path::Path::new(&args.server_bin).exists(),
-        "{} not found: build it with `cargo build --release -p crossbook`",
-        args.server_bin
-    );
     anyhow::ensure!(args.minutes > 0.0, "--minutes must be positive");
     let rates = SimRates::default();
     let sim = Arc::new(
@@ -280,33 +275,21 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
         }
     };
     let key = create_key(&url, Plan::Trader).await?;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-        l.local_addr()?.port()
-    };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse()?;
-    let config_path = std::env::temp_dir().join(format!("crossbook-bench-venue-scale-{}.toml", std::process::id()));
-    std::fs::write(
-        &config_path,
-        format!(
+    let addr = crate::free_addr()?;
+    // The server's warnings go to a file (a whole venue's trade polls make long lines); its path is printed.
+    let log_path = std::env::temp_dir().join(format!("crossbook-bench-venue-scale-{}.log", std::process::id()));
+    let started = Instant::now();
+    let (mut child, config_path) = crate::spawn_server(
+        &args.server_bin,
+        "venue-scale",
+        &format!(
             "{}database_url = \"{url}\"\nlisten = \"{addr}\"\nlog = \"warn\"\nrate_limit_trader = 0\n\
              stream_connections_trader = 0\ncatalog_sync_seconds = {}\n",
             sim.urls().config_toml(),
             args.catalog_sync_seconds
         ),
+        std::fs::File::create(&log_path)?.into(),
     )?;
-    // The server's warnings go to a file (a whole venue's trade polls make long lines); its path is printed.
-    let log_path = std::env::temp_dir().join(format!("crossbook-bench-venue-scale-{}.log", std::process::id()));
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(&args.server_bin)
-        .arg("--config")
-        .arg(&config_path)
-        .arg("serve")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log_path)?)
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("start {}", args.server_bin))?;
     let pid = child.id().context("server pid")?;
     let http = reqwest::Client::new();
 

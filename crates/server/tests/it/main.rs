@@ -4,7 +4,6 @@
 mod arbitrage;
 mod browser;
 mod bus;
-mod bus_failover;
 mod dashboard;
 mod errors;
 mod export;
