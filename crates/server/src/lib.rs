@@ -154,7 +154,7 @@ pub async fn serve_on(
     spawn_maintenance(&state, &tracker, cancel.clone());
     tracker.spawn(state.stream.clone().run(state.bus.subscribe(), cancel.clone()));
     start_mirror(&state, &tracker, &cancel).await?;
-    let leader = workers::spawn_workers(&state, &tracker, &cancel)?;
+    let leader = workers::spawn_workers(&state, &tracker, &cancel).await?;
 
     let server_cancel = cancel.clone();
     let hub = state.stream.clone();

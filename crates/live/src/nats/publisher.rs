@@ -37,6 +37,9 @@ use crate::{DomainEvent, LiveBooks};
 /// The least time between two keyframes of every book asked by readers.
 const RESYNC_MIN_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How long a stopping publisher waits for NATS to take what the client still holds.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// How often the publisher looks for books the leader no longer holds, besides at each catalog sync.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -264,61 +267,70 @@ pub async fn run(
     // The streams are (re)created at every connection: a NATS server started afresh has none.
     let mut need_streams = true;
     let mut retry_streams = tokio::time::interval(Duration::from_secs(2));
-    loop {
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => break,
-            r = rx.recv() => match r {
-                Ok(ev) => p.event(ev).await,
-                Err(RecvError::Lagged(n)) => {
-                    p.status.dropped(n);
-                    warn!(dropped = n, "the bus publisher fell behind and dropped events; sending every book again");
-                    p.keyframe_all().await;
-                }
-                Err(RecvError::Closed) => break,
-            },
-            Ok(()) = connected.changed() => {
-                let up = *connected.borrow_and_update();
-                status.0.connected.store(up, Ordering::Relaxed);
-                if !up {
-                    status.failed("the connection to the bus was lost; reconnecting");
-                }
-                if up {
-                    need_streams = true;
-                    // Messages may have been lost while away: readers repair their books from these.
-                    p.keyframe_all().await;
-                }
-            }
-            _ = retry_streams.tick(), if need_streams && *connected.borrow() => {
-                match ensure_streams(&client, settings.window).await {
-                    Ok(()) => {
-                        need_streams = false;
-                        *status.0.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                        // Books published before the streams existed are not stored yet.
+    // Awaited only until `cancel`: a publish waits while the client's buffer is full (NATS away), and
+    // shutting down must not wait for the bus.
+    let work = async {
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                r = rx.recv() => match r {
+                    Ok(ev) => p.event(ev).await,
+                    Err(RecvError::Lagged(n)) => {
+                        p.status.dropped(n);
+                        warn!(dropped = n, "the bus publisher fell behind and dropped events; sending every book again");
                         p.keyframe_all().await;
                     }
-                    Err(e) => {
-                        status.failed(e.to_string());
-                        warn!(error = %e, "cannot create the bus's streams; retrying");
+                    Err(RecvError::Closed) => break,
+                },
+                Ok(()) = connected.changed() => {
+                    let up = *connected.borrow_and_update();
+                    status.0.connected.store(up, Ordering::Relaxed);
+                    if !up {
+                        status.failed("the connection to the bus was lost; reconnecting");
+                    }
+                    if up {
+                        need_streams = true;
+                        // Messages may have been lost while away: readers repair their books from these.
+                        p.keyframe_all().await;
                     }
                 }
-            }
-            _ = sweep.tick() => p.keyframe_all().await,
-            _ = prune.tick() => p.prune().await,
-            Some(_) = async { match control.as_mut() { Some(c) => c.next().await, None => None } } => {
-                resync_pending = true;
-            }
-            () = async {
-                if let Some(t) = last_resync {
-                    tokio::time::sleep_until(t + RESYNC_MIN_INTERVAL).await;
+                _ = retry_streams.tick(), if need_streams && *connected.borrow() => {
+                    match ensure_streams(&client, settings.window).await {
+                        Ok(()) => {
+                            need_streams = false;
+                            *status.0.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                            // Books published before the streams existed are not stored yet.
+                            p.keyframe_all().await;
+                        }
+                        Err(e) => {
+                            status.failed(e.to_string());
+                            warn!(error = %e, "cannot create the bus's streams; retrying");
+                        }
+                    }
                 }
-            }, if resync_pending => {
-                resync_pending = false;
-                last_resync = Some(tokio::time::Instant::now());
-                p.keyframe_all().await;
+                _ = sweep.tick() => p.keyframe_all().await,
+                _ = prune.tick() => p.prune().await,
+                Some(_) = async { match control.as_mut() { Some(c) => c.next().await, None => None } } => {
+                    resync_pending = true;
+                }
+                () = async {
+                    if let Some(t) = last_resync {
+                        tokio::time::sleep_until(t + RESYNC_MIN_INTERVAL).await;
+                    }
+                }, if resync_pending => {
+                    resync_pending = false;
+                    last_resync = Some(tokio::time::Instant::now());
+                    p.keyframe_all().await;
+                }
             }
         }
+    };
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = work => {}
     }
-    let _ = client.flush().await;
+    // What the client still holds goes out if NATS answers; a bus that is away does not hold the shutdown.
+    let _ = tokio::time::timeout(FLUSH_TIMEOUT, client.flush()).await;
     status.0.publishing.store(false, Ordering::Relaxed);
 }

@@ -8,13 +8,17 @@
 //!      └──(lock lost: connection died; the term's workers are cancelled and awaited)
 //! ```
 //!
+//! `serve` answers requests only after the first attempt, and the process serves live data only while its
+//! ingestion runs ([`crate::state::IngestSlot`]): waiting, an attempt that failed (nobody knows who leads
+//! then) or the time between losing the lock and taking it back answer 503 with the reason.
+//!
 //! A process that cannot take the lock retries every [`RETRY`] and takes over once the holder dies (its
 //! PostgreSQL session ends with it). A worker cancelling its token (a fatal error) stops the whole process,
 //! as it would without leadership. `crossbook_ingest_leader` (gauge) is 1 while this process leads.
 
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
+use tokio::{sync::oneshot, task::JoinHandle};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{error, info, warn};
 
@@ -23,16 +27,34 @@ use crate::AppState;
 /// How often a waiting process tries to take the lock.
 pub const RETRY: Duration = Duration::from_secs(2);
 
-/// Spawns the leader task on `tracker`. Its result is an error when the leader workers could not start or a
-/// worker stopped the process; `serve` reports it.
-pub fn spawn(state: AppState, tracker: &TaskTracker, cancel: CancellationToken) -> JoinHandle<anyhow::Result<()>> {
-    tracker.spawn(run(state, cancel))
+/// Spawns the leader task on `tracker` and waits for its first attempt at the lock (ingestion started, the
+/// lock found held, or the attempt failed), so that a process starts serving knowing whether it leads. Its
+/// result is an error when the leader workers could not start or a worker stopped the process; `serve`
+/// reports it.
+pub async fn spawn(
+    state: AppState,
+    tracker: &TaskTracker,
+    cancel: CancellationToken,
+) -> JoinHandle<anyhow::Result<()>> {
+    // Until the task has found where it stands, this process serves no live data.
+    state.ingest.manage();
+    let (tried, first) = oneshot::channel();
+    let task = tracker.spawn(run(state, cancel, tried));
+    // An error here means the task ended before it tried (cancelled): its result says why.
+    let _ = first.await;
+    task
 }
 
-async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
+async fn run(state: AppState, cancel: CancellationToken, tried: oneshot::Sender<()>) -> anyhow::Result<()> {
     let gauge = metrics::gauge!("crossbook_ingest_leader");
     gauge.set(0.0);
     let mut said_waiting = false;
+    let mut tried = Some(tried);
+    let mut first_tried = move || {
+        if let Some(t) = tried.take() {
+            let _ = t.send(());
+        }
+    };
     loop {
         let attempt = tokio::select! {
             () = cancel.cancelled() => return Ok(()),
@@ -41,7 +63,9 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
         let mut guard = match attempt {
             Ok(Some(g)) => g,
             Ok(None) => {
+                state.ingest.set_lock_failed(false);
                 state.ingest.set_standby(true);
+                first_tried();
                 if !said_waiting {
                     info!(
                         retry_seconds = RETRY.as_secs(),
@@ -56,6 +80,10 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
                 continue;
             }
             Err(e) => {
+                // Whether another process leads is unknown now: not a standby, not a leader.
+                state.ingest.set_standby(false);
+                state.ingest.set_lock_failed(true);
+                first_tried();
                 warn!(error = %e, "cannot try the ingest lock; retrying");
                 if sleep_or_cancel(&cancel, RETRY).await {
                     return Ok(());
@@ -65,6 +93,7 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
         };
         said_waiting = false;
         state.ingest.set_standby(false);
+        state.ingest.set_lock_failed(false);
         info!("took the ingest lock: this process ingests");
         let term = cancel.child_token();
         let term_tracker = TaskTracker::new();
@@ -76,6 +105,7 @@ async fn run(state: AppState, cancel: CancellationToken) -> anyhow::Result<()> {
             return Err(e);
         }
         gauge.set(1.0);
+        first_tried();
         term_tracker.close();
         let outcome = tokio::select! {
             biased;

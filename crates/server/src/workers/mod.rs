@@ -22,10 +22,10 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use crate::{AppState, config::Role};
 
 /// Starts every worker this process's role runs: for [`Role::All`] and [`Role::Ingest`], the [`leader`] task,
-/// which runs [`start_leader_workers`] while this process holds the ingest lock. Fails (before the server
-/// starts listening) on unusable worker configuration. The returned task ends with an error when the leader
-/// workers failed; `serve` reports it.
-pub fn spawn_workers(
+/// which runs [`start_leader_workers`] while this process holds the ingest lock; returns once it made its
+/// first attempt at the lock. Fails (before the server starts listening) on unusable worker configuration.
+/// The returned task ends with an error when the leader workers failed; `serve` reports it.
+pub async fn spawn_workers(
     state: &AppState,
     tracker: &TaskTracker,
     cancel: &CancellationToken,
@@ -34,7 +34,7 @@ pub fn spawn_workers(
         return Ok(None);
     }
     ingest::check(&state.config)?;
-    Ok(Some(leader::spawn(state.clone(), tracker, cancel.clone())))
+    Ok(Some(leader::spawn(state.clone(), tracker, cancel.clone()).await))
 }
 
 /// The workers of the one ingesting process: ingestion first (it fills `live`, `bus` and `health`), then the

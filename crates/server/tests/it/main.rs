@@ -4,6 +4,7 @@
 mod arbitrage;
 mod browser;
 mod bus;
+mod bus_failover;
 mod dashboard;
 mod errors;
 mod export;
