@@ -27,6 +27,9 @@ use crate::AppState;
 /// How often a waiting process tries to take the lock.
 pub const RETRY: Duration = Duration::from_secs(2);
 
+/// The longest `serve` waits for the first attempt at the lock before it starts answering.
+const FIRST_ATTEMPT_WAIT: Duration = Duration::from_secs(15);
+
 /// Spawns the leader task on `tracker` and waits for its first attempt at the lock (ingestion started, the
 /// lock found held, or the attempt failed), so that a process starts serving knowing whether it leads. Its
 /// result is an error when the leader workers could not start or a worker stopped the process; `serve`
@@ -40,8 +43,10 @@ pub async fn spawn(
     state.ingest.manage();
     let (tried, first) = oneshot::channel();
     let task = tracker.spawn(run(state, cancel, tried));
-    // An error here means the task ended before it tried (cancelled): its result says why.
-    let _ = first.await;
+    // An error here means the task ended before it tried (cancelled): its result says why. A database that
+    // does not answer the attempt holds the start no longer than FIRST_ATTEMPT_WAIT: the process then serves
+    // as one that does not ingest yet, which is what it is.
+    let _ = tokio::time::timeout(FIRST_ATTEMPT_WAIT, first).await;
     task
 }
 
