@@ -29,6 +29,10 @@ const B: Exchange = Exchange::VenueB;
 /// Every `TradeIngested` seen on the bus: how many times, by venue and venue trade id.
 type Published = Arc<Mutex<HashMap<(Exchange, String), (usize, Trade)>>>;
 
+/// Held by each test of the full-scale simulator for its whole run: two whole venues at once, each with its
+/// ingestion, are more than a small test machine serves within the tests' deadlines.
+static FULL_SCALE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Everything a test holds on to.
 struct Harness {
     sim: SimHandle,
@@ -929,6 +933,7 @@ async fn a_whole_venue_is_followed_over_many_sockets_and_quiet_sockets_record_no
     // Both venues send a keepalive every 10 s (venue_a pings, venue_b answers the client's PING): a limit
     // above that tells a quiet socket from a dead one.
     const SILENCE_SECS: u64 = 12;
+    let _alone = FULL_SCALE.lock().await;
     let rates = SimRates {
         venue_a_per_sec: 0,
         venue_b_per_sec: 0,
@@ -1098,6 +1103,7 @@ fn levels_differing(a: &crossbook_core::book::Ladders, b: &crossbook_core::book:
 /// held and ingestion caught up (every compared book equal to the venue's, and its last number in the log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_generated_change_is_logged_or_the_book_holds_a_gap() {
+    let _alone = FULL_SCALE.lock().await;
     let rates = SimRates {
         venue_a_per_sec: 300,
         venue_b_per_sec: 1_500,
