@@ -22,7 +22,7 @@
 //! ```
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     net::SocketAddr,
     sync::{
         Arc, Mutex,
@@ -34,8 +34,8 @@ use std::{
 use anyhow::Context;
 use clap::Args;
 use crossbook_core::{
-    Exchange, Plan, Timestamp,
-    book::{BookChange, BookKey},
+    Amount, Exchange, Plan, Price, Timestamp,
+    book::{BookChange, BookEvent, BookKey, BookState, Ladders},
 };
 use crossbook_sim::{Phase, SimClock, SimConfig, SimHandle, SimMarket, SimRates, SimScale, Simulator};
 use futures_util::StreamExt;
@@ -122,6 +122,14 @@ fn metric(text: &str, name: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The sum of every series of `name` (all label sets).
+fn sum_of(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b' ' | b'{')))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<f64>().ok())
+        .sum()
+}
+
 fn written(text: &str) -> [f64; 2] {
     [Exchange::VenueA, Exchange::VenueB]
         .map(|ex| metric(text, &format!("crossbook_book_events_written_total{{venue=\"{ex}\"}}")).unwrap_or(0.0))
@@ -166,16 +174,19 @@ fn book_keys(m: &SimMarket) -> Vec<BookKey> {
     }
 }
 
-/// Waits until the server's written-events counters stop moving (the model being held): what it received
-/// is in the log.
-async fn settle(http: &reqwest::Client, addr: SocketAddr) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(60);
+/// Waits, the model being held, until the simulator has written every change to the sockets and then the
+/// server's written-events counters stop moving: what the model produced is in the log. A server that
+/// falls behind holds a backlog in the sockets; its counters may stand still for seconds while one slow log
+/// write runs, so they alone do not say it caught up. Returns how long it took.
+async fn settle(http: &reqwest::Client, addr: SocketAddr, sim: &SimHandle) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(600);
     let mut last = [f64::NAN; 2];
     let mut still = 0;
     while still < 4 {
         anyhow::ensure!(
             Instant::now() < deadline,
-            "the server's log writes did not settle within 60 s"
+            "the server's log writes did not settle within 600 s"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
         let Ok(text) = get_text(http, &format!("http://{addr}/metrics")).await else {
@@ -183,10 +194,10 @@ async fn settle(http: &reqwest::Client, addr: SocketAddr) -> anyhow::Result<()> 
             continue;
         };
         let now = written(&text);
-        still = if now == last { still + 1 } else { 0 };
+        still = if now == last && sim.idle() { still + 1 } else { 0 };
         last = now;
     }
-    Ok(())
+    Ok(started.elapsed())
 }
 
 async fn get_text(http: &reqwest::Client, url: &str) -> reqwest::Result<String> {
@@ -232,6 +243,45 @@ async fn window_bytes(url: &str, from: i64, to: i64) -> anyhow::Result<i64> {
         c.close().await?;
         Ok(n)
     }
+}
+
+/// Level changes of one book in its log over `[from, to]` (receive times; events at the bounds belong to
+/// the window): `(in deltas, in keyframes, gap events)`. The writer writes a keyframe (the whole book) in place
+/// of a delta when one is due, so a keyframe counts the levels it changed against the book before it, rebuilt
+/// from the keyframe the read starts at; a keyframe after a gap has no book before it and counts nothing.
+fn logged_changes(events: &[BookEvent], from: Timestamp, to: Timestamp) -> (u64, u64, u64) {
+    let (mut deltas, mut keyframes, mut gaps) = (0, 0, 0);
+    let mut state = BookState::default();
+    for e in events {
+        let before = state.ladders().cloned();
+        let _ = state.apply(&e.change);
+        if e.received_at < from || e.received_at > to {
+            continue;
+        }
+        match &e.change {
+            BookChange::Delta(changes) => deltas += changes.len() as u64,
+            BookChange::Gap(_) => gaps += 1,
+            BookChange::Snapshot { .. } => {
+                if let (Some(a), Some(b)) = (before, state.ladders()) {
+                    keyframes += levels_differing(&a, b);
+                }
+            }
+        }
+    }
+    (deltas, keyframes, gaps)
+}
+
+/// Levels (side, price) whose size differs between two books.
+fn levels_differing(a: &Ladders, b: &Ladders) -> u64 {
+    let levels = |l: &Ladders| -> BTreeMap<(u8, Price), Amount> {
+        [(0, &l.bids), (1, &l.asks), (2, &l.no_bids)]
+            .into_iter()
+            .flat_map(|(side, ladder)| ladder.iter().map(move |lv| ((side, lv.price), lv.size)))
+            .collect()
+    };
+    let (a, b) = (levels(a), levels(b));
+    let keys: BTreeSet<&(u8, Price)> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).count() as u64
 }
 
 #[derive(Default, Debug)]
@@ -384,7 +434,7 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     let secs = (args.minutes * 60.0).round() as u64;
     let end_by = Timestamp::from_millis(Timestamp::now().millis() + (secs as i64 + 30) * 1000);
     clock.hold(true);
-    settle(&http, addr).await?;
+    settle(&http, addr, &sim).await?;
     let t0 = Timestamp::now();
     let markets = window_markets(&sim, end_by);
     let produced0: Vec<u64> = sim.with_model(|m| {
@@ -433,7 +483,7 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     // Closing the window.
     measuring.store(false, Ordering::Relaxed);
     clock.hold(true);
-    settle(&http, addr).await?;
+    let caught_up = settle(&http, addr, &sim).await?;
     let t1 = Timestamp::now();
     let produced1: Vec<u64> = sim.with_model(|m| {
         markets
@@ -448,6 +498,10 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     stop.cancel();
     let _ = client.await;
     let elapsed = (t1.millis() - t0.millis()) as f64 / 1e3;
+    println!(
+        "  the server caught up {:.1} s after the model was held at the window's end",
+        caught_up.as_secs_f64()
+    );
     let _ = child.kill().await;
     drop(clock);
 
@@ -459,19 +513,8 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
         let t = &mut tally[if m.exchange == Exchange::VenueA { 0 } else { 1 }];
         for book in book_keys(m) {
             let read = store.log_events(&book, t0, t1).await?;
-            let mut captured = 0u64;
-            let mut gaps = 0u64;
-            for e in &read.events {
-                // The window's bounds are receive times; events at the bounds belong to it.
-                if e.received_at < t0 || e.received_at > t1 {
-                    continue;
-                }
-                match &e.change {
-                    BookChange::Delta(changes) => captured += changes.len() as u64,
-                    BookChange::Gap(_) => gaps += 1,
-                    BookChange::Snapshot { .. } => {}
-                }
-            }
+            let (captured, keyframed, gaps) = logged_changes(&read.events, t0, t1);
+            let captured = captured + keyframed;
             t.books += 1;
             t.produced += produced;
             t.captured += captured;
@@ -579,6 +622,20 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
             readyz["venues"][ex]["connections"]["reconnects"]
         );
     }
+    // Where the server counts what it could not log: each should be 0 over the window, or show with gaps.
+    let lossy = [
+        "crossbook_book_events_dropped_total",
+        "crossbook_venue_bad_deltas_total",
+        "crossbook_venue_malformed_total",
+        "crossbook_venue_seq_gaps_total",
+        "crossbook_capture_gaps_total",
+        "crossbook_venue_reconnects_total",
+    ];
+    let counted: Vec<String> = lossy
+        .iter()
+        .map(|name| format!("{name} +{:.0}", sum_of(&metrics1, name) - sum_of(&metrics0, name)))
+        .collect();
+    println!("  server loss counters over the window: {}", counted.join(", "));
     println!("  server log: {}", log_path.display());
     if let Some(p) = sqlite_path {
         crate::remove_sqlite(&p);

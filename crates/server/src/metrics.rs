@@ -103,6 +103,11 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::Venue,
     ),
     (
+        "crossbook_venue_market_limit_refusals_total",
+        "Commands a venue refused for its per-connection market limit (the markets move to other sockets).",
+        Labels::Venue,
+    ),
+    (
         "crossbook_venue_bad_deltas_total",
         "Book changes that did not apply to the book held (the book waits for a fresh snapshot).",
         Labels::Venue,

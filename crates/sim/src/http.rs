@@ -1,7 +1,10 @@
 //! Pieces both venues' HTTP servers share: the shared state handed to handlers, query parameters, the
 //! fault middleware, and the streaming of model updates.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{
+    Arc, Mutex, MutexGuard,
+    atomic::{AtomicUsize, Ordering},
+};
 
 use axum::{
     Json,
@@ -35,6 +38,8 @@ pub(crate) struct Shared {
     /// `.await`, and publishing under the lock is what orders batches after snapshots (see [`Self::publish`]).
     model: Mutex<Model>,
     updates: broadcast::Sender<Arc<Batch>>,
+    /// Sessions turning a batch into frames and writing them to their socket now.
+    sending: AtomicUsize,
     pub faults: Faults,
     pub cancel: CancellationToken,
     pub verifier: Verifier,
@@ -56,10 +61,23 @@ impl Shared {
         Arc::new(Shared {
             model: Mutex::new(model),
             updates,
+            sending: AtomicUsize::new(0),
             faults,
             cancel,
             verifier,
         })
+    }
+
+    /// Marks a session as writing a batch to its socket until the guard is dropped.
+    pub(crate) fn sending(&self) -> Sending<'_> {
+        self.sending.fetch_add(1, Ordering::SeqCst);
+        Sending(&self.sending)
+    }
+
+    /// Whether every published batch has been taken by every session and written to its socket: what the
+    /// model produced is on the wire (a client still has to read it).
+    pub fn idle(&self) -> bool {
+        self.updates.is_empty() && self.sending.load(Ordering::SeqCst) == 0
     }
 
     pub fn model(&self) -> MutexGuard<'_, Model> {
@@ -92,6 +110,15 @@ impl Shared {
     /// snapshot, and skip batches not newer than the snapshot they sent.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Batch>> {
         self.updates.subscribe()
+    }
+}
+
+/// A session writing a batch (see [`Shared::sending`]).
+pub(crate) struct Sending<'a>(&'a AtomicUsize);
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -355,6 +355,12 @@ impl SimHandle {
     pub fn trades(&self, ex: Exchange) -> Vec<SimTrade> {
         self.shared.model().trades(ex).iter().cloned().collect()
     }
+    /// Whether every change published so far has been written to every socket that follows it (a client
+    /// may still be reading it): with the model held, a capture is complete once its reader has caught up
+    /// after this.
+    pub fn idle(&self) -> bool {
+        self.shared.idle()
+    }
     /// Model time of the last step.
     pub fn now(&self) -> Timestamp {
         self.shared.model().now()

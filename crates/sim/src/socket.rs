@@ -83,6 +83,7 @@ pub(crate) async fn drive<P: Protocol>(shared: Arc<Shared>, socket: WebSocket, m
             },
             batch = updates.recv() => match batch {
                 Ok(batch) => {
+                    let _sending = shared.sending();
                     let frames = proto.on_batch(&batch);
                     send(&shared, ex, P::MALFORMED, &mut tx, frames).await
                 }

@@ -43,5 +43,5 @@ pub use health::{
 };
 pub use ingest::{FollowError, Ingest, IngestConfig, IngestHandle, split_list};
 pub use venue::{
-    BookUpdate, CATALOG_NOTICE_KINDS, CatalogBatch, CatalogNotice, FeedSession, FeedUpdate, MarketSet, Venue,
+    BookUpdate, CATALOG_NOTICE_KINDS, CatalogBatch, CatalogNotice, FeedSession, FeedUpdate, MarketSet, Refused, Venue,
 };

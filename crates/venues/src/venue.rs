@@ -133,6 +133,18 @@ pub struct FeedUpdate {
     /// Whether the frame was a keepalive answer (venue_b's `PONG`): the connection is alive, which the
     /// silence watchdog counts like data, but the data's age goes on.
     pub alive: bool,
+    /// The venue refused markets past its per-connection limit: the feed moves them to other sockets and
+    /// puts fewer markets on each socket from then on.
+    pub refused: Option<Refused>,
+}
+
+/// Markets a venue refused to follow on one connection because of its per-connection limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refused {
+    /// Markets the connection follows, which the venue accepted.
+    pub held: usize,
+    /// The markets refused.
+    pub markets: Vec<String>,
 }
 
 impl FeedUpdate {
@@ -155,6 +167,11 @@ impl FeedUpdate {
         self.malformed.extend(other.malformed);
         self.data |= other.data;
         self.alive |= other.alive;
+        if let Some(r) = other.refused {
+            let mine = self.refused.get_or_insert_with(Refused::default);
+            mine.held = r.held;
+            mine.markets.extend(r.markets);
+        }
     }
 }
 

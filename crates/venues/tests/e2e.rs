@@ -29,6 +29,10 @@ const B: Exchange = Exchange::VenueB;
 /// Every `TradeIngested` seen on the bus: how many times, by venue and venue trade id.
 type Published = Arc<Mutex<HashMap<(Exchange, String), (usize, Trade)>>>;
 
+/// Held by each test of the full-scale simulator for its whole run: two whole venues at once, each with its
+/// ingestion, are more than a small test machine serves within the tests' deadlines.
+static FULL_SCALE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Everything a test holds on to.
 struct Harness {
     sim: SimHandle,
@@ -929,6 +933,7 @@ async fn a_whole_venue_is_followed_over_many_sockets_and_quiet_sockets_record_no
     // Both venues send a keepalive every 10 s (venue_a pings, venue_b answers the client's PING): a limit
     // above that tells a quiet socket from a dead one.
     const SILENCE_SECS: u64 = 12;
+    let _alone = FULL_SCALE.lock().await;
     let rates = SimRates {
         venue_a_per_sec: 0,
         venue_b_per_sec: 0,
@@ -1046,5 +1051,209 @@ async fn a_whole_venue_is_followed_over_many_sockets_and_quiet_sockets_record_no
             "{ex}: only the dropped socket reconnected: {health:?}"
         );
     }
+    h.stop().await;
+}
+
+/// Level changes of one book over `[from, to]` (receive times) in its log: `(in deltas, in keyframes, gaps)`.
+/// A keyframe the writer wrote in place of a delta counts the levels it changed against the book before it
+/// (rebuilt from the keyframe the read starts at); a book in a gap has no "before" and counts none.
+fn logged_changes(events: &[crossbook_core::book::BookEvent], from: Timestamp, to: Timestamp) -> (u64, u64, u64) {
+    use crossbook_core::book::{BookChange, BookState};
+    let (mut deltas, mut keyframes, mut gaps) = (0, 0, 0);
+    let mut state = BookState::default();
+    for e in events {
+        let inside = e.received_at >= from && e.received_at <= to;
+        let before = state.ladders().cloned();
+        let _ = state.apply(&e.change);
+        if !inside {
+            continue;
+        }
+        match &e.change {
+            BookChange::Delta(changes) => deltas += changes.len() as u64,
+            BookChange::Gap(_) => gaps += 1,
+            BookChange::Snapshot { .. } => {
+                if let (Some(a), Some(b)) = (before, state.ladders()) {
+                    keyframes += levels_differing(&a, b);
+                }
+            }
+        }
+    }
+    (deltas, keyframes, gaps)
+}
+
+/// Levels (side, price) whose size differs between two ladders.
+fn levels_differing(a: &crossbook_core::book::Ladders, b: &crossbook_core::book::Ladders) -> u64 {
+    let map = |l: &crossbook_core::book::Ladders| {
+        let mut m = std::collections::BTreeMap::new();
+        for (side, ladder) in [(0u8, &l.bids), (1, &l.asks), (2, &l.no_bids)] {
+            for lv in ladder {
+                m.insert((side, lv.price), lv.size);
+            }
+        }
+        m
+    };
+    let (a, b) = (map(a), map(b));
+    let keys: std::collections::BTreeSet<_> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).count() as u64
+}
+
+/// Whole-venue capture loses nothing silently: the full-scale generator's changes (both venues, venue_b's
+/// multi-level matches included) over a window of model time are, book by book, each in the event log as a
+/// level change, or the book holds a recorded gap in the window. The window opens and closes with the model
+/// held and ingestion caught up (every compared book equal to the venue's, and its last number in the log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_generated_change_is_logged_or_the_book_holds_a_gap() {
+    let _alone = FULL_SCALE.lock().await;
+    let rates = SimRates {
+        venue_a_per_sec: 300,
+        venue_b_per_sec: 1_500,
+        burst_multiple: 1,
+        ..SimRates::default()
+    };
+    let sim_cfg = SimConfig {
+        scale: SimScale::Full,
+        rates,
+        ..SimConfig::new(
+            31,
+            crossbook_sim::SimClock::Manual {
+                start: Timestamp::now(),
+            },
+        )
+    };
+    let h = start_sim(sim_cfg, |sim| IngestConfig {
+        // The model moves only when the test moves it: quiet sockets between windows are not dead ones.
+        feed_silence_seconds: 600,
+        catalog_sync_seconds: 600,
+        ..config(sim, true)
+    })
+    .await;
+    let markets: Vec<SimMarket> = [followed(&h.sim, A, ""), followed(&h.sim, B, "")]
+        .concat()
+        .into_iter()
+        .filter(|m| m.is_bulk() && m.close_time.millis() - h.sim.now().millis() > 600_000)
+        .collect();
+    let books: Vec<(usize, BookKey)> = markets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| (0..m.tokens.as_ref().map_or(1, |_| 2)).map(move |t| (i, key_of(m, t))))
+        .collect();
+    assert!(books.len() > 10_000, "{} books", books.len());
+    // Caught up: every book equals the venue's and its last number is in the log.
+    let caught_up = async |what: &str| {
+        let store = h.db.store.clone();
+        testing::eventually_seen(what, Duration::from_secs(120), async || {
+            if let Some(m) = markets.iter().find(|m| !h.converged(m)) {
+                return Err(format!("{} not converged", m.market_id));
+            }
+            let mut heads = HashMap::new();
+            for ex in Exchange::ALL {
+                for head in store.log_heads(ex).await.map_err(|e| e.to_string())? {
+                    heads.insert(head.book, head.last_seq);
+                }
+            }
+            match books
+                .iter()
+                .find(|(_, k)| heads.get(k).copied() != Some(h.live.last_seq(k)))
+            {
+                Some((_, k)) => Err(format!(
+                    "{k:?}: log head {:?}, live {}",
+                    heads.get(k),
+                    h.live.last_seq(k)
+                )),
+                None => Ok(()),
+            }
+        })
+        .await
+    };
+    caught_up("every compared book live and logged").await;
+    // A first stretch of changes, so that each book's first event (a keyframe) is behind the window.
+    h.sim.advance(Duration::from_secs(2));
+    caught_up("the warm-up logged").await;
+
+    let produced = |h: &Harness| -> Vec<u64> {
+        h.sim.with_model(|model| {
+            markets
+                .iter()
+                .map(|m| model.generated_changes_of(m.exchange, &m.market_id))
+                .collect()
+        })
+    };
+    let p0 = produced(&h);
+    let t0 = Timestamp::now();
+    for _ in 0..10 {
+        h.sim.advance(Duration::from_secs(2));
+    }
+    caught_up("the window logged").await;
+    let t1 = Timestamp::now();
+    let p1 = produced(&h);
+
+    let mut totals: HashMap<Exchange, [u64; 5]> = HashMap::new();
+    let mut silent = Vec::new();
+    for (i, key) in &books {
+        let want = p1[*i] - p0[*i];
+        let read = h.db.store.log_events(key, t0, t1).await.expect("log read");
+        let (deltas, keyframes, gaps) = logged_changes(&read.events, t0, t1);
+        let t = totals.entry(key.exchange).or_default();
+        for (slot, n) in [want, deltas, keyframes, gaps, 1].into_iter().enumerate() {
+            t[slot] += n;
+        }
+        if deltas + keyframes != want && gaps == 0 {
+            silent.push(format!(
+                "{key:?}: produced {want}, logged {deltas} in deltas + {keyframes} in keyframes"
+            ));
+        }
+    }
+    for (ex, [want, deltas, keyframes, gaps, n]) in &totals {
+        eprintln!(
+            "{ex}: {n} books, produced {want}, logged {deltas} in deltas + {keyframes} in keyframes, {gaps} gaps"
+        );
+    }
+    assert!(totals.values().all(|t| t[0] > 0), "changes were generated: {totals:?}");
+    assert!(
+        silent.is_empty(),
+        "{} books lost changes with no gap recorded, e.g. {:?}",
+        silent.len(),
+        &silent[..silent.len().min(5)]
+    );
+    h.stop().await;
+}
+
+/// venue_a refuses (error 26) a `subscribe` or `add_markets` that would take a connection past its market
+/// limit. A connector configured for more markets per socket than the venue allows spreads the refused
+/// markets over more sockets, within the limit it learned, instead of leaving them unfollowed: every
+/// followed book goes live, and no socket holds more than the venue's limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markets_the_venue_refuses_for_its_connection_limit_move_to_other_sockets() {
+    const VENUE_LIMIT: usize = 3;
+    let h = start(17, |sim| {
+        sim.faults().set_ws_limit(A, VENUE_LIMIT);
+        IngestConfig {
+            venue_a_ws_markets_per_connection: 1_000,
+            venue_b_enabled: false,
+            ..config(sim, true)
+        }
+    })
+    .await;
+    let faults = h.sim.faults();
+    let markets = followed(&h.sim, A, "");
+    assert!(markets.len() > 2 * VENUE_LIMIT, "{} venue_a markets", markets.len());
+    wait_until("every followed venue_a book live", 60, || {
+        followed(&h.sim, A, "")
+            .iter()
+            .all(|m| h.live.get(&key_of(m, 0)).is_some())
+    })
+    .await;
+    let needed = markets.len().div_ceil(VENUE_LIMIT);
+    wait_until("the markets spread over sockets within the venue's limit", 20, || {
+        let c = h.health.get(A).unwrap().connections;
+        c.total >= needed && c.connected == c.total && faults.sessions_open(A) == c.total as u64
+    })
+    .await;
+    let health = h.health.get(A).unwrap();
+    assert!(health.connected && health.mode == FeedMode::WebSocket, "{health:?}");
+    assert_eq!(
+        health.connections.reconnects, 0,
+        "moving markets reconnects nothing: {health:?}"
+    );
     h.stop().await;
 }

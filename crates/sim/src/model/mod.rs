@@ -230,9 +230,11 @@ impl Model {
         self.bulk.as_ref().map_or(0, |b| b.emitted[ex_index(ex)])
     }
 
-    /// Book changes the full scale's generator emitted so far on one market's book, by market id (0 for a
-    /// market it never changed, and at the demo scale). On venue_b each change is sent for both outcome
-    /// tokens, so each token's book gets this many.
+    /// Level changes published so far on one bulk market's book, by market id (0 for a market never
+    /// changed, and at the demo scale): the generator's, and those of trades and of the book's opening (see
+    /// `count_bulk_changes`). Each is sent on the wire as one level change to every socket that follows the
+    /// book after its snapshot; on venue_b each is sent for both outcome tokens, so each token's book gets
+    /// this many.
     pub fn generated_changes_of(&self, ex: Exchange, market_id: &str) -> u64 {
         self.bulk.as_ref().map_or(0, |b| {
             b.emitted_by_market
@@ -263,7 +265,33 @@ impl Model {
         self.update_ticks(&mut out);
         self.prune(now);
         self.step_bulk(t0, &mut out);
+        self.count_bulk_changes(&out);
         out
+    }
+
+    /// Adds to each bulk market's count the level changes of its book that `out` publishes: the generator's
+    /// changes, a market's whole book when it starts trading, and trades (a whale may take a bulk window's
+    /// level). Each is sent on the wire as one level change per book (venue_a `orderbook_delta`, venue_b a
+    /// `price_change` item per token, or the `book` after a trade), so the count is what a capture of the
+    /// book must hold.
+    fn count_bulk_changes(&mut self, out: &[Update]) {
+        let Some(bulk) = self.bulk.as_mut() else { return };
+        for u in out {
+            let (exchange, market_id, n) = match u {
+                Update::Book {
+                    exchange,
+                    market_id,
+                    changes,
+                    ..
+                } => (*exchange, market_id, changes.len() as u64),
+                Update::Trade { trade, .. } => (trade.exchange, &trade.market_id, 1),
+                _ => continue,
+            };
+            let key = (exchange, market_id.clone());
+            if self.markets.get(&key).is_some_and(SimMarket::is_bulk) {
+                *bulk.emitted_by_market.entry(key).or_default() += n;
+            }
+        }
     }
 
     // ------------------------------------------------------------------ read access

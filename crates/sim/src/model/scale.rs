@@ -217,8 +217,8 @@ pub(crate) struct Bulk {
     burst_phase_ms: [i64; 2],
     /// Book changes emitted so far, per venue.
     pub(crate) emitted: [u64; 2],
-    /// Book changes the generator emitted so far, per market (kept after a market is pruned), so that a
-    /// capture can be checked book by book.
+    /// Level changes published so far per bulk market, the generator's and the rest (kept after a market
+    /// is pruned), so that a capture can be checked book by book.
     pub(crate) emitted_by_market: HashMap<Key, u64>,
     /// Set once the initial catalog is listed: later listings get their books as updates.
     running: bool,
@@ -520,7 +520,6 @@ impl Model {
                 misses += 1;
             } else {
                 misses = 0;
-                *bulk.emitted_by_market.entry(key).or_default() += used;
             }
             left -= used.min(left);
         }
@@ -1132,9 +1131,20 @@ mod tests {
             for ex in Exchange::ALL {
                 let n = generated(&m, &out, ex).count() as u64;
                 *per_sec[ex_index(ex)].entry((t - 1) / 1000).or_default() += n;
-                for u in generated(&m, &out, ex) {
-                    if let Update::Book { market_id, .. } = u {
-                        *per_market.entry((ex, market_id.clone())).or_default() += 1;
+                // Every level change of a bulk book counts: the generator's, a book opening, trades.
+                for u in &out {
+                    let (id, n) = match u {
+                        Update::Book {
+                            exchange,
+                            market_id,
+                            changes,
+                            ..
+                        } if *exchange == ex => (market_id, changes.len() as u64),
+                        Update::Trade { trade, .. } if trade.exchange == ex => (&trade.market_id, 1),
+                        _ => continue,
+                    };
+                    if m.market(ex, id).is_some_and(SimMarket::is_bulk) {
+                        *per_market.entry((ex, id.clone())).or_default() += n;
                     }
                 }
             }

@@ -42,6 +42,7 @@ impl Model {
         let mut out = Vec::new();
         self.version += 1;
         self.execute(&key, lifts_yes_ask, size, Some(token), &mut out)?;
+        self.count_bulk_changes(&out);
         Some(out)
     }
 

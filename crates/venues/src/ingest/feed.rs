@@ -11,7 +11,10 @@ use std::{
 
 use crossbook_core::{Exchange, Timestamp, book::GapCause};
 use futures_util::{SinkExt, StreamExt};
-use tokio::{sync::watch, time::Instant};
+use tokio::{
+    sync::{mpsc, watch},
+    time::Instant,
+};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, error, info, warn};
@@ -20,7 +23,7 @@ use crate::{
     backoff::Backoff,
     error::{VenueError, report_malformed},
     health::Part,
-    venue::{FeedSession, FeedUpdate, MarketSet, Venue},
+    venue::{FeedSession, FeedUpdate, MarketSet, Refused, Venue},
 };
 use crossbook_live::{BookChanged, BookKey, DomainEvent};
 
@@ -222,6 +225,33 @@ impl ShardPlan {
     }
 }
 
+impl ShardPlan {
+    /// The venue refused `markets` on socket `shard`, which follows `held` books: no socket gets more than
+    /// that from now on (half the refused markets when it follows none, since the venue's limit is then
+    /// below what one command asked for), and the refused markets leave the socket, to be placed again by
+    /// the next [`ShardPlan::assign`] on sockets with room under the lower limit, or on new ones. The socket
+    /// keeps at least as many books as it holds, so they never come back to it.
+    pub(super) fn refused(&mut self, shard: u64, held: usize, markets: &[String]) {
+        let limit = if held > 0 { held } else { markets.len() / 2 };
+        self.capacity = self.capacity.min(limit.max(1));
+        for id in markets {
+            if let Some((s, books)) = self.placed.get(id).copied()
+                && s == shard
+            {
+                self.placed.remove(id);
+                if let Some(l) = self.load.get_mut(&s) {
+                    *l = l.saturating_sub(books);
+                }
+            }
+        }
+    }
+
+    /// Books one socket carries at most now.
+    pub(super) fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
 /// One running socket: its markets and how to stop it.
 struct Shard {
     markets: watch::Sender<Arc<MarketSet>>,
@@ -258,6 +288,8 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
     let mut shards: BTreeMap<u64, Shard> = BTreeMap::new();
     let tasks = TaskTracker::new();
     let mut markets_rx = rt.markets.subscribe();
+    // Markets a socket's venue refused (its per-connection limit), for the plan to move.
+    let (refusals, mut refused_rx) = mpsc::unbounded_channel::<(u64, Refused)>();
     loop {
         let set = markets_rx.borrow_and_update().clone();
         let wanted = plan.assign(&set);
@@ -284,7 +316,14 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
                 None => {
                     let (tx, rx) = watch::channel(Arc::new(markets));
                     let cancel = ctx.cancel.child_token();
-                    tasks.spawn(shard_worker(rt.clone(), ctx.clone(), id, rx, cancel.clone()));
+                    tasks.spawn(shard_worker(
+                        rt.clone(),
+                        ctx.clone(),
+                        id,
+                        rx,
+                        refusals.clone(),
+                        cancel.clone(),
+                    ));
                     shards.insert(id, Shard { markets: tx, cancel });
                 }
             }
@@ -295,6 +334,12 @@ pub(super) async fn feed_worker<V: Venue>(rt: Arc<Runtime<V>>, ctx: Ctx) {
         tokio::select! {
             _ = ctx.cancel.cancelled() => break,
             changed = markets_rx.changed() => if changed.is_err() { break },
+            Some((shard, r)) = refused_rx.recv() => {
+                plan.refused(shard, r.held, &r.markets);
+                metrics::counter!("crossbook_venue_market_limit_refusals_total", "venue" => ex.as_str()).increment(1);
+                warn!(venue = %ex, socket = shard, held = r.held, refused = r.markets.len(), per_socket = plan.capacity(),
+                    "the venue refused markets past its per-connection limit; spreading them over more sockets");
+            }
         }
     }
     for shard in shards.values() {
@@ -312,13 +357,15 @@ async fn shard_worker<V: Venue>(
     ctx: Ctx,
     id: u64,
     mut markets_rx: watch::Receiver<Arc<MarketSet>>,
+    refusals: mpsc::UnboundedSender<(u64, Refused)>,
     cancel: CancellationToken,
 ) {
     let ex = V::EXCHANGE;
     ctx.health.socket_opening(ex, id);
     let mut backoff = Backoff::new(ctx.settings.reconnect);
     loop {
-        let (reason, cause) = match ws_session(&rt, &ctx, id, &mut markets_rx, &mut backoff, &cancel).await {
+        let session = ws_session(&rt, &ctx, id, &mut markets_rx, &refusals, &mut backoff, &cancel);
+        let (reason, cause) = match session.await {
             Ok(SessionEnd::Cancelled) => break,
             Ok(SessionEnd::Ended(reason, cause)) => (reason, cause),
             Err(e) => (e.to_string(), GapCause::Disconnect),
@@ -353,6 +400,7 @@ async fn ws_session<V: Venue>(
     ctx: &Ctx,
     socket: u64,
     markets_rx: &mut watch::Receiver<Arc<MarketSet>>,
+    refusals: &mpsc::UnboundedSender<(u64, Refused)>,
     backoff: &mut Backoff,
     cancel: &CancellationToken,
 ) -> Result<SessionEnd, VenueError> {
@@ -489,6 +537,9 @@ async fn ws_session<V: Venue>(
             sink.send(Message::Text(frame.into()))
                 .await
                 .map_err(|e| ws_err(format!("send: {e}")))?;
+        }
+        if let Some(r) = update.refused.take() {
+            let _ = refusals.send((socket, r));
         }
         publish(rt, ctx, &mut update).await;
     }

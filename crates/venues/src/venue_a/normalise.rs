@@ -101,6 +101,16 @@ fn price_field(name: &str, v: &Num) -> Result<Price, String> {
     Ok(p)
 }
 
+/// A book level's price: exact micro-dollars in `[0, 1]`. Digits below a micro-dollar are refused (the
+/// level malformed), not rounded: rounding could put two of the venue's levels on one price and merge them.
+fn level_price_field(name: &str, v: &Num) -> Result<Price, String> {
+    let p = v.price_exact().map_err(|e| format!("{name}: {e}"))?;
+    if p < Price::ZERO || p > Price::ONE {
+        return Err(format!("{name}: price {v} outside [0, 1]"));
+    }
+    Ok(p)
+}
+
 fn amount_field(name: &str, v: &Num) -> Result<Amount, String> {
     v.amount().map_err(|e| format!("{name}: {e}"))
 }
@@ -303,7 +313,7 @@ pub enum PriceUnit {
 /// One level of a ladder.
 pub fn level(l: &model::WireLevel, unit: PriceUnit) -> Result<Level, String> {
     let price = match unit {
-        PriceUnit::Dollars => price_field("price", &l.0)?,
+        PriceUnit::Dollars => level_price_field("price", &l.0)?,
         PriceUnit::Cents => {
             let c =
                 l.0.integer()
@@ -693,6 +703,29 @@ mod tests {
             ..m
         };
         assert_eq!(event(&e, &[closed], Category::Crypto).status, Status::Closed);
+    }
+
+    /// A book level priced below a micro-dollar is malformed, in a snapshot as on REST: rounding it could
+    /// put two of the venue's levels on one price. Trade and market prices (figures, not levels) still round.
+    #[test]
+    fn a_level_price_finer_than_a_micro_dollar_is_refused() {
+        let level = |price: &str| model::WireLevel(Num(price.into()), Num("10".into()));
+        assert_eq!(
+            super::level(&level("0.470000"), PriceUnit::Dollars).unwrap(),
+            lv("0.47", "10")
+        );
+        let err = super::level(&level("0.4700004"), PriceUnit::Dollars).unwrap_err();
+        assert!(err.contains("below a micro-dollar"), "{err}");
+        let ts = Timestamp::from_millis(1);
+        assert!(book("T", &[level("0.47"), level("0.4700001")], &[], PriceUnit::Dollars, ts).is_err());
+        let resp: model::OrderbookResponse =
+            serde_json::from_str(r#"{"orderbook_fp": {"yes_dollars": [["0.4700001", "10"]], "no_dollars": []}}"#)
+                .unwrap();
+        assert!(rest_book("T", &resp, ts).is_err());
+        assert_eq!(
+            price_field("last_price_dollars", &Num("0.30000000000000004".into())).unwrap(),
+            Price::from_micros(300_000)
+        );
     }
 
     #[test]

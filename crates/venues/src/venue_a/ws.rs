@@ -37,6 +37,8 @@ const BOOK_CHANNEL: &str = "orderbook_delta";
 const TRADE_CHANNEL: &str = "trade";
 /// Markets per subscribe command; the venue caps markets per subscription (error 26).
 const TICKERS_PER_SUBSCRIPTION: usize = 100;
+/// The venue's error code for a command that would take the connection past its market limit.
+const MARKET_LIMIT: i64 = 26;
 /// Markets dropped from the followed set but still inside live subscriptions; beyond this many the
 /// session starts over with a clean set of subscriptions.
 const MAX_DEAD_TICKERS: usize = 200;
@@ -97,6 +99,9 @@ pub struct Session {
     next_id: u64,
     /// Subscribe command id → its tickers, to learn which markets a `sid` covers.
     commands: HashMap<u64, Vec<String>>,
+    /// `add_markets` command id → the subscription and the tickers it adds, to take them back if the venue
+    /// refuses them.
+    adds: HashMap<u64, (u64, Vec<String>)>,
     subs: HashMap<u64, Subscription>,
     /// `sid`s we unsubscribed: their late frames are dropped.
     retired: HashSet<u64>,
@@ -191,6 +196,7 @@ impl Session {
                     sub.tickers.extend(take.iter().cloned());
                 }
                 send.push(self.update_cmd(sid, "add_markets", take.clone()));
+                self.adds.insert(self.next_id - 1, (sid, take.clone()));
             }
         }
         send.extend(self.subscribe_all(tickers, &[BOOK_CHANNEL, TRADE_CHANNEL], now));
@@ -323,6 +329,44 @@ impl Session {
             .extend(self.subscribe_all(resubscribe, &[BOOK_CHANNEL], now));
         update.send.extend(self.request_missing(now));
         update
+    }
+
+    /// The venue refused command `id` (a `subscribe` or an `add_markets`) because it would take the
+    /// connection past its market limit. The refused markets leave this connection (no book of theirs ever
+    /// came, so none is lost) and are reported with the number the connection follows, for the feed to
+    /// put them on other sockets; asking again here would only be refused again.
+    fn market_limit(&mut self, id: Option<u64>) -> FeedUpdate {
+        let mut refused: Vec<String> = match id {
+            Some(id) => match self.commands.remove(&id) {
+                Some(tickers) => tickers,
+                None => self.adds.remove(&id).map(|(_, t)| t).unwrap_or_default(),
+            },
+            None => Vec::new(),
+        };
+        // A market with a book was accepted earlier; the others are new to the connection, refused on every
+        // subscription that was to carry them (the book's and the trades').
+        refused.retain(|t| !self.books.contains_key(t));
+        for sub in self.subs.values_mut() {
+            for t in &refused {
+                sub.tickers.remove(t);
+            }
+        }
+        let held = self
+            .subs
+            .values()
+            .flat_map(|s| s.tickers.iter())
+            .collect::<HashSet<_>>()
+            .len();
+        for t in &refused {
+            self.subscribed.remove(t);
+            self.awaiting.remove(t);
+            self.events.remove(t);
+        }
+        warn!(venue = %EX, held, refused = refused.len(), "the venue refused markets past its per-connection limit; moving them to other sockets");
+        FeedUpdate {
+            refused: Some(crate::venue::Refused { held, markets: refused }),
+            ..FeedUpdate::default()
+        }
     }
 
     fn snapshot_of(&self, ticker: &str, timestamp: Timestamp) -> Option<BookSnapshot> {
@@ -551,6 +595,8 @@ impl Session {
                 // 10 (channel error) and 25 (buffer overflow) end the subscription: start over.
                 if code == 10 || code == 25 {
                     self.resubscribe(GapCause::Disconnect)
+                } else if code == MARKET_LIMIT {
+                    self.market_limit(id)
                 } else {
                     FeedUpdate::default()
                 }
@@ -612,6 +658,7 @@ impl FeedSession for Session {
         self.retired.extend(sids.iter().copied());
         self.subs.clear();
         self.commands.clear();
+        self.adds.clear();
         self.books.clear();
         self.awaiting.clear();
         self.dead_tickers = 0;
@@ -1042,5 +1089,40 @@ mod tests {
         assert!(u.stale.is_empty() && u.send.is_empty(), "{u:?}");
         assert_eq!(u.books.len(), 1);
         assert_eq!(u.books[0].market_id, C);
+    }
+
+    /// Error 26 (market limit per connection) on an `add_markets`: the markets it added leave the
+    /// connection and are reported, with the markets the connection still follows, for the feed to move;
+    /// the session does not ask for them again itself.
+    #[test]
+    fn markets_refused_for_the_connection_limit_are_reported_not_retried() {
+        const C: &str = "KXBTC15M-26MAY120745-45";
+        let mut s = subscribed_session();
+        let u = s.sync_markets(&markets(&[A, B, C]));
+        let ids: Vec<u64> = json(&u.send).iter().map(|c| c["id"].as_u64().unwrap()).collect();
+        assert_eq!(ids.len(), 2, "add_markets on the book and the trade subscription");
+        let refuse = |id: u64| {
+            format!(
+                r#"{{"id":{id},"type":"error","msg":{{"code":26,"msg":"Market limit of 2 per connection exceeded"}}}}"#
+            )
+        };
+        let u = s.on_text(&refuse(ids[0]), now());
+        assert_eq!(
+            u.refused,
+            Some(crate::venue::Refused {
+                held: 2,
+                markets: vec![C.to_string()]
+            })
+        );
+        assert!(u.send.is_empty() && u.stale.is_empty(), "{u:?}");
+        let u = s.on_text(&refuse(ids[1]), now());
+        assert_eq!(u.refused.map(|r| r.held), Some(2));
+        // Later ticks do not ask for C on this connection.
+        let later = Timestamp::from_millis(now().millis() + 600_000);
+        let u = s.on_tick(later);
+        assert!(json(&u.send).iter().all(|c| !c.to_string().contains(C)), "{:?}", u.send);
+        // The feed takes C elsewhere: the next market set leaves it out and nothing is sent for it.
+        let u = s.sync_markets(&markets(&[A, B]));
+        assert!(u.send.is_empty(), "{:?}", u.send);
     }
 }
