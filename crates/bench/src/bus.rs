@@ -73,7 +73,7 @@ pub struct LatencyArgs {
 }
 
 /// The bench's own nats-server, or the one named.
-fn nats(url: Option<String>) -> anyhow::Result<(String, Option<NatsServer>)> {
+pub(crate) fn nats(url: Option<String>) -> anyhow::Result<(String, Option<NatsServer>)> {
     if let Some(url) = url {
         return Ok((url, None));
     }

@@ -8,11 +8,14 @@
 //! - `stream-fanout`: many clients, each following the books of many markets, against a `crossbook serve`
 //!   child process (so its memory is the server's alone) fed by the simulated venues on the wall clock. Each
 //!   book message is timed from `received_at` (when the server received the venue frame) to its arrival at
-//!   the client; the server's resident memory is sampled while the clients are connected.
+//!   the client; the server's resident memory is sampled while the clients are connected. With
+//!   `--api-processes N`, a leader publishes on the bus and N api processes mirror it and stream, `--clients`
+//!   clients each; the delay then includes the bus.
 //!
 //! ```text
 //! cargo run --release -p crossbook-bench -- stream-latency
 //! cargo build --release -p crossbook && cargo run --release -p crossbook-bench -- stream-fanout --clients 1000 --markets 100
+//! cargo run --release -p crossbook-bench -- stream-fanout --clients 1000 --markets 100 --api-processes 2
 //! ```
 
 use std::{
@@ -25,7 +28,7 @@ use anyhow::Context;
 use clap::Args;
 use crossbook_core::{Exchange, Plan, Timestamp};
 use crossbook_server::config::Config;
-use crossbook_sim::{Phase, SimClock, SimConfig, Simulator};
+use crossbook_sim::{Phase, SimClock, SimConfig, SimHandle, Simulator};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
@@ -58,6 +61,15 @@ pub struct FanoutArgs {
     /// Seed of the simulated venues.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Api processes to spread the clients over (`--clients` each). 0: one `serve` process ingests and
+    /// streams, on SQLite. N > 0: a `serve --role ingest` leader publishes on a nats-server the bench starts
+    /// (or `--nats-url`), and N `serve --role api` processes mirror it and stream; all share the PostgreSQL
+    /// database of `CROSSBOOK_TEST_DATABASE_URL` (a fresh one is made on that server).
+    #[arg(long, default_value_t = 0)]
+    api_processes: usize,
+    /// A running nats-server with JetStream for `--api-processes`; by default the bench starts its own.
+    #[arg(long)]
+    nats_url: Option<String>,
 }
 
 pub(crate) fn percentiles(name: &str, mut d: Vec<f64>) -> String {
@@ -271,51 +283,131 @@ pub(crate) fn received_at_ms(text: &str) -> Option<i64> {
     Timestamp::parse_iso(text.get(i..i + 24)?).ok().map(|t| t.millis())
 }
 
+/// The processes of a fan-out run: the ones clients connect to, and what must outlive them.
+struct Serving {
+    /// Every child process (the leader first when there are api processes).
+    children: Vec<tokio::process::Child>,
+    config_paths: Vec<std::path::PathBuf>,
+    /// Where clients connect, with each process's pid (its memory is sampled).
+    streams: Vec<(SocketAddr, u32)>,
+    /// The process whose `/metrics` counts the captured changes.
+    sqlite: Option<std::path::PathBuf>,
+    _db: Option<crossbook_store::testing::TestDb>,
+    _nats: Option<crossbook_live::testing::NatsServer>,
+}
+
+/// Starts the server(s) of a fan-out run and waits until every one is ready; returns them with a key.
+async fn start_serving(args: &FanoutArgs, sim: &SimHandle) -> anyhow::Result<(Serving, String)> {
+    let common = format!(
+        "log = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n{}",
+        sim.urls().config_toml()
+    );
+    let mut s = Serving {
+        children: Vec::new(),
+        config_paths: Vec::new(),
+        streams: Vec::new(),
+        sqlite: None,
+        _db: None,
+        _nats: None,
+    };
+    let mut waits = Vec::new();
+    let key;
+    if args.api_processes == 0 {
+        let (url, path) = crate::temp_sqlite("stream-fanout");
+        key = create_key(&url, Plan::Trader).await?;
+        let addr = crate::free_addr()?;
+        let (child, config) = crate::spawn_server(
+            &args.server_bin,
+            "fanout",
+            &format!("{common}database_url = \"{url}\"\nlisten = \"{addr}\"\n"),
+            std::process::Stdio::inherit(),
+        )?;
+        s.streams.push((addr, child.id().context("server pid")?));
+        s.children.push(child);
+        s.config_paths.push(config);
+        s.sqlite = Some(path);
+        waits.push(addr);
+    } else {
+        let db = crossbook_store::testing::postgres_database()
+            .await
+            .context("--api-processes needs PostgreSQL: set CROSSBOOK_TEST_DATABASE_URL")?;
+        key = create_key(&db.url, Plan::Trader).await?;
+        let (nats_url, nats) = crate::bus::nats(args.nats_url.clone())?;
+        let leader = crate::free_addr()?;
+        let (child, config) = crate::spawn_server(
+            &args.server_bin,
+            "fanout-leader",
+            &format!(
+                "{common}database_url = \"{}\"\nlisten = \"{leader}\"\nrole = \"ingest\"\nbus_url = \"{nats_url}\"\n",
+                db.url
+            ),
+            std::process::Stdio::inherit(),
+        )?;
+        s.children.push(child);
+        s.config_paths.push(config);
+        waits.push(leader);
+        for i in 0..args.api_processes {
+            let addr = crate::free_addr()?;
+            let (child, config) = crate::spawn_server(
+                &args.server_bin,
+                &format!("fanout-api{i}"),
+                &format!(
+                    "log = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\ndatabase_url = \"{}\"\nlisten = \"{addr}\"\nrole = \"api\"\nbus_url = \"{nats_url}\"\n",
+                    db.url
+                ),
+                std::process::Stdio::inherit(),
+            )?;
+            s.streams.push((addr, child.id().context("api process pid")?));
+            s.children.push(child);
+            s.config_paths.push(config);
+            waits.push(addr);
+        }
+        s._db = Some(db);
+        s._nats = nats;
+    }
+    let http = reqwest::Client::new();
+    let warm = Instant::now();
+    for addr in waits {
+        loop {
+            if let Ok(r) = http.get(format!("http://{addr}/readyz")).send().await
+                && r.status() == 200
+            {
+                break;
+            }
+            anyhow::ensure!(
+                warm.elapsed() < Duration::from_secs(120),
+                "the server at {addr} did not become ready"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    Ok((s, key))
+}
+
 pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let sim = Simulator::start(SimConfig::new(args.seed, SimClock::default())).await?;
-    let (url, path) = crate::temp_sqlite("stream-fanout");
-    let key = create_key(&url, Plan::Trader).await?;
-    let addr = crate::free_addr()?;
-    let (mut child, config_path) = crate::spawn_server(
-        &args.server_bin,
-        "fanout",
-        &format!(
-            "{}database_url = \"{url}\"\nlisten = \"{addr}\"\nlog = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n",
-            sim.urls().config_toml()
-        ),
-        std::process::Stdio::inherit(),
-    )?;
-    let pid = child.id().context("server pid")?;
-
+    let (mut serving, key) = start_serving(&args, &sim).await?;
     let http = reqwest::Client::new();
-    let warm = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        if let Ok(r) = http.get(format!("http://{addr}/readyz")).send().await
-            && r.status() == 200
-        {
-            break;
-        }
-        anyhow::ensure!(
-            warm.elapsed() < Duration::from_secs(90),
-            "the server did not become ready"
-        );
-    }
-    let rss_idle = rss_mib(pid);
+    let pids: Vec<u32> = serving.streams.iter().map(|(_, pid)| *pid).collect();
+    let rss_of = |pids: &[u32]| pids.iter().map(|p| rss_mib(*p).unwrap_or(0.0)).fold(0.0, f64::max);
+    let rss_idle = rss_of(&pids);
     let markets = open_markets(&sim, args.markets);
+    let clients = args.clients * serving.streams.len();
     anyhow::ensure!(!markets.is_empty(), "no open market");
 
     // Clients: each connects, follows the markets, and records the delay of every book message once
     // measuring starts.
     let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let delays: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<anyhow::Result<()>>(args.clients);
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<anyhow::Result<()>>(clients);
     // Each client says once when it has had as many messages as markets (its snapshots have arrived).
-    let (primed_tx, mut primed_rx) = tokio::sync::mpsc::channel::<()>(args.clients);
+    let (primed_tx, mut primed_rx) = tokio::sync::mpsc::channel::<()>(clients);
     let stop = tokio_util::sync::CancellationToken::new();
     let mut tasks = Vec::new();
-    for _ in 0..args.clients {
+    for i in 0..clients {
+        // Round robin over the serving processes.
+        let addr = serving.streams[i % serving.streams.len()].0;
         let (key, markets, measuring, delays, ready_tx, primed_tx, stop) = (
             key.clone(),
             markets.clone(),
@@ -370,21 +462,17 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     drop(ready_tx);
     // Each client holds its sender until it ends: count the answers rather than wait for the channel to close.
     let mut connected = 0;
-    while connected < args.clients {
+    while connected < clients {
         match ready_rx.recv().await {
             Some(r) => r?,
             None => break,
         }
         connected += 1;
     }
-    anyhow::ensure!(
-        connected == args.clients,
-        "{connected} of {} clients connected",
-        args.clients
-    );
+    anyhow::ensure!(connected == clients, "{connected} of {clients} clients connected");
     drop(primed_tx);
     let primed = async {
-        for _ in 0..args.clients {
+        for _ in 0..clients {
             primed_rx.recv().await;
         }
     };
@@ -396,7 +484,7 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     let mut rss_peak: f64 = 0.0;
     while t.elapsed() < Duration::from_secs(args.seconds) {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        rss_peak = rss_peak.max(rss_mib(pid).unwrap_or(0.0));
+        rss_peak = rss_peak.max(rss_of(&pids));
     }
     measuring.store(false, std::sync::atomic::Ordering::Relaxed);
     stop.cancel();
@@ -404,21 +492,38 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     for t in tasks {
         total += t.await.unwrap_or(0);
     }
-    let metrics = http.get(format!("http://{addr}/metrics")).send().await?.text().await?;
-    let slow = metrics
-        .lines()
-        .find(|l| l.starts_with("crossbook_stream_slow_consumers_total"))
-        .and_then(|l| l.split_whitespace().last())
-        .unwrap_or("0")
-        .to_string();
-    let _ = child.kill().await;
+    // Slow consumers cut, over every serving process.
+    let mut slow = 0u64;
+    for (addr, _) in &serving.streams {
+        let metrics = http.get(format!("http://{addr}/metrics")).send().await?.text().await?;
+        slow += metrics
+            .lines()
+            .find(|l| l.starts_with("crossbook_stream_slow_consumers_total"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0) as u64;
+    }
+    for child in &mut serving.children {
+        let _ = child.kill().await;
+    }
     sim.shutdown().await;
-    crate::remove_sqlite(&path);
-    let _ = std::fs::remove_file(&config_path);
+    if let Some(path) = &serving.sqlite {
+        crate::remove_sqlite(path);
+    }
+    for path in &serving.config_paths {
+        let _ = std::fs::remove_file(path);
+    }
     let d = std::mem::take(&mut *delays.lock().unwrap());
+    let topology = if args.api_processes == 0 {
+        "one process ingesting and streaming".to_string()
+    } else {
+        format!(
+            "{} api processes mirroring a leader over the bus, {} clients each",
+            args.api_processes, args.clients
+        )
+    };
     println!(
-        "stream-fanout: {} clients x {} markets' books, {} s measured, {} messages in all, {:.0}/s while measuring; slow consumers cut: {slow}",
-        args.clients,
+        "stream-fanout: {clients} clients x {} markets' books ({topology}), {} s measured, {} messages in all, {:.0}/s while measuring; slow consumers cut: {slow}",
         markets.len(),
         args.seconds,
         total,
@@ -426,9 +531,8 @@ pub async fn fanout(args: FanoutArgs) -> anyhow::Result<()> {
     );
     println!("  {}", percentiles("server receive -> client (book)", d));
     println!(
-        "  server RSS: {:.0} MiB before the clients, {:.0} MiB peak with them",
-        rss_idle.unwrap_or(0.0),
-        rss_peak
+        "  serving process RSS (largest): {:.0} MiB before the clients, {:.0} MiB peak with them",
+        rss_idle, rss_peak
     );
     Ok(())
 }

@@ -403,31 +403,52 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     let measuring = Arc::new(AtomicBool::new(false));
     let delays: Arc<Mutex<Vec<f64>>> = Arc::default();
     let stop = tokio_util::sync::CancellationToken::new();
+    // The client reads on a thread of its own, with its own runtime: on the bench's runtime it would wait
+    // behind the simulator's tasks, and their delay would be counted as the server's.
     let client = {
-        let mut ws = connect(addr, &key).await?;
-        subscribe(&mut ws, "book", &follow).await?;
-        let (measuring, delays, stop) = (measuring.clone(), delays.clone(), stop.clone());
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = stop.cancelled() => break,
-                    m = ws.next() => match m {
-                        Some(Ok(Message::Text(t))) => {
-                            let now = Timestamp::now().millis();
-                            if measuring.load(Ordering::Relaxed)
-                                && t.as_str().contains("\"channel\":\"book\"")
-                                && t.as_str().contains("\"type\":\"change\"")
-                                && let Some(at) = received_at_ms(t.as_str())
-                            {
-                                delays.lock().unwrap().push((now - at) as f64);
+        let (measuring, delays, stop, key, follow) = (
+            measuring.clone(),
+            delays.clone(),
+            stop.clone(),
+            key.clone(),
+            follow.clone(),
+        );
+        let (subscribed_tx, subscribed_rx) = tokio::sync::oneshot::channel::<anyhow::Result<()>>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            rt.block_on(async move {
+                let mut ws = match connect(addr, &key).await {
+                    Ok(ws) => ws,
+                    Err(e) => {
+                        let _ = subscribed_tx.send(Err(e));
+                        return Ok(());
+                    }
+                };
+                let _ = subscribed_tx.send(subscribe(&mut ws, "book", &follow).await);
+                loop {
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        m = ws.next() => match m {
+                            Some(Ok(Message::Text(t))) => {
+                                let now = Timestamp::now().millis();
+                                if measuring.load(Ordering::Relaxed)
+                                    && t.as_str().contains("\"channel\":\"book\"")
+                                    && t.as_str().contains("\"type\":\"change\"")
+                                    && let Some(at) = received_at_ms(t.as_str())
+                                {
+                                    delays.lock().unwrap().push((now - at) as f64);
+                                }
                             }
+                            Some(Ok(_)) => {}
+                            _ => break,
                         }
-                        Some(Ok(_)) => {}
-                        _ => break,
                     }
                 }
-            }
-        })
+                anyhow::Ok(())
+            })
+        });
+        subscribed_rx.await.context("the stream client's thread ended")??;
+        thread
     };
 
     // Opening the window: the model held, the server's writes settled, the counters read.
@@ -496,7 +517,7 @@ pub async fn run(args: VenueScaleArgs) -> anyhow::Result<()> {
     let metrics1 = get_text_retry(&http, &format!("http://{addr}/metrics")).await?;
     let written1 = written(&metrics1);
     stop.cancel();
-    let _ = client.await;
+    let _ = tokio::task::spawn_blocking(move || client.join()).await;
     let elapsed = (t1.millis() - t0.millis()) as f64 / 1e3;
     println!(
         "  the server caught up {:.1} s after the model was held at the window's end",

@@ -319,25 +319,6 @@ impl Config {
         })
     }
 
-    /// The live stream's settings.
-    pub fn stream_settings(&self) -> crate::stream::StreamSettings {
-        use crate::stream::PlanLimits;
-        let limits = |connections, markets| PlanLimits { connections, markets };
-        crate::stream::StreamSettings {
-            queue: self.stream_queue,
-            buffer: self.stream_buffer,
-            resume: std::time::Duration::from_secs(self.stream_resume_seconds),
-            ping: std::time::Duration::from_secs(self.stream_ping_seconds),
-            limits: [
-                limits(self.stream_connections_free, self.stream_markets_free),
-                limits(self.stream_connections_builder, self.stream_markets_builder),
-                limits(self.stream_connections_trader, self.stream_markets_trader),
-            ],
-            anonymous_per_address: self.stream_anonymous_per_address,
-            sessions_per_connection: self.stream_sessions_per_connection,
-        }
-    }
-
     fn validate(&self) -> Result<(), String> {
         if !(self.database_url.starts_with("sqlite:")
             || self.database_url.starts_with("postgres://")

@@ -371,7 +371,15 @@ impl ApiError {
         } else {
             serde_json::to_value(&body).unwrap_or_default()
         };
-        let mut resp = (self.status(), self.headers(), crate::json::Json(value)).into_response();
+        // Written here rather than through `crate::json::Json`, whose rejections are errors of this layer.
+        let bytes = serde_json::to_vec(&value).unwrap_or_default();
+        let mut resp = (
+            self.status(),
+            self.headers(),
+            [(header::CONTENT_TYPE, JSON_CONTENT_TYPE)],
+            bytes,
+        )
+            .into_response();
         resp.extensions_mut().insert(ErrorRendered {
             body,
             enveloped: envelope,

@@ -77,7 +77,11 @@ impl AppState {
         let live = LiveBooks::new();
         let health = VenueHealth::new(&live);
         let arb = crate::arbitrage::ArbCache::default().scanning_inverted_pairs(config.arbitrage_scan_inverted_pairs);
-        let stream = crate::stream::Hub::new(config.stream_settings(), live.clone(), health.clone());
+        let stream = crate::stream::Hub::new(
+            crate::stream::StreamSettings::from_config(&config),
+            live.clone(),
+            health.clone(),
+        );
         AppState {
             stream,
             reads: Default::default(),

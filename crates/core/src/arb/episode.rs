@@ -38,6 +38,19 @@ pub struct EpisodeKey {
     pub buy_no_market: Exchange,
 }
 
+// The key is derived here, next to the episodes it groups, so that the opportunity type does not depend on them.
+impl Opportunity {
+    /// The key that groups repeated detections into one episode.
+    pub fn episode_key(&self) -> EpisodeKey {
+        EpisodeKey {
+            event_id: self.event_id.clone(),
+            outcome_key: self.outcome_key.clone(),
+            buy_yes_market: self.buy_yes_market,
+            buy_no_market: self.buy_no_market,
+        }
+    }
+}
+
 /// One history row: an opportunity observed continuously (no gap over two minutes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Episode {

@@ -12,8 +12,8 @@
 //! - [`pricing`]: ask ladders per venue ([`AskLadders`]), the per-contract [`Edge`] of a pair, the choice
 //!   of [`Direction`], and the top-of-book summary of a book ([`BookTop`]).
 //! - [`depth`]: the depth walk (`executable_size`, `max_profit_dollars`).
-//! - [`pairing`]: which markets pair ([`Listing`], [`PairOverride`], [`pair_markets`]) and their canonical
-//!   ids.
+//! - [`listing`]: the markets the pairing sees ([`Listing`]) and how each is classified ([`ListingKind`]).
+//! - [`pairing`]: which markets pair ([`PairOverride`], [`pair_markets`]) and their canonical ids.
 //! - [`scan`](mod@scan): the scanner ([`scan()`], [`scan_pairs`], [`scan_one`], [`ScanParams`],
 //!   [`BookSource`]); every path prices a pair through [`scan_one`].
 //! - [`opportunity`]: the [`Opportunity`] object.
@@ -45,6 +45,7 @@ pub mod episode;
 pub mod fees;
 #[cfg(any(test, feature = "testing"))]
 pub mod fixtures;
+pub mod listing;
 pub mod mask;
 pub mod opportunity;
 pub mod pairing;

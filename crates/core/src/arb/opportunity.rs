@@ -8,10 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Amount, Category, Exchange, IntervalCode, Level, Price, Timestamp};
 
-use super::{
-    episode::EpisodeKey,
-    units::{MicroUsd, Roi},
-};
+use super::units::{MicroUsd, Roi};
 
 /// Number of ask levels per leg kept in [`Opportunity::orderbook`].
 pub const ORDERBOOK_LEVELS: usize = 5;
@@ -184,16 +181,4 @@ pub struct Opportunity {
     /// Empty only in an opportunity recorded before the label existed (the store fills those in).
     #[serde(default)]
     pub fee_model: String,
-}
-
-impl Opportunity {
-    /// The key that groups repeated detections into one episode.
-    pub fn episode_key(&self) -> EpisodeKey {
-        EpisodeKey {
-            event_id: self.event_id.clone(),
-            outcome_key: self.outcome_key.clone(),
-            buy_yes_market: self.buy_yes_market,
-            buy_no_market: self.buy_no_market,
-        }
-    }
 }

@@ -5,7 +5,7 @@
 //! the same numbers; converting them to JSON numbers is the server's job.
 
 use super::{BookSnapshot, Level, derive::ask_from_opposite_bid};
-use crate::{Price, money::round_half_up};
+use crate::{Exchange, Price, money::round_half_up};
 
 /// The tick mid and spread are rounded to: 0.0001 dollar, in micro-dollars.
 pub const QUOTE_TICK: i64 = 100;
@@ -58,6 +58,15 @@ impl TopOfBook {
         TopOfBook {
             bid: book.bids.first().copied(),
             ask: book.no_bids.first().map(ask_from_opposite_bid),
+        }
+    }
+
+    /// The top of book a row of `exchange` shows: on venue_a the YES side ([`Self::venue_a_yes`]), on venue_b
+    /// the token's own ladders (each outcome token has its own book).
+    pub fn of_book(exchange: Exchange, book: &BookSnapshot) -> Self {
+        match exchange {
+            Exchange::VenueA => Self::venue_a_yes(book),
+            Exchange::VenueB => Self::of(&book.bids, &book.asks),
         }
     }
 

@@ -475,10 +475,7 @@ async fn book_mids(state: &AppState, m: &Market, w: &Window) -> ApiResult<Vec<(T
             None => return Ok(Vec::new()),
         },
     };
-    let mid_of = |r: &HistoryRow| match m.exchange {
-        Exchange::VenueA => TopOfBook::venue_a_yes(&r.snapshot).mid(),
-        Exchange::VenueB => TopOfBook::of(&r.snapshot.bids, &r.snapshot.asks).mid(),
-    };
+    let mid_of = |r: &HistoryRow| TopOfBook::of_book(m.exchange, &r.snapshot).mid();
     let query = |window, limit| BookHistoryQuery {
         exchange: m.exchange,
         market_id: m.market_id.clone(),

@@ -9,11 +9,8 @@ use crate::{
     auth::{AnyCaller, Caller},
     error::{ApiError, ApiResult, ErrorBody},
     params::{FromQuery, IntRange, QueryMap, ValidQuery, check_together},
-    stream::{connection, session::Owner},
+    stream::{connection, protocol::MAX_CLIENT_MESSAGE, session::Owner},
 };
-
-/// Largest client message accepted: ops are small; a larger message is refused and the connection closed.
-pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
 /// Read buffer of a stream connection.
 const READ_BUFFER: usize = 4 * 1024;

@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     hub::{AnonymousSlot, ConnectionSlot, Hub},
-    protocol::{Channel, ClientOp, OpError, control, envelope, error_frag, frag},
+    protocol::{Channel, ClientOp, MAX_CLIENT_MESSAGE, OpError, control, envelope, error_frag, frag},
     session::{Out, Owner, Session},
 };
-use crate::{api::stream::MAX_CLIENT_MESSAGE, state::AppState};
+use crate::state::AppState;
 
 /// Close code for a client that reads too slowly ("try again later").
 const CLOSE_SLOW: u16 = 1013;

@@ -27,6 +27,7 @@ use super::{
     frames,
     protocol::{Channel, Frag, OpError, control},
     session::{Attached, Out, Owner, Pushed, Session, State},
+    settings::StreamSettings,
 };
 use crate::{
     slots::{OpenCounts, Slot},
@@ -40,76 +41,6 @@ pub const RESUME_RESULTS: [&str; 2] = ["resumed", "reset"];
 /// (`stream_queue`): a batch is pushed to a session back to back, so it must not fill the queue alone, and it
 /// stays short so that the last session of a batch waits little longer than the first.
 const DELIVERY_BATCH: usize = 64;
-
-/// Connections and markets one plan may hold; 0 means no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanLimits {
-    /// Open streams per customer.
-    pub connections: usize,
-    /// Distinct markets one stream may follow, over all its channels.
-    pub markets: usize,
-}
-
-/// The stream's settings (configuration `stream_*`).
-#[derive(Debug, Clone)]
-pub struct StreamSettings {
-    /// Messages a connection may have waiting before it is cut as too slow.
-    pub queue: usize,
-    /// Messages a session keeps for a resume.
-    pub buffer: usize,
-    /// How long a session waits for its client to come back.
-    pub resume: Duration,
-    /// How often the server pings (and how long a client may stay silent: three times this).
-    pub ping: Duration,
-    /// Free, Builder, Trader.
-    pub limits: [PlanLimits; 3],
-    /// Streams without a key open at once from one client address (0: no limit).
-    pub anonymous_per_address: usize,
-    /// Sessions (attached or kept for resumption) one customer may hold, per open stream its plan allows
-    /// (0: no bound). Past the bound the customer's oldest detached session is dropped.
-    pub sessions_per_connection: usize,
-}
-
-impl Default for StreamSettings {
-    fn default() -> Self {
-        StreamSettings {
-            queue: 1_024,
-            buffer: 4_096,
-            resume: Duration::from_secs(60),
-            ping: Duration::from_secs(15),
-            limits: [
-                PlanLimits {
-                    connections: 2,
-                    markets: 50,
-                },
-                PlanLimits {
-                    connections: 10,
-                    markets: 500,
-                },
-                PlanLimits {
-                    connections: 50,
-                    markets: 5_000,
-                },
-            ],
-            anonymous_per_address: 16,
-            sessions_per_connection: 4,
-        }
-    }
-}
-
-impl StreamSettings {
-    pub fn limits(&self, plan: Plan) -> PlanLimits {
-        self.limits[plan as usize]
-    }
-
-    /// Sessions one customer of `plan` may hold, attached or detached; `None` when unbounded (no connection
-    /// limit on the plan, or no multiple set).
-    pub fn sessions_bound(&self, plan: Plan) -> Option<usize> {
-        let connections = self.limits(plan).connections;
-        (connections > 0 && self.sessions_per_connection > 0)
-            .then(|| connections.saturating_mul(self.sessions_per_connection))
-    }
-}
 
 /// Who follows one channel: every market, or by market id.
 #[derive(Debug, Default)]
@@ -922,7 +853,11 @@ mod tests {
     #[test]
     fn a_batch_of_book_changes_reaches_each_session_in_order_once_rendered() {
         let live = LiveBooks::new();
-        let hub = Hub::new(StreamSettings::default(), live.clone(), VenueHealth::new(&live));
+        let hub = Hub::new(
+            StreamSettings::from_config(&crate::config::Config::default()),
+            live.clone(),
+            VenueHealth::new(&live),
+        );
         let owner = Owner {
             customer_id: 1,
             plan: Plan::Trader,

@@ -4,6 +4,7 @@
 //! - [`protocol`]: what a client may send, the channels and their plans, and the envelope of every message.
 //! - [`frames`]: the channel messages, rendered from bus events at this edge.
 //! - [`session`]: one client's subscriptions, numbered messages and resume buffer.
+//! - [`settings`]: the stream's settings, from the configuration.
 //! - [`hub`]: the sessions, who follows what, and the delivery task fed by the bus.
 //! - [`connection`]: one WebSocket: the ops it sends, the messages it gets, heartbeats and closing.
 //!
@@ -14,6 +15,8 @@ pub mod frames;
 pub mod hub;
 pub mod protocol;
 pub mod session;
+pub mod settings;
 
-pub use hub::{Hub, PlanLimits, StreamSettings};
+pub use hub::Hub;
 pub use protocol::Channel;
+pub use settings::{PlanLimits, StreamSettings};

@@ -8,6 +8,9 @@ use crossbook_core::{Level, Plan, Timestamp, book::Side};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+/// Largest client message accepted: ops are small; a larger message is refused and the connection closed.
+pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
+
 /// A channel of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Channel {

@@ -149,7 +149,7 @@ async fn venue_b_orderbook(
         .map(|(rank, row)| {
             let s = &row.snapshot;
             let outcome = if *rank == 0 { Outcome::Yes } else { Outcome::No };
-            let top = TopOfBook::of(&s.bids, &s.asks);
+            let top = TopOfBook::of_book(Exchange::VenueB, s);
             let (bid, ask) = (top.bid_price(), top.ask_price());
             let (mid, spread) = mid_spread(bid, ask);
             VenueBSnapshotOut {

@@ -99,7 +99,7 @@ pub struct VenueASnapshotOut {
 impl From<&HistoryRow> for VenueASnapshotOut {
     fn from(row: &HistoryRow) -> Self {
         let s = &row.snapshot;
-        let top = TopOfBook::venue_a_yes(s);
+        let top = TopOfBook::of_book(Exchange::VenueA, s);
         let (bid, ask) = (top.bid_price(), top.ask_price());
         let (mid, spread) = mid_spread(bid, ask);
         VenueASnapshotOut {

@@ -116,7 +116,7 @@ async fn venue_a_top_of_book(
         .rows
         .iter()
         .map(|(_, r)| {
-            let top = TopOfBook::venue_a_yes(&r.snapshot);
+            let top = TopOfBook::of_book(Exchange::VenueA, &r.snapshot);
             row(&market.market_id, None, Outcome::Yes, top, r)
         })
         .collect();
@@ -164,7 +164,7 @@ async fn venue_b_top_of_book(
                 &market.market_id,
                 s.asset_id.clone(),
                 outcome,
-                TopOfBook::of(&s.bids, &s.asks),
+                TopOfBook::of_book(Exchange::VenueB, s),
                 r,
             )
         })

@@ -5,11 +5,9 @@
 //! Observed through each process's `/readyz` (`ingest.leader`, per-venue status) and its standard output
 //! (the demo keys are printed by exactly one process).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Proc, until};
+use crate::common::{Proc, until};
 use crossbook_store::testing::postgres_database;
 use serde_json::Value;
 

@@ -1,15 +1,11 @@
 //! The ingest leader lock on both backends: one holder at a time, released on drop, and on PostgreSQL a guard
 //! that notices when its session is terminated.
 
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
 use std::{sync::Arc, time::Duration};
 
+use crate::testing::{self, for_each_backend};
 use crossbook_store::{LeaderLock, Store, postgres::PgStore, sqlite::SqliteStore};
 use sqlx::Connection as _;
-use testing::for_each_backend;
 
 /// A second, independent store on the same database (what a second process would open).
 async fn second_store(url: &str) -> Arc<dyn Store> {

@@ -1,10 +1,7 @@
 //! Storage of the arbitrage concern on both backends: episodes (insert, extension in place, restart
 //! restore), the history filters and paging, pair overrides and the scanner's catalog view.
 
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
+use crate::testing::{self, for_each_backend};
 use crossbook_core::{
     Amount, Category, Event, Exchange, IntervalCode, Market, Price, Status, Timestamp,
     arb::{
@@ -13,7 +10,6 @@ use crossbook_core::{
     },
 };
 use crossbook_store::{ArbitrageStore, HistoryQuery};
-use testing::for_each_backend;
 
 const T0: i64 = 1_795_287_600_000; // 2026-11-21T19:00:00Z
 

@@ -2,14 +2,9 @@
 //! dispatcher's view) and the delivery log (batched appends, trimming, attempts of deleted registrations,
 //! pruning by count and age).
 
-// The harness is shared with other crates' tests; this file does not call every helper.
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
+use crate::testing::for_each_backend;
 use crossbook_core::{Plan, Timestamp};
 use crossbook_store::{NewDelivery, Store, WebhookKind, webhooks::DELIVERY_LOG_KEEP};
-use testing::for_each_backend;
 
 fn at(secs: i64) -> Timestamp {
     Timestamp::from_millis(1_763_000_000_000 + secs * 1000)

@@ -2,17 +2,13 @@
 //! keyframes, reads that start at the keyframe before the asked instant, compaction that keeps every event,
 //! corrupt chunks reported and skipped, and retention.
 
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
+use crate::testing::{TestDb, for_each_backend};
 use crossbook_core::{
     Amount, Exchange, Price, Timestamp,
     book::{BookChange, BookEvent, BookKey, BookState, GapCause, Level, LevelChange, Side},
 };
 use crossbook_store::{BookLogStore, Compacted, DAY_MS, LogRun, StoredGap};
 use sqlx::{Connection as _, PgConnection, Row as _, SqliteConnection};
-use testing::{TestDb, for_each_backend};
 
 const BASE: i64 = 1_763_000_100_000;
 

@@ -1,7 +1,7 @@
 //! What the tests that run the real `crossbook serve` share: the process, its captured output, and waits on
 //! conditions with the processes' logs in the failure message.
 
-// Each test file compiles this module on its own and uses only part of it.
+// Not every helper is used by the tests of this build.
 #![allow(dead_code)]
 
 use std::{

@@ -2,14 +2,10 @@
 //! edges, empty buckets, 1m and 5m), cursors over a series that grows during the walk, as-of reads, and
 //! retention (batched deletes on SQLite, dropped daily partitions on PostgreSQL).
 
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
+use crate::testing::{TestDb, for_each_backend};
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Price, Timestamp};
 use crossbook_store::{BookHistoryQuery, DAY_MS, HistoryWindow, Store};
 use sqlx::{Connection as _, Row as _};
-use testing::{TestDb, for_each_backend};
 
 const A: Exchange = Exchange::VenueA;
 const B: Exchange = Exchange::VenueB;

@@ -5,13 +5,9 @@
 //! The harness is the library's `testing` module, included by path so that the suite runs with or without the
 //! `testing` feature.
 
-// The harness is shared with other crates' tests; this suite does not call every helper.
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
 use std::{sync::Arc, time::Instant};
 
+use crate::testing::{self, TestDb, for_each_backend};
 use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, IntervalCode, Level, Market, Outcome, Plan, Price, Series, Status,
     TakerSide, Timestamp, Trade,
@@ -21,7 +17,6 @@ use crossbook_store::{
     SeriesSort, Store, StoreError, StoredMarket, accounts::hash_key, postgres::PgStore, sqlite::SqliteStore,
 };
 use sqlx::Connection as _;
-use testing::{TestDb, for_each_backend};
 
 const A: Exchange = Exchange::VenueA;
 const B: Exchange = Exchange::VenueB;

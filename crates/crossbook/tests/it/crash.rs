@@ -17,11 +17,9 @@
 //!
 //! Compaction is not covered: it merges only chunks two minutes old, every 30 s, and neither is configurable.
 
-mod common;
-
 use std::{collections::BTreeMap, str::FromStr, time::Duration};
 
-use common::Proc;
+use crate::common::Proc;
 use crossbook_core::{
     Exchange, Timestamp,
     book::{BookChange, BookEvent, BookKey, GapCause},

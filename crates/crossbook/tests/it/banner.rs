@@ -2,11 +2,9 @@
 //! (with the real ids of its own catalog and the new demo keys) answers 2xx once the venues are ingested; on
 //! a restart it says where the service listens and how to list the keys.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Proc, until};
+use crate::common::{Proc, until};
 
 /// A printed `curl [-H 'X-API-Key: K'] 'URL'` line as (key, URL).
 fn parse_curl(line: &str) -> (Option<String>, String) {

@@ -1,13 +1,9 @@
 //! The whale concern on both backends: watchlists, whale-trade reads (threshold edge, dates, paging, totals,
 //! aggregates), per-target stats, event activity and the daily pool.
 
-#[allow(dead_code)]
-#[path = "../src/testing.rs"]
-mod testing;
-
+use crate::testing::for_each_backend;
 use crossbook_core::{Amount, Event, Exchange, Market, Outcome, Plan, Price, Status, TakerSide, Timestamp, Trade};
 use crossbook_store::{StoreError, WhaleQuery, WhaleTarget};
-use testing::for_each_backend;
 
 const A: Exchange = Exchange::VenueA;
 const B: Exchange = Exchange::VenueB;
