@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn the_documented_caps_are_the_enforced_ones() {
-        // The route's description, the historical data guide and the `from` rule in `param_docs` state these in words.
+        // The route's description, the historical data guide and the doc comment of `from` state these in words.
         assert_eq!((MAX_CANDLES, MAX_MARKETS, DEFAULT_CANDLES), (1500, 50, 100));
     }
 
