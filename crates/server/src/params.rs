@@ -16,10 +16,12 @@
 //!   "limit must be an integer from 1 to 100".
 //!
 //! A route declares its parameters as a struct that implements [`FromQuery`] (the validated values) and
-//! `utoipa::IntoParams` (their documentation), and takes it with the [`ValidQuery`] extractor. A parameter read
-//! by one of the typed readers below is documented with that reader's schema type (`#[param(value_type =
-//! Option<AmountQuery>, inline)]` for [`QueryMap::non_negative_amount`], ...), declared here beside the reader,
-//! so the document states the rules the reader enforces.
+//! `utoipa::IntoParams` (their documentation), and takes it with the [`ValidQuery`] extractor. Each field's type
+//! is a typed parameter ([`Limit`], [`Offset`], [`Int`], [`Flag`], [`Text`], an enum or [`Defaulted`] enum) that
+//! both reads the parameter ([`Param`], through [`QueryMap::get`]) and documents it (`PartialSchema`), so a rule
+//! is written once. A value read by one of the typed readers below (amounts, cents, times) is documented with
+//! that reader's schema type (`#[param(value_type = Option<AmountQuery>, inline)]` for
+//! [`QueryMap::non_negative_amount`], ...), declared here beside the reader.
 
 use std::{borrow::Cow, collections::BTreeMap};
 
@@ -46,12 +48,7 @@ pub const CENTS_BOUND: i64 = 1_000_000_000_000;
 /// Largest `offset`.
 pub const MAX_OFFSET: u32 = 1_000_000;
 
-/// `offset` when absent: from the first item.
-pub const DEFAULT_OFFSET: u32 = 0;
-/// Accepted `offset`s.
-pub const OFFSET_RANGE: IntRange = IntRange::new(0, MAX_OFFSET as i64);
-
-/// An inclusive integer range with an optional default, for the message and the check.
+/// An inclusive integer range, for the message and the check of [`QueryMap::int`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntRange {
     pub min: i64,
@@ -61,22 +58,6 @@ pub struct IntRange {
 impl IntRange {
     pub const fn new(min: i64, max: i64) -> Self {
         IntRange { min, max }
-    }
-}
-
-/// The `limit` of a paged route: `1..=max`, `default` when absent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limit {
-    pub default: u32,
-    pub max: u32,
-}
-
-impl Limit {
-    /// Smallest accepted `limit` of every paged route.
-    pub const MIN: u32 = 1;
-
-    pub const fn new(default: u32, max: u32) -> Self {
-        Limit { default, max }
     }
 }
 
@@ -162,16 +143,10 @@ impl QueryMap {
         }
     }
 
-    /// `limit`: an integer from 1 to `spec.max`, `spec.default` when absent.
-    pub fn limit(&self, spec: Limit) -> ApiResult<u32> {
-        let n = self.int("limit", IntRange::new(i64::from(Limit::MIN), i64::from(spec.max)))?;
-        Ok(n.map_or(spec.default, |n| n as u32))
-    }
-
-    /// `offset`: an integer from 0 to [`MAX_OFFSET`], 0 when absent.
-    pub fn offset(&self) -> ApiResult<u32> {
-        let n = self.int("offset", OFFSET_RANGE)?;
-        Ok(n.map_or(DEFAULT_OFFSET, |n| n as u32))
+    /// Parameter `name` as its type reads it ([`Param`]): `q.get("limit")?` in a route's [`FromQuery`], the
+    /// field's type saying which rules apply.
+    pub fn get<T: Param>(&self, name: &str) -> ApiResult<T> {
+        T::read(self, name)
     }
 
     /// A non-negative decimal (integer or up to 6 decimals) as exact micro-units: `min_volume`,
@@ -369,6 +344,16 @@ fn schema_of(v: Value) -> RefOr<Schema> {
     serde_json::from_value(v).expect("a parameter schema is a valid schema")
 }
 
+/// `schema` with `keywords` (a JSON object) added or replaced: a narrower rule over a reader's schema, such as
+/// a maximum over [`AmountQuery`] or a default over an enum's values.
+pub fn with_keywords(schema: RefOr<Schema>, keywords: Value) -> RefOr<Schema> {
+    let mut v = serde_json::to_value(schema).expect("a schema serialises");
+    if let (Some(m), Value::Object(k)) = (v.as_object_mut(), keywords) {
+        m.extend(k);
+    }
+    schema_of(v)
+}
+
 /// The smallest step of an amount ([`QueryMap::non_negative_amount`]): one micro-unit, `0.000001`.
 pub fn amount_step() -> Value {
     serde_json::from_str(&Amount::from_micros(1).to_string()).expect("an amount renders as a JSON number")
@@ -480,6 +465,232 @@ pub fn text_value(name: &str, raw: &str) -> ApiResult<String> {
     }
     Ok(t.to_string())
 }
+
+// ------------------------------------------------------------------------------------------------ typed parameters
+//
+// One type per kind of parameter, carrying its bounds, default and spellings: it reads the parameter
+// ([`Param`]) and documents it (`PartialSchema`) from the same constants, so a route states each rule once, in
+// the type of a field of its parameters struct:
+//
+//     /// Page size.
+//     #[param(inline, required = false)]
+//     pub limit: Limit<30, 100>,
+//
+// read in its `FromQuery` with `limit: q.get("limit")?`. `inline` puts the type's schema in the parameter (not
+// a `$ref`); `required = false` marks a parameter with a default, which utoipa cannot tell from a field that
+// is never `None`.
+
+/// A value read from one query parameter ([`QueryMap::get`]).
+pub trait Param: Sized {
+    /// Parameter `name` of `q`: its value, its default when absent, or the 400 naming it.
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self>;
+}
+
+/// An optional parameter: `None` when absent.
+impl<T: OptionalParam> Param for Option<T> {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        T::read_given(q, name)
+    }
+}
+
+/// A parameter without a default: absent is `None` as an [`Option`], and 400 `missing_parameter` otherwise.
+pub trait OptionalParam: Sized {
+    /// `None` when `name` is absent.
+    fn read_given(q: &QueryMap, name: &str) -> ApiResult<Option<Self>>;
+}
+
+/// An integer schema: `format`, then the bounds and the default.
+fn int_schema(format: &str, min: i64, max: i64, default: i64) -> RefOr<Schema> {
+    schema_of(json!({"type": "integer", "format": format, "minimum": min, "maximum": max, "default": default}))
+}
+
+/// `limit` of a paged route: an integer from 1 to `MAX`, `DEFAULT` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit<const DEFAULT: u32, const MAX: u32>(pub u32);
+
+impl<const DEFAULT: u32, const MAX: u32> Limit<DEFAULT, MAX> {
+    /// Smallest accepted `limit` of every paged route.
+    pub const MIN: u32 = 1;
+    pub const DEFAULT: u32 = DEFAULT;
+    pub const MAX: u32 = MAX;
+
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl<const DEFAULT: u32, const MAX: u32> Param for Limit<DEFAULT, MAX> {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        let n = q.int(name, IntRange::new(i64::from(Self::MIN), i64::from(MAX)))?;
+        Ok(Limit(n.map_or(DEFAULT, |n| n as u32)))
+    }
+}
+
+impl<const DEFAULT: u32, const MAX: u32> PartialSchema for Limit<DEFAULT, MAX> {
+    fn schema() -> RefOr<Schema> {
+        int_schema("int32", Self::MIN.into(), MAX.into(), DEFAULT.into())
+    }
+}
+
+impl<const DEFAULT: u32, const MAX: u32> ToSchema for Limit<DEFAULT, MAX> {}
+
+/// `offset`: items to skip, an integer from 0 to [`MAX_OFFSET`], 0 when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offset(pub u32);
+
+impl Offset {
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl Param for Offset {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        let n = q.int(name, IntRange::new(0, MAX_OFFSET.into()))?;
+        Ok(Offset(n.map_or(0, |n| n as u32)))
+    }
+}
+
+impl PartialSchema for Offset {
+    fn schema() -> RefOr<Schema> {
+        int_schema("int32", 0, MAX_OFFSET.into(), 0)
+    }
+}
+
+impl ToSchema for Offset {}
+
+/// An integer from `MIN` to `MAX`, `DEFAULT` when absent: "`name` must be an integer from `MIN` to `MAX`".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Int<const MIN: i64, const MAX: i64, const DEFAULT: i64>(pub i64);
+
+impl<const MIN: i64, const MAX: i64, const DEFAULT: i64> Int<MIN, MAX, DEFAULT> {
+    pub const RANGE: IntRange = IntRange::new(MIN, MAX);
+    pub const DEFAULT: i64 = DEFAULT;
+
+    pub const fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl<const MIN: i64, const MAX: i64, const DEFAULT: i64> Param for Int<MIN, MAX, DEFAULT> {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        Ok(Int(q.int(name, Self::RANGE)?.unwrap_or(DEFAULT)))
+    }
+}
+
+impl<const MIN: i64, const MAX: i64, const DEFAULT: i64> PartialSchema for Int<MIN, MAX, DEFAULT> {
+    fn schema() -> RefOr<Schema> {
+        int_schema("int64", MIN, MAX, DEFAULT)
+    }
+}
+
+impl<const MIN: i64, const MAX: i64, const DEFAULT: i64> ToSchema for Int<MIN, MAX, DEFAULT> {}
+
+/// `true` or `false` (also `1` / `0`, any case), `DEFAULT` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag<const DEFAULT: bool>(pub bool);
+
+impl<const DEFAULT: bool> Param for Flag<DEFAULT> {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        Ok(Flag(q.boolean(name)?.unwrap_or(DEFAULT)))
+    }
+}
+
+impl<const DEFAULT: bool> PartialSchema for Flag<DEFAULT> {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({"type": "boolean", "default": DEFAULT}))
+    }
+}
+
+impl<const DEFAULT: bool> ToSchema for Flag<DEFAULT> {}
+
+/// Free text, as [`text_value`] keeps it: trimmed, 1 to [`MAX_TEXT_LEN`] characters, no control character.
+/// Required as `Text`, optional as `Option<Text>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text(pub String);
+
+impl Text {
+    pub fn into_inner(self) -> String {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl OptionalParam for Text {
+    fn read_given(q: &QueryMap, name: &str) -> ApiResult<Option<Self>> {
+        Ok(q.text(name)?.map(Text))
+    }
+}
+
+impl Param for Text {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        q.required_text(name).map(Text)
+    }
+}
+
+impl PartialSchema for Text {
+    fn schema() -> RefOr<Schema> {
+        TextValue::schema()
+    }
+}
+
+impl ToSchema for Text {}
+
+/// The schema of an enum parameter that has no schema of its own: a string, one of its spellings.
+pub fn enum_schema<T: ParamEnum>() -> RefOr<Schema> {
+    let names: Vec<&str> = T::VALUES.iter().map(|(n, _)| *n).collect();
+    schema_of(json!({"type": "string", "enum": names}))
+}
+
+/// An enum parameter without a default: one of its spellings, exactly.
+impl<T: ParamEnum> OptionalParam for T {
+    fn read_given(q: &QueryMap, name: &str) -> ApiResult<Option<Self>> {
+        q.one_of(name)
+    }
+}
+
+/// The value an enum parameter takes when absent, the same on every route that takes it.
+pub trait ParamDefault: ParamEnum + PartialEq {
+    const DEFAULT: Self;
+
+    /// The wire spelling of [`ParamDefault::DEFAULT`].
+    fn default_spelling() -> &'static str {
+        Self::VALUES
+            .iter()
+            .find(|(_, v)| *v == Self::DEFAULT)
+            .map(|(s, _)| *s)
+            .expect("the default of an enum parameter is one of its values")
+    }
+}
+
+/// An enum parameter with a default ([`ParamDefault`]): documented with the enum's own schema (its values) and
+/// that default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaulted<T>(pub T);
+
+impl<T: ParamDefault> Param for Defaulted<T> {
+    fn read(q: &QueryMap, name: &str) -> ApiResult<Self> {
+        Ok(Defaulted(q.one_of(name)?.unwrap_or(T::DEFAULT)))
+    }
+}
+
+// utoipa documents a field of a generic type through `ComposeSchema` (what its own derive emits for generic
+// types, and what gives `PartialSchema`); the enum's schema is taken whole, so the generic argument utoipa
+// passes is not needed.
+impl<T: ParamDefault + PartialSchema> utoipa::__dev::ComposeSchema for Defaulted<T> {
+    fn compose(_generics: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        with_keywords(T::schema(), json!({"default": T::default_spelling()}))
+    }
+}
+
+impl<T: ParamDefault + ToSchema> ToSchema for Defaulted<T> {}
 
 /// Checks that `start <= end` when both are set: "`start` must not be after `end`".
 pub fn check_order<T: PartialOrd>(start_name: &str, start: Option<T>, end_name: &str, end: Option<T>) -> ApiResult<()> {
@@ -593,10 +804,11 @@ mod tests {
 
     #[test]
     fn limit_and_offset_are_strict() {
-        let spec = Limit::new(30, 100);
-        assert_eq!(q("").limit(spec).unwrap(), 30);
-        assert_eq!(q("limit=1").limit(spec).unwrap(), 1);
-        assert_eq!(q("limit=100").limit(spec).unwrap(), 100);
+        type L = Limit<30, 100>;
+        let limit = |m: QueryMap| m.get::<L>("limit").map(L::get);
+        assert_eq!(limit(q("")).unwrap(), 30);
+        assert_eq!(limit(q("limit=1")).unwrap(), 1);
+        assert_eq!(limit(q("limit=100")).unwrap(), 100);
         for bad in [
             "limit=0",
             "limit=101",
@@ -607,13 +819,15 @@ mod tests {
             "limit=%2010",
             "limit=99999999999999999999",
         ] {
-            let (p, d) = err(q(bad).limit(spec));
+            let (p, d) = err(limit(q(bad)));
             assert_eq!(p.as_deref(), Some("limit"), "{bad}");
             assert_eq!(d, "limit must be an integer from 1 to 100", "{bad}");
         }
-        assert_eq!(q("offset=1000000").offset().unwrap(), 1_000_000);
+        let offset = |m: QueryMap| m.get::<Offset>("offset").map(Offset::get);
+        assert_eq!(offset(q("")).unwrap(), 0);
+        assert_eq!(offset(q("offset=1000000")).unwrap(), 1_000_000);
         for bad in ["offset=-1", "offset=1000001", "offset="] {
-            let (_, d) = err(q(bad).offset());
+            let (_, d) = err(offset(q(bad)));
             assert_eq!(d, "offset must be an integer from 0 to 1000000", "{bad}");
         }
     }
@@ -685,12 +899,12 @@ mod tests {
         assert_eq!(p.as_deref(), Some("a"));
         assert!(q("a=0.0000001").non_negative_amount("a").is_err());
         // Integers: any whole value, written either way.
-        let spec = Limit::new(30, 100);
+        let limit = |m: QueryMap| m.get::<Limit<30, 100>>("limit").map(|l| l.get());
         for (written, n) in [("1e2", 100), ("1.5e1", 15), ("5E1", 50), ("15.0", 15), ("100", 100)] {
-            assert_eq!(q(&format!("limit={written}")).limit(spec).unwrap(), n, "{written}");
+            assert_eq!(limit(q(&format!("limit={written}"))).unwrap(), n, "{written}");
         }
         for bad in ["1e3", "1.5", "2.5e0", "1e-1", "1e99999999999"] {
-            assert!(q(&format!("limit={bad}")).limit(spec).is_err(), "{bad}");
+            assert!(limit(q(&format!("limit={bad}"))).is_err(), "{bad}");
         }
         // Cents keep any precision (rounded up), and milliseconds read the exponent form too.
         assert_eq!(
@@ -751,6 +965,76 @@ mod tests {
         assert!(q(&long).text("q").is_err());
         let (p, d) = err(q("").required_text("q"));
         assert_eq!((p.as_deref(), d.as_str()), (Some("q"), "q is required"));
+    }
+
+    impl ParamDefault for Color {
+        const DEFAULT: Self = Color::Blue;
+    }
+
+    impl PartialSchema for Color {
+        fn schema() -> RefOr<Schema> {
+            enum_schema::<Color>()
+        }
+    }
+
+    fn schema<T: PartialSchema>() -> Value {
+        serde_json::to_value(T::schema()).unwrap()
+    }
+
+    /// Each typed parameter documents the bounds and the default it reads with: the largest documented value
+    /// is read, one more is refused, and absent reads as the documented default.
+    #[test]
+    fn typed_parameters_document_what_they_read() {
+        fn check<T: Param + PartialSchema + std::fmt::Debug>(name: &str, as_int: impl Fn(T) -> i64) {
+            let s = schema::<T>();
+            let (min, max) = (s["minimum"].as_i64().unwrap(), s["maximum"].as_i64().unwrap());
+            assert_eq!(
+                as_int(q("").get::<T>(name).unwrap()),
+                s["default"].as_i64().unwrap(),
+                "{s}"
+            );
+            assert_eq!(as_int(q(&format!("{name}={max}")).get::<T>(name).unwrap()), max, "{s}");
+            assert_eq!(as_int(q(&format!("{name}={min}")).get::<T>(name).unwrap()), min, "{s}");
+            let (_, detail) = err(q(&format!("{name}={}", max + 1)).get::<T>(name));
+            assert_eq!(detail, format!("{name} must be an integer from {min} to {max}"));
+            assert!(q(&format!("{name}={}", min - 1)).get::<T>(name).is_err(), "{s}");
+        }
+        check::<Limit<30, 100>>("limit", |l| l.get().into());
+        check::<Offset>("offset", |o| o.get().into());
+        check::<Int<1, 86_400, 30>>("max_staleness_seconds", Int::get);
+        assert_eq!(
+            schema::<Limit<30, 100>>()["minimum"],
+            Value::from(Limit::<30, 100>::MIN)
+        );
+
+        let flag = schema::<Flag<false>>();
+        assert_eq!(
+            (flag["type"].as_str(), flag["default"].as_bool()),
+            (Some("boolean"), Some(false))
+        );
+        assert_eq!(q("").get::<Flag<false>>("orderbook").unwrap(), Flag(false));
+        assert_eq!(q("orderbook=true").get::<Flag<false>>("orderbook").unwrap(), Flag(true));
+
+        let text = schema::<Text>();
+        assert_eq!(text["maxLength"], Value::from(MAX_TEXT_LEN), "{text}");
+        assert_eq!(text["minLength"], Value::from(1), "{text}");
+        let longest = "x".repeat(MAX_TEXT_LEN);
+        assert_eq!(q(&format!("q={longest}")).get::<Text>("q").unwrap().0, longest);
+        assert!(q(&format!("q={longest}x")).get::<Option<Text>>("q").is_err());
+        assert_eq!(q("").get::<Option<Text>>("q").unwrap(), None);
+        assert_eq!(err(q("").get::<Text>("q")).1, "q is required");
+
+        // An enum's documented values are the ones it reads, and its default is one of them.
+        let color = schema::<Defaulted<Color>>();
+        assert_eq!(color["enum"], json!(["red", "blue"]), "{color}");
+        assert_eq!(color["default"], "blue", "{color}");
+        assert_eq!(q("").get::<Defaulted<Color>>("c").unwrap(), Defaulted(Color::Blue));
+        assert_eq!(q("c=red").get::<Defaulted<Color>>("c").unwrap(), Defaulted(Color::Red));
+        assert_eq!(q("c=red").get::<Option<Color>>("c").unwrap(), Some(Color::Red));
+        assert_eq!(
+            err(q("c=green").get::<Defaulted<Color>>("c")).1,
+            "c must be one of red or blue"
+        );
     }
 
     #[test]

@@ -14,8 +14,11 @@ use crossbook_core::{
 };
 use crossbook_store::HistoryQuery;
 use serde::Serialize;
-use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use serde_json::{Value, json};
+use utoipa::{
+    IntoParams, PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
@@ -25,23 +28,36 @@ use crate::{
     auth::{Gate, View, groups},
     error::ApiResult,
     json::Json,
-    params::{CentsQuery, FromQuery, IntRange, Limit, ParamEnum, QueryMap, TimestampQuery, ValidQuery},
+    params::{
+        CentsQuery, Flag, FromQuery, Int, Limit, Offset, ParamEnum, QueryMap, TimestampQuery, ValidQuery, with_keywords,
+    },
 };
 
-/// `limit` of the three routes.
-pub const ARB_LIMIT: Limit = Limit::new(50, 100);
-/// `max_staleness_seconds`.
-pub const STALENESS_RANGE: IntRange = IntRange::new(1, 86_400);
-/// `window_tolerance_seconds`.
-pub const TOLERANCE_RANGE: IntRange = IntRange::new(0, 3_600);
-/// `minutes` of the spread route.
-pub const MINUTES_RANGE: IntRange = IntRange::new(1, 525_600);
-/// Default `minutes` of the spread route.
-pub const DEFAULT_MINUTES: i64 = 10_000;
+/// `limit` of the routes.
+pub type ArbLimit = Limit<50, 100>;
+/// `max_staleness_seconds`: 1 s to a day.
+pub type StalenessSeconds = Int<1, 86_400, { DEFAULT_MAX_STALENESS_SECONDS }>;
+/// `window_tolerance_seconds`: up to an hour.
+pub type ToleranceSeconds = Int<0, 3_600, { DEFAULT_WINDOW_TOLERANCE_SECONDS }>;
+/// `minutes` of the spread route: up to a year, 10,000 by default.
+pub type Minutes = Int<1, 525_600, 10_000>;
 /// `min_net_cents` of the current route when absent: every opportunity that nets anything.
 pub const DEFAULT_MIN_NET: MicroUsd = MicroUsd::ZERO;
-/// `orderbook` when absent: the ladders are opt-in because they make each row several times larger.
-pub const DEFAULT_ORDERBOOK: bool = false;
+/// `orderbook`, off when absent: the ladders are opt-in because they make each row several times larger.
+pub type OrderbookFlag = Flag<false>;
+
+/// `min_net_cents`, read by [`crate::params::QueryMap::cents_ceil`]: cents ([`CentsQuery`]), documented with the
+/// floor that applies when absent ([`DEFAULT_MIN_NET`]; the history route has no floor, which filters alike).
+pub struct MinNetCentsQuery;
+
+impl PartialSchema for MinNetCentsQuery {
+    fn schema() -> RefOr<Schema> {
+        let whole_cents = DEFAULT_MIN_NET.micros() / MicroUsd::from_cents(1).micros();
+        with_keywords(CentsQuery::schema(), json!({"default": whole_cents}))
+    }
+}
+
+impl ToSchema for MinNetCentsQuery {}
 
 /// The arbitrage routes, each also reachable without `/v1`.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -400,11 +416,11 @@ pub struct PairsParams {
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: ArbLimit,
     /// Zero-based offset.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for PairsParams {
@@ -412,8 +428,8 @@ impl FromQuery for PairsParams {
         Ok(PairsParams {
             kind: q.one_of("kind")?,
             interval_code: q.one_of("interval_code")?,
-            limit: q.limit(ARB_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         })
     }
 }
@@ -446,23 +462,23 @@ impl From<CategoryName> for Category {
 #[into_params(parameter_in = Query)]
 pub struct CurrentParams {
     /// Minimum net profit after fees, cents (inclusive).
-    #[param(value_type = Option<CentsQuery>, inline)]
+    #[param(value_type = Option<MinNetCentsQuery>, inline)]
     pub min_net_cents: Option<MicroUsd>,
     /// Only windows of this interval (matched pairs have none).
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Attach the top 5 ask levels per leg under `orderbook`.
-    #[param(required = false)]
-    pub orderbook: bool,
+    #[param(inline, required = false)]
+    pub orderbook: OrderbookFlag,
     /// Pairs are dropped when either book is older than this.
-    #[param(required = false)]
-    pub max_staleness_seconds: i64,
+    #[param(inline, required = false)]
+    pub max_staleness_seconds: StalenessSeconds,
     /// Maximum start/end skew when pairing windows.
-    #[param(required = false)]
-    pub window_tolerance_seconds: i64,
+    #[param(inline, required = false)]
+    pub window_tolerance_seconds: ToleranceSeconds,
     /// Maximum rows.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: ArbLimit,
 }
 
 impl FromQuery for CurrentParams {
@@ -470,14 +486,10 @@ impl FromQuery for CurrentParams {
         Ok(CurrentParams {
             min_net_cents: q.cents_ceil("min_net_cents")?,
             interval_code: q.one_of("interval_code")?,
-            orderbook: q.boolean("orderbook")?.unwrap_or(DEFAULT_ORDERBOOK),
-            max_staleness_seconds: q
-                .int("max_staleness_seconds", STALENESS_RANGE)?
-                .unwrap_or(DEFAULT_MAX_STALENESS_SECONDS),
-            window_tolerance_seconds: q
-                .int("window_tolerance_seconds", TOLERANCE_RANGE)?
-                .unwrap_or(DEFAULT_WINDOW_TOLERANCE_SECONDS),
-            limit: q.limit(ARB_LIMIT)?,
+            orderbook: q.get("orderbook")?,
+            max_staleness_seconds: q.get("max_staleness_seconds")?,
+            window_tolerance_seconds: q.get("window_tolerance_seconds")?,
+            limit: q.get("limit")?,
         })
     }
 }
@@ -487,22 +499,22 @@ impl FromQuery for CurrentParams {
 #[into_params(parameter_in = Query)]
 pub struct DifferenceParams {
     /// Snapshot lookback in minutes: books older than this are ignored.
-    #[param(required = false)]
-    pub minutes: i64,
+    #[param(inline, required = false)]
+    pub minutes: Minutes,
     /// Only windows of this interval.
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Maximum rows.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: ArbLimit,
 }
 
 impl FromQuery for DifferenceParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(DifferenceParams {
-            minutes: q.int("minutes", MINUTES_RANGE)?.unwrap_or(DEFAULT_MINUTES),
+            minutes: q.get("minutes")?,
             interval_code: q.one_of("interval_code")?,
-            limit: q.limit(ARB_LIMIT)?,
+            limit: q.get("limit")?,
         })
     }
 }
@@ -512,11 +524,11 @@ impl FromQuery for DifferenceParams {
 #[into_params(parameter_in = Query)]
 pub struct HistoryParams {
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: ArbLimit,
     /// Zero-based offset.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
     /// Only windows of this interval.
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
@@ -524,7 +536,7 @@ pub struct HistoryParams {
     #[param(inline)]
     pub category: Option<CategoryName>,
     /// Minimum `net_cents` of the episode's latest observation (inclusive), over the full history.
-    #[param(value_type = Option<CentsQuery>, inline)]
+    #[param(value_type = Option<MinNetCentsQuery>, inline)]
     pub min_net_cents: Option<MicroUsd>,
     /// ISO 8601; keep episodes last seen at or after this time.
     #[param(value_type = Option<TimestampQuery>, inline)]
@@ -537,8 +549,8 @@ pub struct HistoryParams {
 impl FromQuery for HistoryParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(HistoryParams {
-            limit: q.limit(ARB_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
             interval_code: q.one_of("interval_code")?,
             category: q.one_of("category")?,
             min_net_cents: q.cents_ceil("min_net_cents")?,
@@ -585,13 +597,13 @@ async fn current(
                 now: Timestamp::now(),
                 min_net: p.min_net_cents.unwrap_or(DEFAULT_MIN_NET),
                 interval_code: p.interval_code,
-                max_staleness_seconds: p.max_staleness_seconds,
-                window_tolerance_seconds: p.window_tolerance_seconds,
-                include_orderbook: p.orderbook,
+                max_staleness_seconds: p.max_staleness_seconds.get(),
+                window_tolerance_seconds: p.window_tolerance_seconds.get(),
+                include_orderbook: p.orderbook.0,
                 fees: state.config.venue_b_fee_rate,
             };
             let mut opps = scan_live(&catalog, &state.live, &params);
-            opps.truncate(p.limit as usize);
+            opps.truncate(p.limit.get() as usize);
             Ok(opps
                 .iter()
                 .map(render::opportunity_current_json)
@@ -628,11 +640,11 @@ async fn difference(
     let params = SpreadParams {
         now: Timestamp::now(),
         interval_code: p.interval_code,
-        max_staleness_seconds: p.minutes * 60,
+        max_staleness_seconds: p.minutes.get() * 60,
         window_tolerance_seconds: DEFAULT_WINDOW_TOLERANCE_SECONDS,
     };
     let mut rows = spreads_live(&catalog, &state.live, &params);
-    rows.truncate(p.limit as usize);
+    rows.truncate(p.limit.get() as usize);
     let (side1, side2) = (&state.config.venue_a_display_name, &state.config.venue_b_display_name);
     Ok(Json(
         rows.iter().map(|r| render::spread_row_json(r, side1, side2)).collect(),
@@ -665,22 +677,22 @@ async fn history(
         min_net: p.min_net_cents,
         from: p.from,
         to: p.to,
-        limit: p.limit,
-        offset: p.offset,
+        limit: p.limit.get(),
+        offset: p.offset.get(),
     };
     let page = state.store.episode_history(&q).await?;
     // The gating table decides the view; the mask reads it as a plan.
     let plan = (gate.view == View::Full).then_some(Plan::Trader);
-    let items: Vec<Value> = mask_page(&page.items, u64::from(p.offset), plan)
+    let items: Vec<Value> = mask_page(&page.items, u64::from(p.offset.get()), plan)
         .into_iter()
         .map(render::episode_json)
         .collect();
-    let has_more = i64::from(p.offset) + (items.len() as i64) < page.total;
+    let has_more = i64::from(p.offset.get()) + (items.len() as i64) < page.total;
     Ok(Json(serde_json::json!({
         "items": items,
         "total": page.total,
-        "offset": p.offset,
-        "limit": p.limit,
+        "offset": p.offset.get(),
+        "limit": p.limit.get(),
         "has_more": has_more,
     })))
 }
@@ -719,8 +731,8 @@ async fn pairs(
     let total = matching.len() as i64;
     let items: Vec<Value> = matching
         .iter()
-        .skip(p.offset as usize)
-        .take(p.limit as usize)
+        .skip(p.offset.get() as usize)
+        .take(p.limit.get() as usize)
         .map(|(pair, skip)| {
             let reason = catalog
                 .rejection(&pair.venue_a.market.market_id, &pair.venue_b.market.market_id)
@@ -728,12 +740,12 @@ async fn pairs(
             render::pair_json(pair, *skip, reason)
         })
         .collect();
-    let has_more = i64::from(p.offset) + (items.len() as i64) < total;
+    let has_more = i64::from(p.offset.get()) + (items.len() as i64) < total;
     Ok(Json(serde_json::json!({
         "items": items,
         "total": total,
-        "offset": p.offset,
-        "limit": p.limit,
+        "offset": p.offset.get(),
+        "limit": p.limit.get(),
         "has_more": has_more,
     })))
 }

@@ -1,7 +1,11 @@
 //! Shared by several API areas: the query-parameter spellings of core's wire enums (their OpenAPI schemas come
 //! from core's `openapi` feature) and the renderers of contracts §1 (times, prices, amounts).
 
-use crate::{AppState, error::ApiResult, params::ParamEnum};
+use crate::{
+    AppState,
+    error::ApiResult,
+    params::{ParamDefault, ParamEnum},
+};
 use crossbook_core::{Amount, Exchange, IntervalCode, Market, Price, Status, Timestamp};
 
 impl ParamEnum for Exchange {
@@ -10,6 +14,11 @@ impl ParamEnum for Exchange {
 
 impl ParamEnum for Status {
     const VALUES: &'static [(&'static str, Self)] = &[("active", Status::Active), ("closed", Status::Closed)];
+}
+
+/// The status a search or listing shows when none is asked for.
+impl ParamDefault for Status {
+    const DEFAULT: Self = Status::Active;
 }
 
 impl ParamEnum for IntervalCode {

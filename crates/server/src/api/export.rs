@@ -20,7 +20,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
     export::{FileFormat, Include, ReplayPlan, file_name, rows::Table, utc_day},
-    params::{ParamEnum, QueryMap, text_value},
+    params::{ParamEnum, QueryMap, Text, text_value},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -74,7 +74,8 @@ struct ExportParams {
     exchange: Exchange,
     /// The market: a venue_a ticker or a venue_b condition id. A venue_b market's file holds both of its
     /// tokens' books (told apart by `asset_id`).
-    market_id: String,
+    #[param(inline)]
+    market_id: Text,
     /// The day, `YYYY-MM-DD`, in UTC: the file covers 00:00:00.000 to 23:59:59.999. It must be a real
     /// calendar day.
     #[param(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", format = Date)]

@@ -7,7 +7,8 @@
 //!    `utoipa::IntoParams`), handlers annotated with `#[utoipa::path]` at their `/v1/...` path, and
 //!    `pub fn router() -> OpenApiRouter<AppState>`. Wrap a route in [`also_unversioned`] when contracts §9 says
 //!    it also answers without `/v1` (search, historical, arbitrage).
-//!    A parameter's range and default go in `param_docs::table`, from the constants its parser uses, not as
+//!    A parameter's range, default, spellings and text rules go in its field's type (`Limit<30, 100>`,
+//!    `Defaulted<Status>`, `Text`, ...; see [`crate::params`]), which both reads it and documents it, not in
 //!    `#[param(maximum = .., default = ..)]` literals.
 //! 2. Gate each handler with [`crate::auth::Gate`] for its [`crate::auth::RouteGroup`].
 //! 3. Merge the router in `api_routes()` below. It is then served behind [`crate::auth::authenticate`] (caller

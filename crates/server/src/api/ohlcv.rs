@@ -13,7 +13,10 @@ use crossbook_store::{
     books::history::{HistoryRow, book_history},
 };
 use serde::Serialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::{
+    IntoParams, PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
@@ -22,7 +25,10 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{FromQuery, InstantQuery, Limit, ParamEnum, Path, QueryMap, ValidQuery, text_value},
+    params::{
+        Defaulted, FromQuery, InstantQuery, Limit, Offset, ParamDefault, ParamEnum, Path, QueryMap, Text, ValidQuery,
+        enum_schema, text_value,
+    },
 };
 
 /// Most markets one request names.
@@ -31,10 +37,8 @@ pub const MAX_MARKETS: usize = 50;
 pub const MAX_CANDLES: i64 = 1500;
 /// Candles per market when `from` is absent: `from` is `to` minus this many intervals.
 pub const DEFAULT_CANDLES: i64 = 100;
-/// `interval` when absent.
-pub const DEFAULT_INTERVAL: IntervalName = IntervalName(Interval::H1);
 /// `limit` of the event route: markets per page.
-pub const EVENT_MARKETS: Limit = Limit::new(50, MAX_MARKETS as u32);
+pub type EventMarketsPage = Limit<50, { MAX_MARKETS as u32 }>;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -45,9 +49,34 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// A candle interval: `1m`, `5m`, `1h`, `6h`, `1d` or `1w`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
-#[schema(value_type = String, examples("1h"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntervalName(pub Interval);
+
+/// `interval` when absent.
+impl ParamDefault for IntervalName {
+    const DEFAULT: Self = IntervalName(Interval::H1);
+}
+
+impl PartialSchema for IntervalName {
+    fn schema() -> RefOr<Schema> {
+        enum_schema::<IntervalName>()
+    }
+}
+
+impl ToSchema for IntervalName {}
+
+/// `market_ids` ([`MarketsOhlcvParams`]): 1 to [`MAX_MARKETS`] ids, each free text ([`Text`]).
+pub struct MarketIdsQuery;
+
+impl PartialSchema for MarketIdsQuery {
+    fn schema() -> RefOr<Schema> {
+        let items = serde_json::to_value(Text::schema()).expect("a schema serialises");
+        let v = serde_json::json!({"type": "array", "items": items, "minItems": 1, "maxItems": MAX_MARKETS});
+        serde_json::from_value(v).expect("a parameter schema is a valid schema")
+    }
+}
+
+impl ToSchema for MarketIdsQuery {}
 
 impl ParamEnum for IntervalName {
     const VALUES: &'static [(&'static str, Self)] = &[
@@ -74,7 +103,7 @@ pub(crate) struct Window {
 
 impl Window {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
-        let interval = q.one_of::<IntervalName>("interval")?.unwrap_or(DEFAULT_INTERVAL).0;
+        let interval = q.get::<Defaulted<IntervalName>>("interval")?.0.0;
         let to = q.instant("to")?.unwrap_or_else(Timestamp::now);
         let from = match q.instant("from")? {
             Some(f) => f,
@@ -118,7 +147,7 @@ pub struct MarketsOhlcvParams {
     /// Market ids, separated by commas or in repeated parameters (1 to 50): venue_a tickers, venue_b condition ids (`0x…`) or venue_b
     /// numeric market ids. Each is looked up on venue_a, then venue_b, unless `exchange` names one. An id given
     /// twice is answered once.
-    #[param(value_type = Vec<String>, style = Form, explode = false)]
+    #[param(value_type = MarketIdsQuery, inline, style = Form, explode = false)]
     pub market_ids: Vec<String>,
     /// Only look the ids up on this venue.
     #[param(inline)]
@@ -170,13 +199,13 @@ impl FromQuery for MarketsOhlcvParams {
 pub struct EventOhlcvParams {
     /// Status of the markets to include.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Markets per page, highest volume first.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: EventMarketsPage,
     /// Markets to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
     #[param(ignore)]
     window: Window,
 }
@@ -184,9 +213,9 @@ pub struct EventOhlcvParams {
 impl FromQuery for EventOhlcvParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(EventOhlcvParams {
-            status: q.one_of("status")?.unwrap_or(Status::Active),
-            limit: q.limit(EVENT_MARKETS)?,
-            offset: q.offset()?,
+            status: q.get("status")?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
             window: Window::from_query(q)?,
         })
     }
@@ -198,10 +227,10 @@ impl FromQuery for EventOhlcvParams {
 pub struct WindowParams {
     /// Candle length. Intervals are aligned to UTC: minutes, hours and days from midnight UTC, weeks from Monday
     /// 00:00 UTC.
-    #[param(value_type = Option<String>, required = false)]
-    pub interval: Option<IntervalName>,
+    #[param(inline, required = false)]
+    pub interval: Defaulted<IntervalName>,
     /// Start (inclusive): ISO 8601, a date (midnight UTC) or Unix milliseconds. The first candle is the interval
-    /// holding it. Default: 100 intervals before `to`.
+    /// holding it. Default: 100 intervals before `to`. `from` must be earlier than `to`, and the two may span at most 1,500 intervals.
     #[param(value_type = Option<InstantQuery>, inline)]
     pub from: Option<String>,
     /// End (exclusive): ISO 8601, a date or Unix milliseconds. Default: now.
@@ -349,7 +378,7 @@ async fn markets_ohlcv(
     path = "/v1/events/{event_id}/ohlcv",
     tag = "historical",
     params(
-        ("event_id" = String, Path, description = "Source event ticker / ID, as in `event_id` of an event."),
+        ("event_id" = inline(Text), Path, description = "Source event ticker / ID, as in `event_id` of an event."),
         EventOhlcvParams,
         WindowParams
     ),
@@ -370,7 +399,13 @@ async fn event_ohlcv(
         return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
     };
     let event = event.event;
-    let query = MarketQuery::of_event(event.exchange, &event.event_id, p.status, p.limit, p.offset);
+    let query = MarketQuery::of_event(
+        event.exchange,
+        &event.event_id,
+        p.status.0,
+        p.limit.get(),
+        p.offset.get(),
+    );
     let w = p.window;
     let mut out = Vec::new();
     for m in state.store.search_markets(&query).await? {
@@ -571,7 +606,7 @@ mod tests {
 
     #[test]
     fn the_documented_caps_are_the_enforced_ones() {
-        // The route's description, the historical data guide and the `from` rule in `param_docs` state these in words.
+        // The route's description, the historical data guide and the doc comment of `from` state these in words.
         assert_eq!((MAX_CANDLES, MAX_MARKETS, DEFAULT_CANDLES), (1500, 50, 100));
     }
 

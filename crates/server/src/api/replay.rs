@@ -20,7 +20,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
     export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
-    params::{InstantQuery, QueryMap, check_order, text_value},
+    params::{InstantQuery, QueryMap, Text, check_order, text_value},
     slots::{OpenCounts, Slot},
 };
 
@@ -53,6 +53,7 @@ struct ReplayParams {
     /// A market to replay: a venue_a ticker or a venue_b condition id, optionally prefixed with its venue
     /// (`venue_b:0x…`) to mix venues in one replay. Repeat the parameter for more markets, up to 50. A
     /// venue_b market replays both of its tokens' books.
+    #[param(value_type = Vec<Text>, inline)]
     market_id: Vec<String>,
     /// Range start (inclusive): Unix milliseconds (from 2001; a smaller number is refused as Unix seconds), an
     /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Each book starts with its state at this

@@ -8,7 +8,7 @@ use crate::{
     AppState,
     auth::{AnyCaller, Caller},
     error::{ApiError, ApiResult, ErrorBody},
-    params::{FromQuery, IntRange, QueryMap, ValidQuery, check_together},
+    params::{FromQuery, IntRange, QueryMap, Text, ValidQuery, check_together},
     stream::{connection, protocol::MAX_CLIENT_MESSAGE, session::Owner},
 };
 
@@ -24,6 +24,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct StreamParams {
     /// The `session` of the `welcome` message of the connection to resume. Give it with `resume_from`.
+    #[param(value_type = Option<Text>, inline)]
     pub session: Option<String>,
     /// The last `seq` received. The server sends every later message it still holds, then `resumed`; when
     /// it no longer holds them all, `welcome` and `reset`, then fresh snapshots.

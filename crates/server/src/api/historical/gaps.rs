@@ -16,7 +16,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult},
     json::Json,
-    params::{FromQuery, QueryMap, ValidQuery},
+    params::{FromQuery, QueryMap, Text, ValidQuery},
 };
 
 use super::{Cursor, PaginationOut, paging::*, params::Common};
@@ -29,11 +29,11 @@ pub struct GapsParams {
     #[param(inline)]
     pub exchange: Exchange,
     /// Venue-native market id: venue_a ticker, venue_b condition id or numeric source id.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     /// venue_b only: this token's gaps. Omit for both tokens' gaps.
-    #[param(min_length = 1, max_length = 256)]
-    pub asset_id: Option<String>,
+    #[param(inline)]
+    pub asset_id: Option<Text>,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -42,7 +42,7 @@ impl FromQuery for GapsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let exchange = q.one_of("exchange")?.ok_or_else(|| ApiError::missing("exchange"))?;
         let common = Common::from_query(q)?;
-        let asset_id = q.text("asset_id")?;
+        let asset_id: Option<Text> = q.get("asset_id")?;
         if exchange == Exchange::VenueA && asset_id.is_some() {
             return Err(ApiError::invalid(
                 "asset_id",
@@ -51,7 +51,7 @@ impl FromQuery for GapsParams {
         }
         Ok(GapsParams {
             exchange,
-            market_id: common.market_id.clone(),
+            market_id: Text(common.market_id.clone()),
             asset_id,
             common,
         })

@@ -49,7 +49,7 @@ use crate::{
 };
 
 /// `limit` of the historical routes.
-pub const HISTORY_LIMIT: Limit = Limit::new(100, 200);
+pub type HistoryLimit = Limit<100, 200>;
 
 /// The historical routes, each also reachable without `/v1`.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -6,10 +6,12 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     error::{ApiError, ApiResult},
-    params::{FromQuery, InstantQuery, ParamEnum, QueryMap, check_order, check_together},
+    params::{
+        Defaulted, FromQuery, InstantQuery, ParamDefault, ParamEnum, QueryMap, Text, check_order, check_together,
+    },
 };
 
-use super::HISTORY_LIMIT;
+use super::HistoryLimit;
 
 /// Bucket size of range reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -49,7 +51,9 @@ impl From<Granularity> for history::Granularity {
 }
 
 /// `granularity` when absent.
-pub const DEFAULT_GRANULARITY: Granularity = Granularity::M1;
+impl ParamDefault for Granularity {
+    const DEFAULT: Self = Granularity::M1;
+}
 
 /// Row format of the unified route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -80,8 +84,8 @@ impl Common {
         Ok(Common {
             market_id,
             range: range_of(q)?,
-            granularity: q.one_of("granularity")?.unwrap_or(DEFAULT_GRANULARITY),
-            limit: q.limit(HISTORY_LIMIT)?,
+            granularity: q.get::<Defaulted<Granularity>>("granularity")?.0,
+            limit: q.get::<HistoryLimit>("limit")?.get(),
             pagination_key: q.text("pagination_key")?,
         })
     }
@@ -106,15 +110,16 @@ pub struct RangeParams {
     /// RFC 3339 time (no offset means UTC) or a bare date (midnight UTC). Must be set together with `end_time`.
     #[param(value_type = Option<InstantQuery>, inline)]
     start_time: Option<String>,
-    /// Range end (inclusive), written as `start_time`; must be set together with `start_time`, not before it.
+    /// Range end (inclusive), written as `start_time`; must be set together with `start_time`, not before it. `end_time` without `start_time` is refused.
     #[param(value_type = Option<InstantQuery>, inline)]
     end_time: Option<String>,
     /// Maximum rows per page.
-    #[param(required = false)]
-    limit: u32,
+    #[param(inline, required = false)]
+    limit: HistoryLimit,
     /// Cursor from the previous response's `pagination.pagination_key`, with otherwise the same parameters.
     // On the unified route this goes beyond the spec's table: the envelope of contracts §5 carries one.
-    pagination_key: Option<String>,
+    #[param(inline)]
+    pagination_key: Option<Text>,
 }
 
 /// The bucket size of the order-book routes' range reads, for the document (read into [`Common`]).
@@ -124,7 +129,7 @@ pub struct RangeParams {
 pub struct GranularityParams {
     /// Bucket size of range reads (one row per bucket: its last snapshot).
     #[param(inline, required = false)]
-    granularity: Granularity,
+    granularity: Defaulted<Granularity>,
 }
 
 /// Parameters of `/v1/historical/venue_a/orderbook`, besides [`RangeParams`].
@@ -132,8 +137,8 @@ pub struct GranularityParams {
 #[into_params(parameter_in = Query)]
 pub struct VenueAParams {
     /// Market ticker.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -142,7 +147,7 @@ impl FromQuery for VenueAParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let common = Common::from_query(q)?;
         Ok(VenueAParams {
-            market_id: common.market_id.clone(),
+            market_id: Text(common.market_id.clone()),
             common,
         })
     }
@@ -153,11 +158,11 @@ impl FromQuery for VenueAParams {
 #[into_params(parameter_in = Query)]
 pub struct VenueBParams {
     /// Condition id (`0x…`) or the numeric source market id.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     /// Token id: only this token's rows. Omit for both the YES and the NO token (both count toward `limit`).
-    #[param(min_length = 1, max_length = 256)]
-    pub asset_id: Option<String>,
+    #[param(inline)]
+    pub asset_id: Option<Text>,
     #[param(ignore)]
     pub(super) common: Common,
 }
@@ -166,8 +171,8 @@ impl FromQuery for VenueBParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let common = Common::from_query(q)?;
         Ok(VenueBParams {
-            market_id: common.market_id.clone(),
-            asset_id: q.text("asset_id")?,
+            market_id: Text(common.market_id.clone()),
+            asset_id: q.get("asset_id")?,
             common,
         })
     }
@@ -181,8 +186,8 @@ pub struct UnifiedParams {
     #[param(inline)]
     pub exchange: Exchange,
     /// Venue-native market id: venue_a ticker, venue_b condition id or numeric source id.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     /// Row format. Default: `interval` for markets with an interval code, else `unified`.
     #[param(inline)]
     pub format: Option<FormatName>,
@@ -196,7 +201,7 @@ impl FromQuery for UnifiedParams {
         let common = Common::from_query(q)?;
         Ok(UnifiedParams {
             exchange,
-            market_id: common.market_id.clone(),
+            market_id: Text(common.market_id.clone()),
             format: q.one_of("format")?,
             common,
         })

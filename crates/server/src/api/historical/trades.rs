@@ -12,14 +12,14 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{HISTORY_LIMIT, PaginationOut, RangeParams, cursor::TradeKey, market_of, params::range_of, venue_b_books};
+use super::{HistoryLimit, PaginationOut, RangeParams, cursor::TradeKey, market_of, params::range_of, venue_b_books};
 use crate::{
     AppState,
     api::common::iso,
     auth::{Gate, groups},
     error::ApiResult,
     json::Json,
-    params::{FromQuery, QueryMap, ValidQuery},
+    params::{FromQuery, QueryMap, Text, ValidQuery},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -44,7 +44,7 @@ impl Tape {
             market_id: q.required_text("market_id")?,
             asset_id,
             range: range_of(q)?,
-            limit: q.limit(HISTORY_LIMIT)?,
+            limit: q.get::<HistoryLimit>("limit")?.get(),
             pagination_key: q.text("pagination_key")?,
         })
     }
@@ -55,8 +55,8 @@ impl Tape {
 #[into_params(parameter_in = Query)]
 pub struct VenueATradesParams {
     /// Market ticker.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     #[param(ignore)]
     tape: Tape,
 }
@@ -65,7 +65,7 @@ impl FromQuery for VenueATradesParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let tape = Tape::from_query(q, None)?;
         Ok(VenueATradesParams {
-            market_id: tape.market_id.clone(),
+            market_id: Text(tape.market_id.clone()),
             tape,
         })
     }
@@ -76,21 +76,21 @@ impl FromQuery for VenueATradesParams {
 #[into_params(parameter_in = Query)]
 pub struct VenueBTradesParams {
     /// Condition id (`0x…`) or the numeric source market id.
-    #[param(min_length = 1, max_length = 256)]
-    pub market_id: String,
+    #[param(inline)]
+    pub market_id: Text,
     /// Token id: only the trades of this token. Omit for both the YES and the NO token's trades.
-    #[param(min_length = 1, max_length = 256)]
-    pub asset_id: Option<String>,
+    #[param(inline)]
+    pub asset_id: Option<Text>,
     #[param(ignore)]
     tape: Tape,
 }
 
 impl FromQuery for VenueBTradesParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
-        let asset_id = q.text("asset_id")?;
-        let tape = Tape::from_query(q, asset_id.clone())?;
+        let asset_id: Option<Text> = q.get("asset_id")?;
+        let tape = Tape::from_query(q, asset_id.as_deref().map(str::to_string))?;
         Ok(VenueBTradesParams {
-            market_id: tape.market_id.clone(),
+            market_id: Text(tape.market_id.clone()),
             asset_id,
             tape,
         })

@@ -19,7 +19,7 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{Path, ValidQuery, text_value},
+    params::{Path, Text, ValidQuery, text_value},
 };
 use axum::{extract::State, response::Response};
 
@@ -53,40 +53,40 @@ async fn search(
     ValidQuery(p): ValidQuery<CombinedParams>,
 ) -> ApiResult<Response> {
     let series = SeriesQuery {
-        q: Some(p.q.clone()),
+        q: Some(p.q.0.clone()),
         exchange: p.exchange,
         category: None,
-        status: p.status,
+        status: p.status.0,
         sort: SeriesSort::Title,
-        limit: p.limit,
+        limit: p.limit.get(),
         offset: 0,
     };
     let events = EventQuery {
-        q: Some(p.q.clone()),
+        q: Some(p.q.0.clone()),
         series_id: None,
         exchange: p.exchange,
         category: None,
-        status: p.status,
+        status: p.status.0,
         min_volume: None,
         discovered_after: None,
         sort: EventSort::Relevance,
-        limit: p.limit,
+        limit: p.limit.get(),
         offset: 0,
     };
     let markets = MarketQuery {
-        q: Some(p.q),
+        q: Some(p.q.into_inner()),
         series_id: None,
         event_id: None,
         exchange: p.exchange,
         category: None,
-        status: p.status,
+        status: p.status.0,
         min_volume: None,
         min_liquidity: None,
         discovered_after: None,
         settled_after: None,
         settled_before: None,
         sort: MarketSort::Relevance,
-        limit: p.limit,
+        limit: p.limit.get(),
         offset: 0,
     };
     let key = format!("combined {series:?} {events:?} {markets:?}");
@@ -125,13 +125,13 @@ async fn search_series(
     ValidQuery(p): ValidQuery<SeriesParams>,
 ) -> ApiResult<Response> {
     let query = SeriesQuery {
-        q: p.q,
+        q: p.q.map(Text::into_inner),
         exchange: p.exchange,
-        category: p.category,
-        status: p.status,
-        sort: p.sort_by.into(),
-        limit: p.limit,
-        offset: p.offset,
+        category: p.category.map(Text::into_inner),
+        status: p.status.0,
+        sort: p.sort_by.0.into(),
+        limit: p.limit.get(),
+        offset: p.offset.get(),
     };
     let key = format!("series {query:?}");
     state
@@ -262,7 +262,7 @@ async fn recent_markets(
     path = "/v1/search/events/{event_id}/markets",
     tag = "search",
     params(
-        ("event_id" = String, Path, description = "Source event ticker / ID, as in `event_id` of an event."),
+        ("event_id" = inline(Text), Path, description = "Source event ticker / ID, as in `event_id` of an event."),
         EventMarketsParams
     ),
     security((), ("api_key" = [])),
@@ -281,7 +281,13 @@ async fn event_markets(
     let Some(event) = state.store.find_event(&event_id).await? else {
         return Err(ApiError::not_found(format!("no event with id {event_id:?}")));
     };
-    let query = MarketQuery::of_event(event.event.exchange, &event.event.event_id, p.status, p.limit, p.offset);
+    let query = MarketQuery::of_event(
+        event.event.exchange,
+        &event.event.event_id,
+        p.status.0,
+        p.limit.get(),
+        p.offset.get(),
+    );
     let rows = state.store.search_markets(&query).await?;
     Ok(Json(rows.into_iter().map(Into::into).collect()))
 }

@@ -7,23 +7,26 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     error::{ApiError, ApiResult},
-    params::{AmountQuery, FromQuery, Limit, ParamEnum, QueryMap, TimestampQuery},
+    params::{
+        AmountQuery, Defaulted, FromQuery, Limit, Offset, ParamDefault, ParamEnum, QueryMap, Text, TimestampQuery,
+    },
 };
 
 /// `limit` of `/v1/search/series`.
-pub const SERIES_LIMIT: Limit = Limit::new(30, 100);
+pub type SeriesLimit = Limit<30, 100>;
 /// `limit` of `/v1/search/events` and `/v1/search/markets`.
-pub const SEARCH_LIMIT: Limit = Limit::new(20, 100);
+pub type SearchLimit = Limit<20, 100>;
 /// `limit` of the two recent routes.
-pub const RECENT_LIMIT: Limit = Limit::new(25, 100);
+pub type RecentLimit = Limit<25, 100>;
 /// `limit` of `/v1/search/events/{event_id}/markets`.
-pub const EVENT_MARKETS_LIMIT: Limit = Limit::new(100, 100);
+pub type EventMarketsLimit = Limit<100, 100>;
 /// `limit` of the combined `/v1/search`, applied to each of its three arrays.
-pub const COMBINED_LIMIT: Limit = Limit::new(10, 50);
-/// `status` of every search route when absent.
-pub const DEFAULT_STATUS: Status = Status::Active;
+pub type CombinedLimit = Limit<10, 50>;
+
 /// `sort_by` of `/v1/search/series` when absent.
-pub const DEFAULT_SERIES_SORT: SeriesSortBy = SeriesSortBy::Title;
+impl ParamDefault for SeriesSortBy {
+    const DEFAULT: Self = SeriesSortBy::Title;
+}
 
 /// Order of series results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -127,26 +130,26 @@ impl From<MarketSortBy> for MarketSort {
 #[into_params(parameter_in = Query)]
 pub struct CombinedParams {
     /// Text to look for (case-insensitive), as in the series, event and market searches.
-    #[param(min_length = 1, max_length = 256)]
-    pub q: String,
+    #[param(inline)]
+    pub q: Text,
     /// Only this venue.
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Status of the returned items.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Maximum items in each of the three arrays.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: CombinedLimit,
 }
 
 impl FromQuery for CombinedParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(CombinedParams {
-            q: q.required_text("q")?,
+            q: q.get("q")?,
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
-            limit: q.limit(COMBINED_LIMIT)?,
+            status: q.get("status")?,
+            limit: q.get("limit")?,
         })
     }
 }
@@ -157,38 +160,38 @@ impl FromQuery for CombinedParams {
 pub struct SeriesParams {
     /// Case-insensitive substring match on `series_id` and `title`. Several words separated by spaces match when
     /// every word does.
-    #[param(min_length = 1, max_length = 256)]
-    pub q: Option<String>,
+    #[param(inline)]
+    pub q: Option<Text>,
     /// Only this venue.
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Exact category match.
-    #[param(min_length = 1, max_length = 256)]
-    pub category: Option<String>,
+    #[param(inline)]
+    pub category: Option<Text>,
     /// Status of the returned series.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Order of the results: `title` (A to Z) or `newest` (by `discovered_at`).
     #[param(inline, required = false)]
-    pub sort_by: SeriesSortBy,
+    pub sort_by: Defaulted<SeriesSortBy>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: SeriesLimit,
     /// Items to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for SeriesParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(SeriesParams {
-            q: q.text("q")?,
+            q: q.get("q")?,
             exchange: q.one_of("exchange")?,
-            category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
-            sort_by: q.one_of("sort_by")?.unwrap_or(DEFAULT_SERIES_SORT),
-            limit: q.limit(SERIES_LIMIT)?,
-            offset: q.offset()?,
+            category: q.get("category")?,
+            status: q.get("status")?,
+            sort_by: q.get("sort_by")?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         })
     }
 }
@@ -199,21 +202,21 @@ impl FromQuery for SeriesParams {
 pub struct EventsParams {
     /// Case-insensitive substring match on title, subtitle, source event id and market questions. Several words
     /// separated by spaces match when every word does (each in any of those fields); with `relevance`, events
-    /// containing the whole text come first. Required unless `series_id` is set.
-    #[param(min_length = 1, max_length = 256)]
-    pub q: Option<String>,
-    /// Only events of this series. Required unless `q` is set.
-    #[param(min_length = 1, max_length = 256)]
-    pub series_id: Option<String>,
+    /// containing the whole text come first. Required unless `series_id` is set. Either `q` or `series_id` is required.
+    #[param(inline)]
+    pub q: Option<Text>,
+    /// Only events of this series. Required unless `q` is set. Either `q` or `series_id` is required.
+    #[param(inline)]
+    pub series_id: Option<Text>,
     /// Only this venue.
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Exact category match.
-    #[param(min_length = 1, max_length = 256)]
-    pub category: Option<String>,
+    #[param(inline)]
+    pub category: Option<Text>,
     /// Status of the returned events.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Minimum aggregate volume across the child markets (inclusive).
     #[param(value_type = Option<AmountQuery>, inline)]
     pub min_volume: Option<Amount>,
@@ -225,26 +228,26 @@ pub struct EventsParams {
     #[param(inline)]
     pub sort_by: Option<EventSortBy>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: SearchLimit,
     /// Items to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for EventsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let p = EventsParams {
-            q: q.text("q")?,
-            series_id: q.text("series_id")?,
+            q: q.get("q")?,
+            series_id: q.get("series_id")?,
             exchange: q.one_of("exchange")?,
-            category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
+            category: q.get("category")?,
+            status: q.get("status")?,
             min_volume: q.non_negative_amount("min_volume")?,
             discovered_after: q.timestamp("discovered_after")?,
             sort_by: q.one_of("sort_by")?,
-            limit: q.limit(SEARCH_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         };
         if p.q.is_none() && p.series_id.is_none() {
             return Err(ApiError::missing_one_of(&["q", "series_id"]));
@@ -261,16 +264,16 @@ impl EventsParams {
             (Some(s), _) => s.into(),
         };
         EventQuery {
-            q: self.q,
-            series_id: self.series_id,
+            q: self.q.map(Text::into_inner),
+            series_id: self.series_id.map(Text::into_inner),
             exchange: self.exchange,
-            category: self.category,
-            status: self.status,
+            category: self.category.map(Text::into_inner),
+            status: self.status.0,
             min_volume: self.min_volume,
             discovered_after: self.discovered_after,
             sort,
-            limit: self.limit,
-            offset: self.offset,
+            limit: self.limit.get(),
+            offset: self.offset.get(),
         }
     }
 }
@@ -282,21 +285,21 @@ pub struct MarketsParams {
     /// Case-insensitive substring match on question, title, subtitle, description, market id and slug, or an
     /// exact `interval_code` (`5m`, `15m`, `1h`, `24h`, `1w`). Several words separated by spaces match when every
     /// word does (each in any of those fields, `btc 15m`); with `relevance`, markets containing the whole text
-    /// come first. Required unless `series_id` is set.
-    #[param(min_length = 1, max_length = 256)]
-    pub q: Option<String>,
-    /// Only markets of this series. Required unless `q` is set.
-    #[param(min_length = 1, max_length = 256)]
-    pub series_id: Option<String>,
+    /// come first. Required unless `series_id` is set. Either `q` or `series_id` is required.
+    #[param(inline)]
+    pub q: Option<Text>,
+    /// Only markets of this series. Required unless `q` is set. Either `q` or `series_id` is required.
+    #[param(inline)]
+    pub series_id: Option<Text>,
     /// Only this venue.
     #[param(inline)]
     pub exchange: Option<Exchange>,
     /// Exact category match.
-    #[param(min_length = 1, max_length = 256)]
-    pub category: Option<String>,
+    #[param(inline)]
+    pub category: Option<Text>,
     /// Status of the returned markets.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Minimum market volume (inclusive).
     #[param(value_type = Option<AmountQuery>, inline)]
     pub min_volume: Option<Amount>,
@@ -317,29 +320,29 @@ pub struct MarketsParams {
     #[param(inline)]
     pub sort_by: Option<MarketSortBy>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: SearchLimit,
     /// Items to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for MarketsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let p = MarketsParams {
-            q: q.text("q")?,
-            series_id: q.text("series_id")?,
+            q: q.get("q")?,
+            series_id: q.get("series_id")?,
             exchange: q.one_of("exchange")?,
-            category: q.text("category")?,
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
+            category: q.get("category")?,
+            status: q.get("status")?,
             min_volume: q.non_negative_amount("min_volume")?,
             min_liquidity: q.non_negative_amount("min_liquidity")?,
             discovered_after: q.timestamp("discovered_after")?,
             settled_after: q.timestamp("settled_after")?,
             settled_before: q.timestamp("settled_before")?,
             sort_by: q.one_of("sort_by")?,
-            limit: q.limit(SEARCH_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         };
         if p.q.is_none() && p.series_id.is_none() {
             return Err(ApiError::missing_one_of(&["q", "series_id"]));
@@ -356,20 +359,20 @@ impl MarketsParams {
             (Some(s), _) => s.into(),
         };
         MarketQuery {
-            q: self.q,
-            series_id: self.series_id,
+            q: self.q.map(Text::into_inner),
+            series_id: self.series_id.map(Text::into_inner),
             event_id: None,
             exchange: self.exchange,
-            category: self.category,
-            status: self.status,
+            category: self.category.map(Text::into_inner),
+            status: self.status.0,
             min_volume: self.min_volume,
             min_liquidity: self.min_liquidity,
             discovered_after: self.discovered_after,
             settled_after: self.settled_after,
             settled_before: self.settled_before,
             sort,
-            limit: self.limit,
-            offset: self.offset,
+            limit: self.limit.get(),
+            offset: self.offset.get(),
         }
     }
 }
@@ -383,22 +386,22 @@ pub struct RecentParams {
     pub exchange: Option<Exchange>,
     /// Status of the returned items.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: RecentLimit,
     /// Items to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for RecentParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(RecentParams {
             exchange: q.one_of("exchange")?,
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
-            limit: q.limit(RECENT_LIMIT)?,
-            offset: q.offset()?,
+            status: q.get("status")?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         })
     }
 }
@@ -407,9 +410,9 @@ impl RecentParams {
     pub(super) fn into_query(self) -> RecentQuery {
         RecentQuery {
             exchange: self.exchange,
-            status: self.status,
-            limit: self.limit,
-            offset: self.offset,
+            status: self.status.0,
+            limit: self.limit.get(),
+            offset: self.offset.get(),
         }
     }
 }
@@ -420,21 +423,21 @@ impl RecentParams {
 pub struct EventMarketsParams {
     /// Status of the returned markets.
     #[param(inline, required = false)]
-    pub status: Status,
+    pub status: Defaulted<Status>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: EventMarketsLimit,
     /// Items to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
 }
 
 impl FromQuery for EventMarketsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(EventMarketsParams {
-            status: q.one_of("status")?.unwrap_or(DEFAULT_STATUS),
-            limit: q.limit(EVENT_MARKETS_LIMIT)?,
-            offset: q.offset()?,
+            status: q.get("status")?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
         })
     }
 }

@@ -28,12 +28,12 @@ use crate::{
     auth::{Gate, View, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{Limit, Path, ValidQuery, text_value},
+    params::{Limit, Path, Text, ValidQuery, text_value},
     whales::{WatchError, add_watch, daily_pool, day_ago},
 };
 
 /// `limit` of both whale feeds.
-pub const FEED_LIMIT: Limit = Limit::new(50, 500);
+pub type FeedLimit = Limit<50, 500>;
 
 /// The largest threshold accepted, in dollars (keeps every notional comparison far from `i64` overflow).
 pub(crate) const MAX_THRESHOLD_USD: i64 = 1_000_000_000_000;
@@ -108,7 +108,7 @@ async fn user_feed(
         .await?
         .into_iter()
         .filter(|e| platform_ok(p.filter.platform, e.exchange))
-        .filter(|e| p.event_id.as_ref().is_none_or(|id| *id == e.event_id))
+        .filter(|e| p.event_id.as_ref().is_none_or(|id| id.0 == e.event_id))
         .map(|e| WhaleTarget {
             exchange: e.exchange,
             event_id: e.event_id,
@@ -120,8 +120,8 @@ async fn user_feed(
         targets,
         start: p.filter.start_date,
         end: p.filter.end_date,
-        limit: p.filter.limit,
-        offset: p.filter.offset,
+        limit: p.filter.limit.get(),
+        offset: p.filter.offset.get(),
         stats_since: day_ago(now),
     };
     let page = state.store.whale_trades(&q).await?;
@@ -129,8 +129,8 @@ async fn user_feed(
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
         pagination: OffsetPaginationOut {
-            limit: p.filter.limit,
-            offset: p.filter.offset,
+            limit: p.filter.limit.get(),
+            offset: p.filter.offset.get(),
             total: page.total,
         },
     }))
@@ -238,7 +238,7 @@ fn watch_error(e: WatchError) -> ApiError {
     patch,
     path = "/whales/user/events/{id}",
     tag = "whales",
-    params(("id" = i64, Path, description = "The watchlist id.")),
+    params(("id" = inline(WatchId), Path, description = "The watchlist id.")),
     request_body = PatchEventIn,
     security(("api_key" = [])),
     responses(
@@ -277,7 +277,7 @@ async fn patch_event(
     delete,
     path = "/whales/user/events/{id}",
     tag = "whales",
-    params(("id" = i64, Path, description = "The watchlist id.")),
+    params(("id" = inline(WatchId), Path, description = "The watchlist id.")),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "Removed.", body = WatchDeletedOut),
@@ -310,7 +310,7 @@ async fn delete_event(
     tag = "whales",
     params(
         ("exchange" = Exchange, Path, description = "`venue_a` or `venue_b`."),
-        ("event_ticker" = String, Path, description = "The venue's event id."),
+        ("event_ticker" = inline(Text), Path, description = "The venue's event id."),
     ),
     security(("api_key" = [])),
     responses(
@@ -371,7 +371,7 @@ async fn user_stats(
         .collect();
     let stats = state
         .store
-        .whale_stats(&targets, p.period.since(Timestamp::now()))
+        .whale_stats(&targets, p.period.0.since(Timestamp::now()))
         .await?;
     let events = entries
         .into_iter()
@@ -390,7 +390,7 @@ async fn user_stats(
         })
         .collect();
     Ok(Json(UserStatsOut {
-        period: p.period,
+        period: p.period.0,
         events,
     }))
 }
@@ -444,8 +444,8 @@ async fn public_feed(
         targets,
         start: p.filter.start_date,
         end: p.filter.end_date,
-        limit: p.filter.limit,
-        offset: p.filter.offset,
+        limit: p.filter.limit.get(),
+        offset: p.filter.offset.get(),
         stats_since: day_ago(now),
     };
     let page = state.store.whale_trades(&q).await?;
@@ -465,8 +465,8 @@ async fn public_feed(
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
         pagination: OffsetPaginationOut {
-            limit: p.filter.limit,
-            offset: p.filter.offset,
+            limit: p.filter.limit.get(),
+            offset: p.filter.offset.get(),
             total: page.total,
         },
         preview_only: gate.view == View::Preview,

@@ -3,13 +3,20 @@
 
 use crossbook_core::{Amount, Exchange, Timestamp};
 use serde::Serialize;
-use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use serde_json::{Value, json};
+use utoipa::{
+    IntoParams, PartialSchema, ToSchema,
+    openapi::{RefOr, Schema},
+};
 
-use super::{FEED_LIMIT, MAX_THRESHOLD_USD};
+use super::{FeedLimit, MAX_THRESHOLD_USD};
 use crate::{
+    config::Config,
     error::{ApiError, ApiResult},
-    params::{AmountQuery, FromQuery, ParamEnum, QueryMap, TextValue, TimestampQuery, check_order, text_value},
+    params::{
+        AmountQuery, Defaulted, FromQuery, Offset, ParamDefault, ParamEnum, QueryMap, Text, TextValue, TimestampQuery,
+        check_order, text_value, with_keywords,
+    },
     whales::DAY_MS,
 };
 
@@ -35,7 +42,9 @@ impl ParamEnum for StatsPeriod {
 }
 
 /// `period` when absent.
-pub const DEFAULT_PERIOD: StatsPeriod = StatsPeriod::H24;
+impl ParamDefault for StatsPeriod {
+    const DEFAULT: Self = StatsPeriod::H24;
+}
 
 impl StatsPeriod {
     pub(super) fn since(self, now: Timestamp) -> Option<Timestamp> {
@@ -53,11 +62,11 @@ impl StatsPeriod {
 #[into_params(parameter_in = Query)]
 pub struct FeedFilter {
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: FeedLimit,
     /// Trades to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
     /// Only trades executed at or after this time (ISO 8601, or a date).
     #[param(value_type = Option<TimestampQuery>, inline)]
     pub start_date: Option<Timestamp>,
@@ -72,8 +81,8 @@ pub struct FeedFilter {
 impl FromQuery for FeedFilter {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let f = FeedFilter {
-            limit: q.limit(FEED_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
             start_date: q.timestamp("start_date")?,
             end_date: q.timestamp("end_date")?,
             platform: q.one_of("platform")?,
@@ -90,10 +99,10 @@ pub struct UserFeedParams {
     #[param(ignore)]
     pub filter: FeedFilter,
     /// Only this watchlist event (the venue's event id).
-    #[param(min_length = 1, max_length = 256)]
-    pub event_id: Option<String>,
+    #[param(inline)]
+    pub event_id: Option<Text>,
     /// Minimum notional in dollars for every event, instead of each event's own threshold.
-    #[param(value_type = Option<AmountQuery>, inline)]
+    #[param(value_type = Option<ThresholdQuery>, inline)]
     pub min_trade_size: Option<Amount>,
 }
 
@@ -101,7 +110,7 @@ impl FromQuery for UserFeedParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(UserFeedParams {
             filter: FeedFilter::from_query(q)?,
-            event_id: q.text("event_id")?,
+            event_id: q.get("event_id")?,
             min_trade_size: threshold_param(q, "min_trade_size")?,
         })
     }
@@ -115,7 +124,7 @@ pub struct PublicFeedParams {
     pub filter: FeedFilter,
     /// Minimum notional in dollars, `abs(price × size)`; at least the platform minimum (500 by default),
     /// which is also the default.
-    #[param(value_type = Option<AmountQuery>, inline)]
+    #[param(value_type = Option<PublicThresholdQuery>, inline)]
     pub min_trade_size: Option<Amount>,
 }
 
@@ -134,13 +143,13 @@ impl FromQuery for PublicFeedParams {
 pub struct StatsParams {
     /// The period the stats cover.
     #[param(inline, required = false)]
-    pub period: StatsPeriod,
+    pub period: Defaulted<StatsPeriod>,
 }
 
 impl FromQuery for StatsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(StatsParams {
-            period: q.one_of("period")?.unwrap_or(DEFAULT_PERIOD),
+            period: q.get("period")?,
         })
     }
 }
@@ -161,6 +170,31 @@ impl FromQuery for CatalogParams {
         })
     }
 }
+
+/// A dollar threshold query parameter ([`threshold_param`]): an amount ([`AmountQuery`]) of at most
+/// [`MAX_THRESHOLD_USD`].
+pub struct ThresholdQuery;
+
+impl PartialSchema for ThresholdQuery {
+    fn schema() -> RefOr<Schema> {
+        with_keywords(AmountQuery::schema(), json!({"maximum": MAX_THRESHOLD_USD}))
+    }
+}
+
+impl ToSchema for ThresholdQuery {}
+
+/// `min_trade_size` of the public feed: a [`ThresholdQuery`] of at least the platform minimum, which is also its
+/// default. The minimum is a setting (`whale_public_min_usd`); the document states its default value.
+pub struct PublicThresholdQuery;
+
+impl PartialSchema for PublicThresholdQuery {
+    fn schema() -> RefOr<Schema> {
+        let min = Config::default().whale_public_min_usd;
+        with_keywords(ThresholdQuery::schema(), json!({"minimum": min, "default": min}))
+    }
+}
+
+impl ToSchema for PublicThresholdQuery {}
 
 /// A dollar threshold query parameter: a non-negative decimal, at most [`MAX_THRESHOLD_USD`].
 pub(super) fn threshold_param(q: &QueryMap, name: &str) -> ApiResult<Option<Amount>> {
@@ -256,6 +290,18 @@ pub(super) fn body_text(obj: &serde_json::Map<String, Value>, name: &str) -> Api
         Some(_) => Err(ApiError::invalid(name, format!("{name} must be a string"))),
     }
 }
+
+/// A watchlist id path segment ([`watch_id`]): a positive integer.
+pub struct WatchId;
+
+impl PartialSchema for WatchId {
+    fn schema() -> RefOr<Schema> {
+        serde_json::from_value(json!({"type": "integer", "format": "int64", "minimum": 1}))
+            .expect("a parameter schema is a valid schema")
+    }
+}
+
+impl ToSchema for WatchId {}
 
 /// A watchlist id path segment: a positive integer.
 pub(super) fn watch_id(raw: &str) -> ApiResult<i64> {

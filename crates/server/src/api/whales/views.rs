@@ -15,8 +15,10 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    FEED_LIMIT, FeedStatsOut, OffsetPaginationOut, StatsPeriod, WatchAddedOut, WhaleTradeOut, body_object, body_text,
-    customer, params::threshold_param, watch_added, watch_error,
+    FeedLimit, FeedStatsOut, OffsetPaginationOut, StatsPeriod, WatchAddedOut, WhaleTradeOut, body_object, body_text,
+    customer,
+    params::{ThresholdQuery, threshold_param},
+    watch_added, watch_error,
 };
 use crate::{
     AppState,
@@ -24,7 +26,10 @@ use crate::{
     auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
-    params::{AmountQuery, FromQuery, Path, QueryMap, TextValue, TimestampQuery, ValidQuery, check_order, text_value},
+    params::{
+        Defaulted, FromQuery, Offset, Path, QueryMap, Text, TextValue, TimestampQuery, ValidQuery, check_order,
+        text_value,
+    },
     whales::{WatchError, day_ago, market_ticker},
 };
 
@@ -45,11 +50,11 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct ViewTradesParams {
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: FeedLimit,
     /// Trades to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
     /// Only trades executed at or after this time (ISO 8601, or a date).
     #[param(value_type = Option<TimestampQuery>, inline)]
     pub start_date: Option<Timestamp>,
@@ -57,7 +62,7 @@ pub struct ViewTradesParams {
     #[param(value_type = Option<TimestampQuery>, inline)]
     pub end_date: Option<Timestamp>,
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
-    #[param(value_type = Option<AmountQuery>, inline)]
+    #[param(value_type = Option<ThresholdQuery>, inline)]
     pub min_trade_size: Option<Amount>,
     /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
@@ -67,8 +72,8 @@ pub struct ViewTradesParams {
 impl FromQuery for ViewTradesParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         let p = ViewTradesParams {
-            limit: q.limit(FEED_LIMIT)?,
-            offset: q.offset()?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
             start_date: q.timestamp("start_date")?,
             end_date: q.timestamp("end_date")?,
             min_trade_size: threshold_param(q, "min_trade_size")?,
@@ -85,9 +90,9 @@ impl FromQuery for ViewTradesParams {
 pub struct ViewStatsParams {
     /// The period the stats cover.
     #[param(inline, required = false)]
-    pub period: StatsPeriod,
+    pub period: Defaulted<StatsPeriod>,
     /// Minimum notional in dollars, instead of the watchlist threshold (or the default threshold).
-    #[param(value_type = Option<AmountQuery>, inline)]
+    #[param(value_type = Option<ThresholdQuery>, inline)]
     pub min_trade_size: Option<Amount>,
     /// Only look the event or market up on this venue (else venue_a, then venue_b).
     #[param(inline)]
@@ -97,7 +102,7 @@ pub struct ViewStatsParams {
 impl FromQuery for ViewStatsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(ViewStatsParams {
-            period: q.one_of("period")?.unwrap_or(super::DEFAULT_PERIOD),
+            period: q.get("period")?,
             min_trade_size: threshold_param(q, "min_trade_size")?,
             exchange: q.one_of("exchange")?,
         })
@@ -110,13 +115,13 @@ impl FromQuery for ViewStatsParams {
 pub struct UserMarketsParams {
     /// The period whale trades are counted over.
     #[param(inline, required = false)]
-    pub period: StatsPeriod,
+    pub period: Defaulted<StatsPeriod>,
     /// Page size.
-    #[param(required = false)]
-    pub limit: u32,
+    #[param(inline, required = false)]
+    pub limit: FeedLimit,
     /// Markets to skip.
-    #[param(required = false)]
-    pub offset: u32,
+    #[param(inline, required = false)]
+    pub offset: Offset,
     /// Only this venue.
     #[param(inline)]
     pub platform: Option<Exchange>,
@@ -125,9 +130,9 @@ pub struct UserMarketsParams {
 impl FromQuery for UserMarketsParams {
     fn from_query(q: &QueryMap) -> ApiResult<Self> {
         Ok(UserMarketsParams {
-            period: q.one_of("period")?.unwrap_or(super::DEFAULT_PERIOD),
-            limit: q.limit(FEED_LIMIT)?,
-            offset: q.offset()?,
+            period: q.get("period")?,
+            limit: q.get("limit")?,
+            offset: q.get("offset")?,
             platform: q.one_of("platform")?,
         })
     }
@@ -375,8 +380,8 @@ async fn trades_view(state: &AppState, customer: i64, s: Subject, p: ViewTradesP
         targets: vec![s.target(min)],
         start: p.start_date,
         end: p.end_date,
-        limit: p.limit,
-        offset: p.offset,
+        limit: p.limit.get(),
+        offset: p.offset.get(),
         stats_since: day_ago(Timestamp::now()),
     };
     let page = state.store.whale_trades(&q).await?;
@@ -386,8 +391,8 @@ async fn trades_view(state: &AppState, customer: i64, s: Subject, p: ViewTradesP
         trades: page.trades.into_iter().map(Into::into).collect(),
         stats: page.recent.into(),
         pagination: OffsetPaginationOut {
-            limit: p.limit,
-            offset: p.offset,
+            limit: p.limit.get(),
+            offset: p.offset.get(),
             total: page.total,
         },
     })
@@ -398,7 +403,7 @@ const EVENT_MARKETS: u32 = 50;
 
 async fn stats_view(state: &AppState, customer: i64, s: Subject, p: ViewStatsParams) -> ApiResult<ViewStatsOut> {
     let (min, threshold) = s.threshold(state, customer, p.min_trade_size).await?;
-    let since = p.period.since(Timestamp::now());
+    let since = p.period.0.since(Timestamp::now());
     let targets = [s.target(min)];
     let stats = state.store.whale_stats(&targets, since).await?;
     let markets = match s.market {
@@ -417,7 +422,7 @@ async fn stats_view(state: &AppState, customer: i64, s: Subject, p: ViewStatsPar
     Ok(ViewStatsOut {
         subject: s.out(),
         threshold,
-        period: p.period,
+        period: p.period.0,
         stats: stats.first().map(|t| t.whales).unwrap_or_default().into(),
         markets,
     })
@@ -434,7 +439,7 @@ async fn stats_view(state: &AppState, customer: i64, s: Subject, p: ViewStatsPar
     get,
     path = "/whales/user/event/{event_id}",
     tag = "whales",
-    params(("event_id" = String, Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewTradesParams),
+    params(("event_id" = inline(Text), Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewTradesParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of the event's whale trades.", body = ViewTradesOut),
@@ -461,7 +466,7 @@ async fn event_trades(
     get,
     path = "/whales/user/event/{event_id}/stats",
     tag = "whales",
-    params(("event_id" = String, Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewStatsParams),
+    params(("event_id" = inline(Text), Path, description = "The venue's event id (venue_a ticker, venue_b id)."), ViewStatsParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "The event's whale stats.", body = ViewStatsOut),
@@ -511,14 +516,19 @@ async fn user_markets(
         .collect();
     let page = state
         .store
-        .whale_markets(&targets, p.period.since(Timestamp::now()), p.limit, p.offset)
+        .whale_markets(
+            &targets,
+            p.period.0.since(Timestamp::now()),
+            p.limit.get(),
+            p.offset.get(),
+        )
         .await?;
     Ok(Json(UserMarketsOut {
-        period: p.period,
+        period: p.period.0,
         markets: page.markets.into_iter().map(Into::into).collect(),
         pagination: OffsetPaginationOut {
-            limit: p.limit,
-            offset: p.offset,
+            limit: p.limit.get(),
+            offset: p.offset.get(),
             total: page.total,
         },
     }))
@@ -531,7 +541,7 @@ async fn user_markets(
     get,
     path = "/whales/user/market/{market_id}/stats",
     tag = "whales",
-    params(("market_id" = String, Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewStatsParams),
+    params(("market_id" = inline(Text), Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewStatsParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "The market's whale stats.", body = ViewStatsOut),
@@ -557,7 +567,7 @@ async fn market_stats(
     get,
     path = "/whales/user/market/{market_id}/trades",
     tag = "whales",
-    params(("market_id" = String, Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewTradesParams),
+    params(("market_id" = inline(Text), Path, description = "venue_a ticker, venue_b condition id or numeric id."), ViewTradesParams),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "A page of the market's whale trades.", body = ViewTradesOut),
