@@ -245,12 +245,22 @@ impl Browser {
 
     /// Clicks the first element matching `css` through WebDriver's element click: real input (scrolled
     /// into view, hit-tested; an element covered by another one is an error), not a synthetic `click()`.
+    ///
+    /// A page that re-renders between the find and the click replaces the element ("stale element
+    /// reference"); a user would click the new one, so the click finds it again, a few times at most.
     pub async fn click(&self, css: &str) -> anyhow::Result<()> {
-        let id = self.find_element(css).await?;
-        self.cmd(reqwest::Method::POST, &format!("/element/{id}/click"), json!({}))
-            .await
-            .with_context(|| format!("clicking {css}"))?;
-        Ok(())
+        let mut stale = 0;
+        loop {
+            let id = self.find_element(css).await?;
+            match self
+                .cmd(reqwest::Method::POST, &format!("/element/{id}/click"), json!({}))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(e) if stale < 3 && format!("{e:#}").contains("stale element reference") => stale += 1,
+                Err(e) => return Err(e.context(format!("clicking {css}"))),
+            }
+        }
     }
 
     /// Types `text` into the first element matching `css` through WebDriver's element send keys (focuses
