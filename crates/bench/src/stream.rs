@@ -298,10 +298,9 @@ struct Serving {
 
 /// Starts the server(s) of a fan-out run and waits until every one is ready; returns them with a key.
 async fn start_serving(args: &FanoutArgs, sim: &SimHandle) -> anyhow::Result<(Serving, String)> {
-    let common = format!(
-        "log = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n{}",
-        sim.urls().config_toml()
-    );
+    // Every serving process: quiet logs, and no rate or connection limit on the bench's key.
+    let serving = "log = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\n";
+    let common = format!("{serving}{}", sim.urls().config_toml());
     let mut s = Serving {
         children: Vec::new(),
         config_paths: Vec::new(),
@@ -352,7 +351,7 @@ async fn start_serving(args: &FanoutArgs, sim: &SimHandle) -> anyhow::Result<(Se
                 &args.server_bin,
                 &format!("fanout-api{i}"),
                 &format!(
-                    "log = \"warn\"\nrate_limit_trader = 0\nstream_connections_trader = 0\ndatabase_url = \"{}\"\nlisten = \"{addr}\"\nrole = \"api\"\nbus_url = \"{nats_url}\"\n",
+                    "{serving}database_url = \"{}\"\nlisten = \"{addr}\"\nrole = \"api\"\nbus_url = \"{nats_url}\"\n",
                     db.url
                 ),
                 std::process::Stdio::inherit(),

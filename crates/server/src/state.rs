@@ -3,7 +3,7 @@
 use std::{
     sync::{
         Arc, RwLock,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicU8, Ordering},
     },
     time::Duration,
 };
@@ -136,17 +136,31 @@ pub const FRESHNESS_LIMIT: Duration = Duration::from_secs(60);
 /// stop and start again in one process (the ingest lock lost and taken back), hence not a `OnceLock`.
 ///
 /// Where the process stands with the ingest lock decides whether it may answer from its live books: only
-/// while ingestion runs. In a process whose leader task manages ingestion ([`IngestSlot::manage`], as
-/// `serve` does for `--role all` and `--role ingest`), anything else (before the first attempt at the lock,
-/// after an attempt failed, between losing the lock and taking it back, waiting as a standby) holds no live
-/// data. An [`AppState`] without a leader task (an embedding that feeds `live` itself, as tests and
-/// benchmarks do) answers from what it holds unless marked standby.
+/// while ingestion runs. In a process whose leader task manages ingestion (as `serve` does for `--role all`
+/// and `--role ingest`), every other [`LockStance`] holds no live data. An [`AppState`] without a leader task
+/// (an embedding that feeds `live` itself, as tests and benchmarks do) answers from what it holds unless
+/// marked standby.
 #[derive(Debug, Default)]
 pub struct IngestSlot {
     running: RwLock<Option<IngestHandle>>,
-    standby: AtomicBool,
-    managed: AtomicBool,
-    lock_failed: AtomicBool,
+    /// A [`LockStance`].
+    stance: AtomicU8,
+}
+
+/// Where this process stands with the ingest lock, as its leader task last found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LockStance {
+    /// No leader task: whoever embeds this state feeds the live books.
+    Unmanaged = 0,
+    /// A leader task runs and this process does not ingest yet: before its first attempt at the lock, while
+    /// it starts ingestion, or between losing the lock and taking it back.
+    Trying = 1,
+    /// Another process holds the lock; this one waits to take over.
+    Standby = 2,
+    /// The last attempt at the lock failed (the database did not answer it): nobody knows which process
+    /// leads until an attempt succeeds.
+    Unreachable = 3,
 }
 
 impl IngestSlot {
@@ -170,37 +184,24 @@ impl IngestSlot {
         *self.running.write().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// Records that a leader task runs this process's ingestion: from now on the process serves live data
-    /// only while ingestion runs.
-    pub fn manage(&self) {
-        self.managed.store(true, Ordering::Relaxed);
+    /// Records where this process stands with the ingest lock.
+    pub fn set_stance(&self, stance: LockStance) {
+        self.stance.store(stance as u8, Ordering::Relaxed);
     }
 
-    /// Whether a leader task runs this process's ingestion.
-    pub fn is_managed(&self) -> bool {
-        self.managed.load(Ordering::Relaxed)
-    }
-
-    /// Records whether another process holds the ingest lock (this one waits to take over). Before the first
-    /// attempt to take it, a process is neither leading nor waiting.
-    pub fn set_standby(&self, waiting: bool) {
-        self.standby.store(waiting, Ordering::Relaxed);
+    /// Where this process stands with the ingest lock.
+    pub fn stance(&self) -> LockStance {
+        match self.stance.load(Ordering::Relaxed) {
+            1 => LockStance::Trying,
+            2 => LockStance::Standby,
+            3 => LockStance::Unreachable,
+            _ => LockStance::Unmanaged,
+        }
     }
 
     /// Whether this process found the ingest lock held by another and waits.
     pub fn is_standby(&self) -> bool {
-        self.standby.load(Ordering::Relaxed)
-    }
-
-    /// Records whether the last attempt at the ingest lock failed (the database did not answer it), so that
-    /// nobody knows which process leads until an attempt succeeds.
-    pub fn set_lock_failed(&self, failed: bool) {
-        self.lock_failed.store(failed, Ordering::Relaxed);
-    }
-
-    /// Whether the last attempt at the ingest lock failed.
-    pub fn lock_failed(&self) -> bool {
-        self.lock_failed.load(Ordering::Relaxed)
+        self.stance() == LockStance::Standby
     }
 }
 
@@ -224,25 +225,24 @@ impl AppState {
             }
         } else if self.ingest.is_running() {
             None
-        } else if self.ingest.is_standby() {
-            Some(
-                "this process is waiting to take over ingestion from another process: live books, current \
-                 arbitrage and the live stream are served by the process that ingests",
-            )
-        } else if !self.ingest.is_managed() {
-            // No leader task: whoever embeds this state feeds the live books.
-            None
-        } else if self.ingest.lock_failed() {
-            Some(
-                "this process cannot reach the ingest lock (the database did not answer; it retries every few \
-                 seconds), so it does not know whether it leads: live books, current arbitrage and the live \
-                 stream are served once it ingests",
-            )
         } else {
-            Some(
-                "this process does not ingest yet (it is taking the ingest lock or starting ingestion): live \
-                 books, current arbitrage and the live stream are served once it ingests",
-            )
+            match self.ingest.stance() {
+                // No leader task: whoever embeds this state feeds the live books.
+                LockStance::Unmanaged => None,
+                LockStance::Standby => Some(
+                    "this process is waiting to take over ingestion from another process: live books, current \
+                     arbitrage and the live stream are served by the process that ingests",
+                ),
+                LockStance::Unreachable => Some(
+                    "this process cannot reach the ingest lock (the database did not answer; it retries every \
+                     few seconds), so it does not know whether it leads: live books, current arbitrage and the \
+                     live stream are served once it ingests",
+                ),
+                LockStance::Trying => Some(
+                    "this process does not ingest yet (it is taking the ingest lock or starting ingestion): \
+                     live books, current arbitrage and the live stream are served once it ingests",
+                ),
+            }
         }
     }
 

@@ -22,7 +22,7 @@ use tokio::{sync::oneshot, task::JoinHandle};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{error, info, warn};
 
-use crate::AppState;
+use crate::{AppState, state::LockStance};
 
 /// How often a waiting process tries to take the lock.
 pub const RETRY: Duration = Duration::from_secs(2);
@@ -40,7 +40,7 @@ pub async fn spawn(
     cancel: CancellationToken,
 ) -> JoinHandle<anyhow::Result<()>> {
     // Until the task has found where it stands, this process serves no live data.
-    state.ingest.manage();
+    state.ingest.set_stance(LockStance::Trying);
     let (tried, first) = oneshot::channel();
     let task = tracker.spawn(run(state, cancel, tried));
     // An error here means the task ended before it tried (cancelled): its result says why. A database that
@@ -68,8 +68,7 @@ async fn run(state: AppState, cancel: CancellationToken, tried: oneshot::Sender<
         let mut guard = match attempt {
             Ok(Some(g)) => g,
             Ok(None) => {
-                state.ingest.set_lock_failed(false);
-                state.ingest.set_standby(true);
+                state.ingest.set_stance(LockStance::Standby);
                 first_tried();
                 if !said_waiting {
                     info!(
@@ -86,8 +85,7 @@ async fn run(state: AppState, cancel: CancellationToken, tried: oneshot::Sender<
             }
             Err(e) => {
                 // Whether another process leads is unknown now: not a standby, not a leader.
-                state.ingest.set_standby(false);
-                state.ingest.set_lock_failed(true);
+                state.ingest.set_stance(LockStance::Unreachable);
                 first_tried();
                 warn!(error = %e, "cannot try the ingest lock; retrying");
                 if sleep_or_cancel(&cancel, RETRY).await {
@@ -97,8 +95,7 @@ async fn run(state: AppState, cancel: CancellationToken, tried: oneshot::Sender<
             }
         };
         said_waiting = false;
-        state.ingest.set_standby(false);
-        state.ingest.set_lock_failed(false);
+        state.ingest.set_stance(LockStance::Trying);
         info!("took the ingest lock: this process ingests");
         let term = cancel.child_token();
         let term_tracker = TaskTracker::new();

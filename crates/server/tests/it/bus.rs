@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use crate::{stream::Ws, util::*};
 
-async fn readyz(server: &Server) -> Result<Value, String> {
+pub(crate) async fn readyz(server: &Server) -> Result<Value, String> {
     Ok(get_json(&server.url("/readyz")).await?.1)
 }
 
 /// The opportunities of `/v1/arbitrage/current` as (pair, net) pairs, sorted.
-fn priced(v: &Value) -> Vec<(String, String)> {
+pub(crate) fn priced(v: &Value) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = v
         .as_array()
         .map(|a| {

@@ -17,7 +17,10 @@ use tokio_tungstenite::{
     tungstenite::{Message, client::IntoClientRequest},
 };
 
-use crate::util::*;
+use crate::{
+    bus::{priced, readyz},
+    util::*,
+};
 
 /// A stream client whose reads wait until a deadline rather than per message (the stream may be quiet for a
 /// while during the hand-over).
@@ -62,24 +65,6 @@ impl Client {
             }
         }
     }
-}
-
-async fn readyz(server: &Server) -> Result<Value, String> {
-    Ok(get_json(&server.url("/readyz")).await?.1)
-}
-
-/// The opportunities of `/v1/arbitrage/current` as (pair, net), sorted.
-fn priced(v: &Value) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = v
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|o| (o["pair_id"].to_string(), o["net_cents"].to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
 }
 
 fn simulated(db_url: &str, bus_url: &str) -> Config {

@@ -4,7 +4,10 @@
 use std::collections::HashSet;
 
 use crossbook_core::{Exchange, Timestamp};
-use crossbook_server::config::{Config, Role};
+use crossbook_server::{
+    config::{Config, Role},
+    state::LockStance,
+};
 use crossbook_store::testing::for_each_backend;
 use crossbook_venues::FeedMode;
 use serde_json::{Value, json};
@@ -557,9 +560,12 @@ async fn docs_page_is_self_contained() {
 async fn a_process_without_live_data_says_so() {
     for_each_backend(async |db| {
         let keys = create_keys(&db.store).await;
-        for (role, standby, why) in [(Role::Api, false, "bus_url"), (Role::All, true, "waiting to take over")] {
+        for (role, stance, why) in [
+            (Role::Api, LockStance::Unmanaged, "bus_url"),
+            (Role::All, LockStance::Standby, "waiting to take over"),
+        ] {
             let app = TestApp::new(db, |c| c.role = role);
-            app.state.ingest.set_standby(standby);
+            app.state.ingest.set_stance(stance);
             let r = app.get("/readyz").await;
             assert_eq!(r.status.as_u16(), 503, "{role:?}");
             let v = r.json();

@@ -6,7 +6,10 @@ use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use crossbook_core::{Amount, BookSnapshot, Exchange, Level, Outcome, Price, TakerSide, Timestamp, Trade};
 use crossbook_live::{BookKey, DomainEvent};
-use crossbook_server::config::{Config, Role};
+use crossbook_server::{
+    config::{Config, Role},
+    state::LockStance,
+};
 use crossbook_store::testing::{TestDb, sqlite_database};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
@@ -1069,13 +1072,13 @@ async fn a_process_without_live_data_refuses_the_stream() {
 
     // A standby: the same process serves the stream once it leads.
     let s = Served::start(&db, |_| {}).await;
-    s.app.state.ingest.set_standby(true);
+    s.app.state.ingest.set_stance(LockStance::Standby);
     let err = Ws::try_connect(s.addr, "", Some(&keys.trader))
         .await
         .err()
         .expect("refused");
     assert!(err.to_string().contains("503"), "{err}");
-    s.app.state.ingest.set_standby(false);
+    s.app.state.ingest.set_stance(LockStance::Unmanaged);
     let mut ws = Ws::connect(s.addr, "", Some(&keys.trader)).await;
     assert_eq!(ws.next().await["type"], "welcome");
     drop((ws, s));
