@@ -292,6 +292,10 @@ const GAUGES: &[(&str, &str)] = &[
         VENUE_STALE_BOOKS,
         "Books of the venue held but waiting for a fresh snapshot.",
     ),
+    (
+        VENUE_BOOKS_MISSING,
+        "Books of the venue followed that the venue has not sent though asked several times (nothing of them is captured; a connection may follow more than the venue allows).",
+    ),
 ];
 
 const HISTOGRAMS: &[(&str, &str)] = &[
@@ -314,6 +318,7 @@ const VENUE_CONNECTIONS: &str = "crossbook_venue_connections";
 const VENUE_DATA_AGE: &str = "crossbook_venue_data_age_seconds";
 const VENUE_BOOKS: &str = "crossbook_venue_books";
 const VENUE_STALE_BOOKS: &str = "crossbook_venue_stale_books";
+const VENUE_BOOKS_MISSING: &str = "crossbook_venue_books_missing";
 
 /// Gives every metric its HELP text and starts every counter at zero (once per process).
 fn describe() {
@@ -381,6 +386,7 @@ pub fn set_venue_gauges(health: &VenueHealth, now: Timestamp) {
         }
         metrics::gauge!(VENUE_BOOKS, "venue" => v).set(h.books as f64);
         metrics::gauge!(VENUE_STALE_BOOKS, "venue" => v).set(h.stale_books as f64);
+        metrics::gauge!(VENUE_BOOKS_MISSING, "venue" => v).set(h.books_missing() as f64);
     }
 }
 

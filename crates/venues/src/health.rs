@@ -119,6 +119,9 @@ pub struct FeedHealth {
     pub books: usize,
     /// Books marked stale, waiting for a resnapshot (counted when read).
     pub stale_books: usize,
+    /// Books followed that the venue has not sent though asked several times, by socket: nothing of them
+    /// is captured. Written through [`VenueHealth::books_missing`]; read with [`FeedHealth::books_missing`].
+    pub missing: BTreeMap<u64, usize>,
     /// When the last catalog sync finished successfully.
     pub last_catalog_sync_at: Option<Timestamp>,
     /// Reconnects since start.
@@ -155,6 +158,11 @@ impl FeedHealth {
     /// One part's health.
     pub fn part(&self, part: Part) -> &PartHealth {
         &self.parts[part as usize]
+    }
+
+    /// Books followed that the venue has not sent though asked several times, over every socket.
+    pub fn books_missing(&self) -> usize {
+        self.missing.values().sum()
     }
 
     fn part_mut(&mut self, part: Part) -> &mut PartHealth {
@@ -333,8 +341,24 @@ impl VenueHealth {
     pub fn socket_closed(&self, exchange: Exchange, id: u64) {
         self.update(exchange, |h| {
             h.sockets.remove(&id);
+            h.missing.remove(&id);
             h.count_sockets();
         });
+    }
+
+    /// Socket `id` follows `n` books the venue has not sent though asked several times. Returns the count
+    /// the socket had before.
+    pub fn books_missing(&self, exchange: Exchange, id: u64, n: usize) -> usize {
+        let mut before = 0;
+        self.update(exchange, |h| {
+            let held = if n == 0 {
+                h.missing.remove(&id)
+            } else {
+                h.missing.insert(id, n)
+            };
+            before = held.unwrap_or(0);
+        });
+        before
     }
 
     /// A keepalive arrived: the connection is alive; the data's age goes on.

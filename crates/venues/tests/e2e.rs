@@ -1257,3 +1257,135 @@ async fn markets_the_venue_refuses_for_its_connection_limit_move_to_other_socket
     );
     h.stop().await;
 }
+
+/// venue_b serves nothing for assets past its per-connection limit, and says nothing about them. A connector
+/// configured for more assets per socket than the venue allows cannot see a refusal, so it asks again for the
+/// books that never come and, after several asks, counts them as missing in its health, where `/readyz` and
+/// `/metrics` show them: the loss is visible, not silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn books_the_venue_never_sends_are_counted_missing() {
+    const VENUE_LIMIT: usize = 4;
+    let h = start(19, |sim| {
+        sim.faults().set_ws_limit(B, VENUE_LIMIT);
+        IngestConfig {
+            venue_b_ws_assets_per_connection: 1_000,
+            venue_a_enabled: false,
+            // The simulator's clock stands still here: the four books are quiet, and only keepalives
+            // come. The silence watchdog must not start the asks over.
+            feed_silence_seconds: 120,
+            ..config(sim, true)
+        }
+    })
+    .await;
+    let books = 2 * followed(&h.sim, B, "").len();
+    assert!(books > VENUE_LIMIT, "{books} venue_b books");
+    // The venue's four books come; the rest are asked for again at 2, 4 and 8 s intervals, then counted.
+    // (Markets closing within a minute are left out of `books`, so the count may be higher.)
+    wait_until("the books past the venue's limit counted missing", 40, || {
+        h.health
+            .get(B)
+            .is_some_and(|f| f.books_missing() >= books - VENUE_LIMIT)
+    })
+    .await;
+    let health = h.health.get(B).unwrap();
+    assert_eq!(health.connections.total, 1, "one socket holds them all: {health:?}");
+    assert_eq!(h.live.counts(B), (VENUE_LIMIT, 0), "only the venue's books are live");
+    h.stop().await;
+}
+
+/// A venue_b connection whose keepalives come but whose markets send nothing for `feed_data_silence_seconds`
+/// asks for its books again. Books that are the same were only quiet: no gap, and they stay live. Books that
+/// changed while the venue sent nothing lost changes: each of those gets a `silence` gap, then the venue's
+/// book.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_connection_is_checked_and_gaps_only_books_that_changed() {
+    let sim_cfg = SimConfig::new(
+        23,
+        crossbook_sim::SimClock::Manual {
+            start: Timestamp::now(),
+        },
+    );
+    let h = start_sim(sim_cfg, |sim| IngestConfig {
+        venue_a_enabled: false,
+        // The model moves only when the test moves it; keepalives keep the socket alive meanwhile.
+        feed_silence_seconds: 120,
+        feed_data_silence_seconds: 1,
+        ..config(sim, true)
+    })
+    .await;
+    let faults = h.sim.faults();
+    let markets = followed(&h.sim, B, "");
+    let books = 2 * markets.len();
+    wait_until("every followed venue_b book live", 30, || {
+        markets.iter().all(|m| h.converged(m))
+    })
+    .await;
+
+    // 1. Quiet: the model stands still, so any data now is the venue's answer to a check.
+    let mark = h.stale_keys.lock().unwrap().len();
+    let quiet_since = Timestamp::now();
+    wait_until("a check answered while the model stands still", 30, || {
+        h.health
+            .get(B)
+            .and_then(|f| f.last_message_at)
+            .is_some_and(|t| t > quiet_since)
+    })
+    .await;
+    assert_eq!(stale_since(&h, mark, B), vec![], "quiet books were right: no gap");
+    let (fresh, stale) = h.live.counts(B);
+    assert!(
+        fresh >= books && stale == 0,
+        "every book stays live: {fresh} fresh, {stale} stale"
+    );
+
+    // 2. Changes the venue did not send: only the books that changed are gapped, then replaced.
+    let mark = h.stale_keys.lock().unwrap().len();
+    faults.set_silent(B, true);
+    // Small steps until some book changed, so that some did not.
+    let mut changed = Vec::new();
+    for _ in 0..300 {
+        if !changed.is_empty() {
+            break;
+        }
+        h.sim.advance(Duration::from_millis(100));
+        changed = changed_books(&h, &markets);
+    }
+    assert!(
+        !changed.is_empty() && changed.len() < books,
+        "{} of {books} books changed",
+        changed.len()
+    );
+    faults.set_silent(B, false);
+    wait_until("the changed books gapped and replaced", 30, || {
+        markets.iter().all(|m| h.converged(m)) && stale_since(&h, mark, B).len() >= changed.len()
+    })
+    .await;
+    // (Markets closing within a minute are followed but left out of `markets`.)
+    let compared: std::collections::HashSet<BookKey> =
+        markets.iter().flat_map(|m| [key_of(m, 0), key_of(m, 1)]).collect();
+    let mut gapped: Vec<BookKey> = stale_since(&h, mark, B)
+        .into_iter()
+        .map(|(k, cause)| {
+            assert_eq!(cause, GapCause::Silence, "{k:?}");
+            k
+        })
+        .filter(|k| compared.contains(k))
+        .collect();
+    gapped.sort();
+    changed.sort();
+    assert_eq!(gapped, changed, "exactly the books that changed are gapped");
+    h.stop().await;
+}
+
+/// The venue_b books of `markets` whose book in memory differs from the simulator's.
+fn changed_books(h: &Harness, markets: &[SimMarket]) -> Vec<BookKey> {
+    markets
+        .iter()
+        .flat_map(|m| (0..2).map(move |i| (m, i)))
+        .filter(|(m, i)| {
+            let theirs = h.sim.book(B, &m.tokens.as_ref().unwrap()[*i]);
+            !matches!((h.live.get(&key_of(m, *i)), theirs), (Some(ours), Some(theirs)) if same_ladders(&ours, &theirs))
+        })
+        .map(|(m, i)| key_of(m, i))
+        .collect()
+}

@@ -236,6 +236,10 @@ pub struct VenueHealthOut {
     pub books: u64,
     /// Books waiting for a fresh snapshot (after a sequence gap or a reconnect).
     pub stale_books: u64,
+    /// Books followed that the venue has not sent though asked several times: nothing of them is captured.
+    /// The venue says nothing about subscriptions past its per-connection limit, so a count above 0 usually
+    /// means the per-connection setting is above the venue's own limit.
+    pub books_missing: u64,
     /// When the last catalog sync finished.
     #[schema(required = true, format = DateTime)]
     pub last_catalog_sync_at: Option<String>,
@@ -405,6 +409,7 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         },
         books: h.books as u64,
         stale_books: h.stale_books as u64,
+        books_missing: h.books_missing() as u64,
         last_catalog_sync_at: h.last_catalog_sync_at.map(Timestamp::to_iso),
         reconnects: h.reconnects,
         malformed: h.malformed,

@@ -1,4 +1,4 @@
-//! The live scan: the core [`scan_pairs`] / [`scan_one`] and [`spreads_for_pairs`] over the catalog's pairs
+//! The live scan: the core [`scan_pairs`](crossbook_core::arb::scan_pairs) / [`scan_one`] and [`spreads_for_pairs`] over the catalog's pairs
 //! and the in-memory books (`state.live`, read in place under its lock, never copied).
 //! `/v1/arbitrage/current`, `/v1/arbitrage/current/difference` and the scanner all call these, so they can
 //! never disagree.
@@ -10,7 +10,7 @@
 use crossbook_core::{
     BookSnapshot, Exchange,
     arb::{
-        BookSource, BookView, MarketPair, Opportunity, ScanParams, SpreadParams, SpreadRow, scan_one, scan_pairs,
+        BookSource, BookView, MarketPair, Opportunity, ScanParams, SpreadParams, SpreadRow, scan_one,
         sort_opportunities, spreads_for_pairs,
     },
 };
@@ -72,12 +72,32 @@ impl BookSource for LiveSource<'_> {
     }
 }
 
-/// The opportunities of the catalog over the live books (see the module docs).
+/// Pairs priced under one hold of the live books' read lock. A whole venue's catalog takes hundreds of
+/// milliseconds to price, and the connectors wait for the lock to apply every change, so a full pass lets
+/// them in between batches: each pair still reads its books at one instant, and a change waits for at most
+/// one batch.
+const PAIRS_PER_LOCK: usize = 256;
+
+/// The opportunities of the catalog over the live books (see the module docs), priced as the core scan
+/// prices them ([`crossbook_core::arb::scan_pairs`]), a batch of pairs at a time.
 pub fn scan_live(catalog: &ArbCatalog, live: &LiveBooks, params: &ScanParams) -> Vec<Opportunity> {
     let default = params.window_tolerance_seconds == DEFAULT_WINDOW_TOLERANCE_SECONDS;
     let slots = default.then(|| catalog.pair_slots(live));
     let pairs = catalog.pairs(params.window_tolerance_seconds);
-    live.with_books(|view| scan_pairs(&pairs, &LiveSource::new(catalog, view, slots.as_deref()), params))
+    let mut out = Vec::new();
+    for (batch, chunk) in pairs.chunks(PAIRS_PER_LOCK).enumerate() {
+        let first = batch * PAIRS_PER_LOCK;
+        live.with_books(|view| {
+            let source = LiveSource::new(catalog, view, slots.as_deref());
+            out.extend(
+                chunk
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, p)| scan_one(first + i, p, &source, params)),
+            );
+        });
+    }
+    sort_opportunities(out)
 }
 
 /// The opportunities of some of the catalog's default pairs (indexes from
@@ -159,5 +179,52 @@ mod tests {
             other_live.upsert(b.clone());
         }
         assert_eq!(scan_live(&catalog, &other_live, &params), expected);
+    }
+
+    /// A catalog of several lock batches prices every pair once, with its own slots, in the core's order.
+    #[test]
+    fn a_pass_in_batches_equals_the_core_scan() {
+        use crossbook_core::{
+            Exchange, IntervalCode,
+            arb::fixtures::{a_book, b_book, insert, lvl, window},
+        };
+        let now = Timestamp(T0 + 60_000);
+        let (mut listings, mut books) = (Vec::new(), crossbook_core::arb::fixtures::Books::new());
+        let n = 2 * PAIRS_PER_LOCK + 7;
+        for k in 0..n as i64 {
+            let (a, b) = (format!("KXBTC15M-{k}"), format!("0xb{k}"));
+            let start = k * 900_000;
+            listings.push(window(Exchange::VenueA, &a, IntervalCode::M15, start, start));
+            listings.push(window(
+                Exchange::VenueB,
+                &b,
+                IntervalCode::M15,
+                start + 2_000,
+                start + 2_000,
+            ));
+            // Edges that differ by pair, so the order is the sort's and not the catalog's.
+            let no_bid = 5500 + (k % 5) * 10;
+            insert(
+                &mut books,
+                a_book(&a, now.millis(), vec![lvl(4400, 50)], vec![lvl(no_bid, 10)]),
+            );
+            insert(
+                &mut books,
+                b_book(&b, &format!("{b}-up"), now.millis(), vec![lvl(4000, 30)]),
+            );
+            insert(
+                &mut books,
+                b_book(&b, &format!("{b}-down"), now.millis(), vec![lvl(5000, 12)]),
+            );
+        }
+        let params = ScanParams::new(now);
+        let expected = scan(&listings, &[], &books, &params);
+        assert_eq!(expected.len(), n, "every pair has an edge");
+        let catalog = ArbCatalog::new(listings, vec![]);
+        let live = LiveBooks::new();
+        for b in books.values() {
+            live.upsert(b.clone());
+        }
+        assert_eq!(scan_live(&catalog, &live, &params), expected);
     }
 }

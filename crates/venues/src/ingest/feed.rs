@@ -507,12 +507,13 @@ async fn ws_session<V: Venue>(
                     .filter(|limit| last_data.elapsed() >= *limit && !markets_rx.borrow().is_empty());
                 if let (true, Some(limit)) = (last_alive.elapsed() < silence, data_silent) {
                     // Keepalives come but the subscriptions bring nothing: a dead subscription on a live
-                    // socket. Its books cannot be vouched for; subscribing again brings fresh snapshots.
-                    warn!(venue = %ex, socket, limit_s = limit.as_secs(), "no market data on a live socket; resubscribing");
+                    // socket, or markets that are just quiet. Asking again brings fresh snapshots, which
+                    // tell the two apart where the session can compare them with its books.
+                    warn!(venue = %ex, socket, limit_s = limit.as_secs(), "no market data on a live socket; asking for the books again");
                     metrics::counter!("crossbook_venue_data_silence_resubscribes_total", "venue" => ex.as_str())
                         .increment(1);
                     last_data = Instant::now();
-                    session.resubscribe(GapCause::Silence)
+                    session.refresh()
                 } else if last_alive.elapsed() < silence {
                     session.on_tick(Timestamp::now())
                 } else if resubscribed {
@@ -540,6 +541,14 @@ async fn ws_session<V: Venue>(
         }
         if let Some(r) = update.refused.take() {
             let _ = refusals.send((socket, r));
+        }
+        if let Some(n) = update.missing.take() {
+            let before = ctx.health.books_missing(ex, socket, n);
+            if before == 0 && n > 0 {
+                // The venue says nothing about subscriptions past its per-connection limit; this is the
+                // only sign of one.
+                warn!(venue = %ex, socket, books = n, "the venue sends nothing for books this connection follows; a connection may follow more than the venue allows (lower the per-connection setting)");
+            }
         }
         publish(rt, ctx, &mut update).await;
     }
