@@ -93,6 +93,11 @@ impl DomainEvent {
 #[derive(Debug, Clone)]
 pub struct Bus {
     tx: broadcast::Sender<DomainEvent>,
+    /// Every event but book changes. A whole venue sends tens of thousands of book changes a second, and ten
+    /// times that in a burst: a consumer of the rare events (trades, whales, opportunities) that waits on the
+    /// store for a moment would fall the whole capacity behind on book changes it never reads, and lose the
+    /// events it does read.
+    rare: broadcast::Sender<DomainEvent>,
 }
 
 impl Default for Bus {
@@ -105,18 +110,29 @@ impl Bus {
     /// A bus whose subscribers may fall `capacity` events behind.
     pub fn new(capacity: usize) -> Self {
         let (tx, _) = broadcast::channel(capacity.max(1));
-        Bus { tx }
+        let (rare, _) = broadcast::channel(capacity.max(1));
+        Bus { tx, rare }
     }
 
     /// Publishes an event to the current subscribers (none is fine).
     pub fn publish(&self, event: DomainEvent) {
         // `send` only fails when nobody listens, which is not an error for a bus.
+        if !matches!(event, DomainEvent::BookUpdated(_)) && self.rare.receiver_count() > 0 {
+            let _ = self.rare.send(event.clone());
+        }
         let _ = self.tx.send(event);
     }
 
     /// A receiver of every event published from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<DomainEvent> {
         self.tx.subscribe()
+    }
+
+    /// A receiver of every event published from now on except book changes ([`DomainEvent::BookUpdated`]),
+    /// in publication order: for consumers that read none, so that a flood of book changes cannot make them
+    /// fall behind and skip the events they do read.
+    pub fn subscribe_except_books(&self) -> broadcast::Receiver<DomainEvent> {
+        self.rare.subscribe()
     }
 
     /// Number of live subscribers.
@@ -143,5 +159,27 @@ mod tests {
         };
         bus.publish(ev.clone());
         assert_eq!(rx.recv().await.ok(), Some(ev));
+    }
+
+    /// Book changes many times the capacity make a subscriber of everything lag; a subscriber of the rest
+    /// still receives every other event, in order.
+    #[tokio::test]
+    async fn a_flood_of_book_changes_does_not_cost_the_rare_events() {
+        let bus = Bus::new(8);
+        let mut all = bus.subscribe();
+        let mut rare = bus.subscribe_except_books();
+        let synced = |markets| DomainEvent::CatalogSynced {
+            exchange: Exchange::VenueA,
+            markets,
+        };
+        bus.publish(synced(1));
+        for i in 0..100 {
+            bus.publish(DomainEvent::book_touched(BookKey::venue_a("M"), Timestamp(i)));
+        }
+        bus.publish(synced(2));
+        assert!(matches!(all.recv().await, Err(broadcast::error::RecvError::Lagged(_))));
+        assert_eq!(rare.recv().await.ok(), Some(synced(1)));
+        assert_eq!(rare.recv().await.ok(), Some(synced(2)));
+        assert!(rare.try_recv().is_err(), "no book change on the rare channel");
     }
 }

@@ -67,7 +67,8 @@ pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken
 /// Starts the dispatcher. It subscribes to the bus before returning, so no event published afterwards is
 /// missed.
 pub fn spawn_with(state: &AppState, settings: Settings, tracker: &TaskTracker, cancel: &CancellationToken) {
-    let rx = state.bus.subscribe();
+    // Whale entries and opportunities only: book changes would make it fall behind and skip them.
+    let rx = state.bus.subscribe_except_books();
     let state = state.clone();
     let cancel = cancel.clone();
     tracker.spawn(async move { run(state, rx, settings, cancel).await });

@@ -24,7 +24,8 @@ use crate::{AppState, whales::daily_pool};
 
 /// Starts the tracker. It subscribes to the bus before returning, so no trade published afterwards is missed.
 pub fn spawn(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) {
-    let rx = state.bus.subscribe();
+    // Trades only: book changes would make it fall behind and skip trades.
+    let rx = state.bus.subscribe_except_books();
     let state = state.clone();
     let cancel = cancel.clone();
     tracker.spawn(async move { run(state, rx, cancel).await });

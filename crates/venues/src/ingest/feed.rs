@@ -547,7 +547,7 @@ async fn ws_session<V: Venue>(
             if before == 0 && n > 0 {
                 // The venue says nothing about subscriptions past its per-connection limit; this is the
                 // only sign of one.
-                warn!(venue = %ex, socket, books = n, "the venue sends nothing for books this connection follows; a connection may follow more than the venue allows (lower the per-connection setting)");
+                warn!(venue = %ex, socket, books = n, "the venue has sent no book for some books this connection follows, though asked several times; if the count stays, the connection may follow more than the venue allows (lower the per-connection setting)");
             }
         }
         publish(rt, ctx, &mut update).await;
