@@ -11,8 +11,8 @@
 //! - [`cache`]: the short-lived cache of rendered JSON responses (search, current arbitrage) in the state.
 //! - [`json`]: JSON bodies in and out with our content type and rejections.
 //! - [`params`]: strict query and path parameters shared by every route area.
-//! - [`auth`]: API keys, the gating table of contracts §3 and the extractors that apply it.
-//! - [`rate_limit`]: token buckets per plan, per key or per client IP.
+//! - [`access`]: who may call what and how often: the plans table, API keys, the gate and its extractors,
+//!   rate limits per key or per client IP.
 //! - [`metrics`]: the Prometheus recorder and the request metrics middleware.
 //! - [`arbitrage`]: the arbitrage service (pair catalog, live scan, rendering) the routes and the scanner
 //!   share.
@@ -28,9 +28,9 @@
 //!   OpenAPI document and `/docs` page built from them.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod api;
 pub mod arbitrage;
-pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod dashboard;
@@ -41,7 +41,6 @@ pub mod http;
 pub mod json;
 pub mod metrics;
 pub mod params;
-pub mod rate_limit;
 pub mod slots;
 pub mod state;
 pub mod stream;

@@ -9,7 +9,7 @@
 
 use axum::{extract::State, response::Response};
 use crossbook_core::{
-    Category, IntervalCode, Plan, Timestamp,
+    Category, IntervalCode, Timestamp,
     arb::{MicroUsd, ScanParams, SpreadParams, mask_page},
 };
 use crossbook_store::HistoryQuery;
@@ -23,9 +23,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, View, groups},
     api::also_unversioned,
     arbitrage::{DEFAULT_MAX_STALENESS_SECONDS, DEFAULT_WINDOW_TOLERANCE_SECONDS, render, scan_live, spreads_live},
-    auth::{Gate, View, groups},
     error::ApiResult,
     json::Json,
     params::{
@@ -681,9 +681,9 @@ async fn history(
         offset: p.offset.get(),
     };
     let page = state.store.episode_history(&q).await?;
-    // The gating table decides the view; the mask reads it as a plan.
-    let plan = (gate.view == View::Full).then_some(Plan::Trader);
-    let items: Vec<Value> = mask_page(&page.items, u64::from(p.offset.get()), plan)
+    // The gating table decides the view.
+    let preview = gate.view == View::Preview;
+    let items: Vec<Value> = mask_page(&page.items, u64::from(p.offset.get()), preview)
         .into_iter()
         .map(render::episode_json)
         .collect();

@@ -10,8 +10,9 @@
 //!    A parameter's range, default, spellings and text rules go in its field's type (`Limit<30, 100>`,
 //!    `Defaulted<Status>`, `Text`, ...; see [`crate::params`]), which both reads it and documents it, not in
 //!    `#[param(maximum = .., default = ..)]` literals.
-//! 2. Gate each handler with [`crate::auth::Gate`] for its [`crate::auth::RouteGroup`].
-//! 3. Merge the router in `api_routes()` below. It is then served behind [`crate::auth::authenticate`] (caller
+//! 2. Gate each handler with [`crate::access::Gate`] for its [`crate::access::RouteGroup`]; what a plan may do
+//!    beyond the gate (a window, a count) is asked of [`crate::access::plans`].
+//! 3. Merge the router in `api_routes()` below. It is then served behind [`crate::access::authenticate`] (caller
 //!    resolution and rate limits), documented in `/openapi.json` and `/docs` with the common error responses,
 //!    and measured in `/metrics`.
 
@@ -34,7 +35,7 @@ use std::{any::Any, sync::LazyLock};
 
 use axum::{
     Router,
-    extract::{DefaultBodyLimit, Request},
+    extract::{DefaultBodyLimit, FromRef, Request},
     http::{StatusCode, Uri, header},
     middleware::{Next, from_fn, from_fn_with_state},
     response::{IntoResponse, Response},
@@ -55,14 +56,14 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use crate::{
     AppState,
-    auth::{self, RouteGroup, X_API_KEY},
+    access::{self, Gatekeeper, RouteGroup, X_API_KEY},
     config::Role,
     error::{self, ApiError, Enveloped, ErrorBody, ErrorRendered},
 };
 
 pub use crate::BODY_LIMIT;
 
-/// The API routes of the spec: behind [`auth::authenticate`] (rate limited), documented with the common
+/// The API routes of the spec: behind [`access::authenticate`] (rate limited), documented with the common
 /// error responses. Later areas (historical, arbitrage, whales, webhooks) are merged here.
 fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -96,10 +97,10 @@ pub fn app(state: AppState) -> Router {
     with_common_layers(router, state)
 }
 
-/// Puts routes behind [`auth::authenticate`]: the caller is resolved once and rate limited, and responses
+/// Puts routes behind [`access::authenticate`]: the caller is resolved once and rate limited, and responses
 /// carry `X-RateLimit-*`. Only requests that match a route go through it.
 pub fn with_auth(router: Router<AppState>, state: &AppState) -> Router<AppState> {
-    router.route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+    router.route_layer(from_fn_with_state(Gatekeeper::from_ref(state), access::authenticate))
 }
 
 /// Adds the fallback 404 and the layers every response goes through, outermost first:
@@ -110,7 +111,7 @@ pub fn with_auth(router: Router<AppState>, state: &AppState) -> Router<AppState>
 /// 4. Metrics by route template and status.
 /// 5. Error bodies made by the framework (404, 405 with `Allow`, 413, 415, 400/422) rewritten into ours, and
 ///    on webhook paths every error body put into the envelope (see [`normalize_errors`]).
-/// 6. 404 and 405 answers charged to the caller's rate limit ([`auth::limit_unrouted`]).
+/// 6. 404 and 405 answers charged to the caller's rate limit ([`access::limit_unrouted`]).
 /// 7. A request body cut by the listener's body timeout answered 408 `request_timeout`
 ///    ([`crate::http::answer_body_timeout`]).
 /// 8. Panics caught and answered as 500 `internal`.
@@ -124,7 +125,7 @@ pub fn with_common_layers(router: Router<AppState>, state: AppState) -> Router {
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(from_fn(crate::http::answer_body_timeout))
-        .layer(from_fn_with_state(state.clone(), auth::limit_unrouted))
+        .layer(from_fn_with_state(Gatekeeper::from_ref(&state), access::limit_unrouted))
         .layer(from_fn(normalize_errors))
         .layer(from_fn(crate::metrics::track))
         .layer(
@@ -373,15 +374,15 @@ fn description() -> String {
     let mut access = String::from("| Route group | Access |\n|---|---|\n");
     for g in RouteGroup::ALL {
         let a = match g.access() {
-            auth::Access::Public => "public; a key is optional, an invalid key counts as none".to_string(),
-            auth::Access::Preview { full_from } => {
+            access::Access::Public => "public; a key is optional, an invalid key counts as none".to_string(),
+            access::Access::Preview { full_from } => {
                 format!(
                     "public in preview mode; full with a {} plan or higher",
                     full_from.display_name()
                 )
             }
-            auth::Access::Plan(crossbook_core::Plan::Free) => "any valid key (401 without one)".to_string(),
-            auth::Access::Plan(p) => format!("the {} plan (401 without a key, 403 below the plan)", p.display_name()),
+            access::Access::Plan(crossbook_core::Plan::Free) => "any valid key (401 without one)".to_string(),
+            access::Access::Plan(p) => format!("the {} plan (401 without a key, 403 below the plan)", p.display_name()),
         };
         access.push_str(&format!("| {} | {a} |\n", g.label()));
     }

@@ -26,8 +26,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, RouteGroup, groups},
     api::common::iso,
-    auth::{Gate, RouteGroup, groups},
     error::{ApiError, ApiResult, Enveloped, ErrorCode},
     json::Json,
     params::Path,

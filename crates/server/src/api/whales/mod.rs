@@ -24,8 +24,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, View, groups},
     api::common::dollars,
-    auth::{Gate, View, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{Limit, Path, Text, ValidQuery, text_value},
@@ -64,7 +64,7 @@ pub use self::{out::*, params::*, views::*};
 fn unlocked_count(state: &AppState, view: View, len: usize) -> usize {
     match view {
         View::Full => len,
-        View::Preview => len.min(state.config.whale_preview_events as usize),
+        View::Preview => len.min(state.plans.whale_preview_events),
     }
 }
 

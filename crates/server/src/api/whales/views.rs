@@ -22,8 +22,8 @@ use super::{
 };
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::common::{dollars, find_market, iso},
-    auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{
