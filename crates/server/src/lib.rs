@@ -24,8 +24,8 @@
 //!   that renders bus events for them.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
 //! - [`demo`]: the demo keys and banner of `serve --simulate` (the binary starts the simulated venues).
-//! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers and the
-//!   OpenAPI document and `/docs` page built from them.
+//! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers, and in
+//!   [`api::openapi`] the OpenAPI document and `/docs` page built from them.
 #![forbid(unsafe_code)]
 
 pub mod access;
