@@ -649,6 +649,18 @@ pub fn enum_schema<T: ParamEnum>() -> RefOr<Schema> {
     schema_of(json!({"type": "string", "enum": names}))
 }
 
+/// [`enum_schema`] described by its spellings: "`a` or `b`.", for an enum whose type has no documentation of
+/// its own.
+pub fn listed_enum_schema<T: ParamEnum>() -> RefOr<Schema> {
+    let names: Vec<String> = T::VALUES.iter().map(|(n, _)| format!("`{n}`")).collect();
+    let listing = match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    with_keywords(enum_schema::<T>(), json!({"description": format!("{listing}.")}))
+}
+
 /// An enum parameter without a default: one of its spellings, exactly.
 impl<T: ParamEnum> OptionalParam for T {
     fn read_given(q: &QueryMap, name: &str) -> ApiResult<Option<Self>> {

@@ -29,7 +29,8 @@ use crate::{
     error::ApiResult,
     json::Json,
     params::{
-        CentsQuery, Flag, FromQuery, Int, Limit, Offset, ParamEnum, QueryMap, TimestampQuery, ValidQuery, with_keywords,
+        CentsQuery, Flag, FromQuery, Int, Limit, Offset, ParamEnum, QueryMap, TimestampQuery, ValidQuery,
+        listed_enum_schema, with_keywords,
     },
 };
 
@@ -434,28 +435,24 @@ impl FromQuery for PairsParams {
     }
 }
 
-/// `crypto` or `sports`.
-// Not core's `Category`: that has a third variant, and the scan routes accept and document only these two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CategoryName {
-    Crypto,
-    Sports,
+/// As a parameter, a category is one the scan prices: `crypto` or `sports` (core's spellings), never `other`.
+impl ParamEnum for Category {
+    const VALUES: &'static [(&'static str, Self)] = &[
+        (Category::Crypto.as_str(), Category::Crypto),
+        (Category::Sports.as_str(), Category::Sports),
+    ];
 }
 
-impl ParamEnum for CategoryName {
-    const VALUES: &'static [(&'static str, Self)] =
-        &[("crypto", CategoryName::Crypto), ("sports", CategoryName::Sports)];
-}
+/// The schema of a [`Category`] parameter: its spellings ([`ParamEnum`]).
+pub struct CategoryQuery;
 
-impl From<CategoryName> for Category {
-    fn from(c: CategoryName) -> Self {
-        match c {
-            CategoryName::Crypto => Category::Crypto,
-            CategoryName::Sports => Category::Sports,
-        }
+impl PartialSchema for CategoryQuery {
+    fn schema() -> RefOr<Schema> {
+        listed_enum_schema::<Category>()
     }
 }
+
+impl ToSchema for CategoryQuery {}
 
 /// Parameters of `/v1/arbitrage/current`.
 #[derive(Debug, Clone, IntoParams)]
@@ -533,8 +530,8 @@ pub struct HistoryParams {
     #[param(inline)]
     pub interval_code: Option<IntervalCode>,
     /// Only this category.
-    #[param(inline)]
-    pub category: Option<CategoryName>,
+    #[param(value_type = Option<CategoryQuery>, inline)]
+    pub category: Option<Category>,
     /// Minimum `net_cents` of the episode's latest observation (inclusive), over the full history.
     #[param(value_type = Option<MinNetCentsQuery>, inline)]
     pub min_net_cents: Option<MicroUsd>,
@@ -673,7 +670,7 @@ async fn history(
 ) -> ApiResult<Json<Value>> {
     let q = HistoryQuery {
         interval_code: p.interval_code,
-        category: p.category.map(Into::into),
+        category: p.category,
         min_net: p.min_net_cents,
         from: p.from,
         to: p.to,
