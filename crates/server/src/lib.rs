@@ -16,8 +16,8 @@
 //! - [`metrics`]: the Prometheus recorder and the request metrics middleware.
 //! - [`arbitrage`]: the arbitrage service (pair catalog, live scan, rendering) the routes and the scanner
 //!   share.
-//! - [`whales`]: the whale service (daily pool, watchlist rules, whale-entry data) the routes and the
-//!   tracker share.
+//! - [`whales`]: the whale service (daily pool, watchlist rules, view thresholds, whale-entry data) the routes
+//!   and the tracker share.
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
 //! - [`stream`]: the live stream (`/v1/stream`): sessions, subscriptions, resume buffers and the delivery task

@@ -29,7 +29,7 @@ use crate::{
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{Limit, Path, Text, ValidQuery, text_value},
-    whales::{WatchError, add_watch, daily_pool, day_ago},
+    whales::{WatchError, add_watch, daily_pool, day_ago, default_threshold},
 };
 
 /// `limit` of both whale feeds.
@@ -200,8 +200,7 @@ async fn watch_added(
     ticker: &str,
     refused: impl FnOnce(WatchError) -> ApiError,
 ) -> ApiResult<(StatusCode, Json<WatchAddedOut>)> {
-    let threshold = body_threshold(obj, "whale_threshold_usd")?
-        .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
+    let threshold = body_threshold(obj, "whale_threshold_usd")?.unwrap_or_else(|| default_threshold(&state.config));
     let entry = add_watch(state, customer, exchange, ticker, threshold, Timestamp::now())
         .await
         .map_err(refused)?;
