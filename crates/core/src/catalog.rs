@@ -86,7 +86,7 @@ pub enum Category {
 
 impl Category {
     pub const ALL: [Category; 3] = [Category::Crypto, Category::Sports, Category::Other];
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Category::Crypto => "crypto",
             Category::Sports => "sports",

@@ -11,26 +11,26 @@
 //! - [`cache`]: the short-lived cache of rendered JSON responses (search, current arbitrage) in the state.
 //! - [`json`]: JSON bodies in and out with our content type and rejections.
 //! - [`params`]: strict query and path parameters shared by every route area.
-//! - [`auth`]: API keys, the gating table of contracts §3 and the extractors that apply it.
-//! - [`rate_limit`]: token buckets per plan, per key or per client IP.
+//! - [`access`]: who may call what and how often: the plans table, API keys, the gate and its extractors,
+//!   rate limits per key or per client IP.
 //! - [`metrics`]: the Prometheus recorder and the request metrics middleware.
 //! - [`arbitrage`]: the arbitrage service (pair catalog, live scan, rendering) the routes and the scanner
 //!   share.
-//! - [`whales`]: the whale service (daily pool, watchlist rules, whale-entry data) the routes and the
-//!   tracker share.
+//! - [`whales`]: the whale service (daily pool, watchlist rules, view thresholds, whale-entry data) the routes
+//!   and the tracker share.
 //! - [`workers`]: the background tasks of `serve` (ingestion, scanner, retention, webhook delivery), run by the
 //!   one process holding the ingest lock.
 //! - [`stream`]: the live stream (`/v1/stream`): sessions, subscriptions, resume buffers and the delivery task
 //!   that renders bus events for them.
 //! - [`webhooks`]: outbound webhooks without HTTP-framework code: the SSRF guard, signing, one delivery.
 //! - [`demo`]: the demo keys and banner of `serve --simulate` (the binary starts the simulated venues).
-//! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers and the
-//!   OpenAPI document and `/docs` page built from them.
+//! - [`api`]: the routers, one module per spec area (`search`, `service`, ...), the common layers, and in
+//!   [`api::openapi`] the OpenAPI document and `/docs` page built from them.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod api;
 pub mod arbitrage;
-pub mod auth;
 pub mod cache;
 pub mod config;
 pub mod dashboard;
@@ -41,7 +41,6 @@ pub mod http;
 pub mod json;
 pub mod metrics;
 pub mod params;
-pub mod rate_limit;
 pub mod slots;
 pub mod state;
 pub mod stream;

@@ -14,10 +14,9 @@ use crossbook_venues::{IngestHandle, VenueHealth};
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::{
-    auth::KeyCache,
+    access::{Gatekeeper, KeyCache, PlanTable, RateLimits},
     config::{Config, Role},
     error::ApiError,
-    rate_limit::RateLimits,
 };
 
 /// Everything a handler or middleware needs. Cheap to clone (every field is a handle).
@@ -31,6 +30,8 @@ pub struct AppState {
     pub keys: Arc<KeyCache>,
     /// Per-plan, per-key (and per-IP for anonymous callers) token buckets.
     pub limits: Arc<RateLimits>,
+    /// What each plan may do, as configured.
+    pub plans: Arc<PlanTable>,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// Rendered search answers, valid for `search_cache_ms`.
@@ -70,7 +71,8 @@ impl AppState {
     /// State over an opened (and migrated) store.
     pub fn new(config: Config, store: Arc<dyn Store>) -> Self {
         let keys = KeyCache::new(Duration::from_secs(config.key_cache_seconds));
-        let limits = RateLimits::from_config(&config);
+        let plans = PlanTable::from_config(&config);
+        let limits = RateLimits::from_plans(&plans);
         let search_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.search_cache_ms));
         let arbitrage_cache = crate::cache::ResponseCache::new(Duration::from_millis(config.arbitrage_cache_ms));
         let webhooks = crate::webhooks::Webhooks::system(&config);
@@ -92,6 +94,7 @@ impl AppState {
             store,
             keys: Arc::new(keys),
             limits: Arc::new(limits),
+            plans: Arc::new(plans),
             metrics: crate::metrics::prometheus(),
             search_cache: Arc::new(search_cache),
             arbitrage_cache: Arc::new(arbitrage_cache),
@@ -126,6 +129,16 @@ impl AppState {
         let mut last = self.last_ready.lock().unwrap_or_else(|e| e.into_inner());
         let before = last.replace(ready).unwrap_or(true);
         (before != ready).then_some(before)
+    }
+}
+
+impl axum::extract::FromRef<AppState> for Gatekeeper {
+    fn from_ref(state: &AppState) -> Gatekeeper {
+        Gatekeeper {
+            store: state.store.clone(),
+            keys: state.keys.clone(),
+            limits: state.limits.clone(),
+        }
     }
 }
 

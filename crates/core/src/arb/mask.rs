@@ -1,16 +1,16 @@
 //! Preview masking of the arbitrage history (spec 5.3, contracts §3 and §6).
 //!
-//! Callers without the Trader plan (anonymous, invalid or revoked keys, `free`, `builder`) read the history in
-//! preview mode: only the first row of the filtered result is unlocked, that is the first item of the page
+//! Who reads the history in preview mode is the server's gating table (everyone below the Trader plan). In
+//! preview mode only the first row of the filtered result is unlocked, that is the first item of the page
 //! at offset 0. Every other row, on every page, is locked. A locked row keeps its identity (event, labels,
 //! times, ids, venues) and nulls everything monetary: `gross_cents`, `fee_cents`, `net_cents`,
 //! `roi_percent`, `executable_size`, `max_profit_dollars`, `peak_net_cents`, `yes_ask`/`no_ask` in both venue
-//! legs, and the `orderbook`. Trader callers see every row unlocked.
+//! legs, and the `orderbook`. Outside preview mode every row is unlocked.
 //!
 //! The masked view is [`Masked`]: a borrowed row plus its `locked` flag, whose accessors return `None` for the
 //! masked fields, so no code path can render a locked price by accident.
 
-use crate::{Amount, Plan, Price};
+use crate::{Amount, Price};
 
 use super::{
     episode::Episode,
@@ -18,15 +18,10 @@ use super::{
     units::{MicroUsd, Roi},
 };
 
-/// Whether a caller reads the history in preview mode: everyone but Trader. `None` is an anonymous caller
-/// (or an invalid key, treated as none).
-pub fn is_preview(plan: Option<Plan>) -> bool {
-    plan != Some(Plan::Trader)
-}
-
-/// Whether the row at `index` of a page that starts at `offset` of the filtered result is locked.
-pub fn is_locked(offset: u64, index: usize, plan: Option<Plan>) -> bool {
-    is_preview(plan) && !(offset == 0 && index == 0)
+/// Whether the row at `index` of a page that starts at `offset` of the filtered result is locked, for a
+/// caller reading in `preview` mode or not.
+pub fn is_locked(offset: u64, index: usize, preview: bool) -> bool {
+    preview && !(offset == 0 && index == 0)
 }
 
 /// A row with its lock flag.
@@ -38,13 +33,14 @@ pub struct Masked<T> {
     pub locked: bool,
 }
 
-/// Masks one page of rows (episodes or opportunities) fetched at `offset` for a caller on `plan`.
-pub fn mask_page<T>(page: &[T], offset: u64, plan: Option<Plan>) -> Vec<Masked<&T>> {
+/// Masks one page of rows (episodes or opportunities) fetched at `offset` for a caller reading in `preview`
+/// mode or not.
+pub fn mask_page<T>(page: &[T], offset: u64, preview: bool) -> Vec<Masked<&T>> {
     page.iter()
         .enumerate()
         .map(|(i, item)| Masked {
             item,
-            locked: is_locked(offset, i, plan),
+            locked: is_locked(offset, i, preview),
         })
         .collect()
 }
@@ -128,34 +124,24 @@ mod tests {
         },
     };
 
-    fn plans() -> [(Option<Plan>, bool); 4] {
-        [
-            (None, true),
-            (Some(Plan::Free), true),
-            (Some(Plan::Builder), true),
-            (Some(Plan::Trader), false),
-        ]
-    }
-
     #[test]
     fn only_the_first_row_of_the_result_is_unlocked_in_preview() {
-        for (plan, preview) in plans() {
-            assert_eq!(is_preview(plan), preview);
+        for preview in [true, false] {
             let rows = [1, 2, 3];
-            let first_page: Vec<bool> = mask_page(&rows, 0, plan).iter().map(|m| m.locked).collect();
-            let later_page: Vec<bool> = mask_page(&rows, 3, plan).iter().map(|m| m.locked).collect();
-            let offset_one: Vec<bool> = mask_page(&rows, 1, plan).iter().map(|m| m.locked).collect();
+            let first_page: Vec<bool> = mask_page(&rows, 0, preview).iter().map(|m| m.locked).collect();
+            let later_page: Vec<bool> = mask_page(&rows, 3, preview).iter().map(|m| m.locked).collect();
+            let offset_one: Vec<bool> = mask_page(&rows, 1, preview).iter().map(|m| m.locked).collect();
             if preview {
-                assert_eq!(first_page, [false, true, true], "{plan:?}");
-                assert_eq!(later_page, [true, true, true], "{plan:?}");
+                assert_eq!(first_page, [false, true, true]);
+                assert_eq!(later_page, [true, true, true]);
                 // Offset 1 starts after the first row of the result: all locked.
-                assert_eq!(offset_one, [true, true, true], "{plan:?}");
+                assert_eq!(offset_one, [true, true, true]);
             } else {
                 assert_eq!(first_page, [false, false, false]);
                 assert_eq!(later_page, [false, false, false]);
                 assert_eq!(offset_one, [false, false, false]);
             }
-            assert!(mask_page::<i32>(&[], 0, plan).is_empty());
+            assert!(mask_page::<i32>(&[], 0, preview).is_empty());
         }
     }
 
@@ -180,7 +166,7 @@ mod tests {
             .map(|c| c.episode().clone())
             .collect();
         let page = [eps[0].clone(), eps[0].clone()];
-        let masked = mask_page(&page, 0, Some(Plan::Free));
+        let masked = mask_page(&page, 0, true);
         let open = masked[0].opportunity();
         let locked = masked[1].opportunity();
         assert_eq!(open.net(), Some(o.net));

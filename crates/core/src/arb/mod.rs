@@ -33,7 +33,7 @@
 //!                         changes = episodes.observe(&opps, now) → store (batched): insert Opened, update Extended
 //!                         cooldown.select(&opps, webhook_min_net, now) → publish (server renders)
 //!                         visible.update(&priced_pairs, &episodes) → opened / changed / closed (live stream)
-//! /v1/arbitrage/history   store filter + page → mask_page(&page, offset, plan) → server renders
+//! /v1/arbitrage/history   store filter + page → mask_page(&page, offset, preview) → server renders
 //! /current/difference     price_spreads(&listings, &overrides, &books, &SpreadParams) → server renders
 //! ```
 //! Pairing is cheap (linear in the catalog plus the few window candidates per interval), so it runs inside
@@ -60,7 +60,7 @@ pub use episode::{
     Cooldown, DEFAULT_COOLDOWN_SECONDS, EPISODE_GAP_SECONDS, Episode, EpisodeBook, EpisodeChange, EpisodeKey,
 };
 pub use fees::{FeeModel, FeeRate, PairFees, taker_fee, venue_a_fee, venue_b_fee, venue_b_fee_at};
-pub use mask::{Masked, is_locked, is_preview, mask_page};
+pub use mask::{Masked, is_locked, mask_page};
 pub use opportunity::{
     BookSide, ExecutionLeg, LegAsks, MarketType, ORDERBOOK_LEVELS, Opportunity, OrderbookDepth, VenueALeg, VenueBLeg,
 };

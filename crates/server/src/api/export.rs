@@ -17,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::replay::{replay_market, stream, take_slot};
 use crate::{
     AppState,
-    auth::{Gate, groups},
+    access::{Gate, groups},
     error::{ApiError, ApiResult},
     export::{FileFormat, Include, ReplayPlan, file_name, rows::Table, utc_day},
     params::{ParamEnum, QueryMap, Text, text_value},

@@ -21,8 +21,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::common::{find_market, iso},
-    auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{

@@ -17,7 +17,10 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
-    auth::{Gate, groups},
+    access::{
+        Gate, groups,
+        plans::{self, HOUR_MS},
+    },
     error::{ApiError, ApiResult},
     export::{self, Include, ReplayMarket, ReplayPlan, ndjson::Ndjson},
     params::{InstantQuery, QueryMap, Text, check_order, text_value},
@@ -30,17 +33,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Most markets in one replay.
 pub const MAX_MARKETS: usize = 50;
-
-const HOUR_MS: i64 = 3_600_000;
-
-/// The longest range one request may cover, by plan.
-pub const fn range_cap_ms(plan: Plan) -> i64 {
-    match plan {
-        Plan::Free => 24 * HOUR_MS,
-        Plan::Builder => 7 * 24 * HOUR_MS,
-        Plan::Trader => 31 * 24 * HOUR_MS,
-    }
-}
 
 /// Query parameters of `/v1/replay` (for the document; read by [`parse`]).
 #[derive(Debug, IntoParams)]
@@ -112,7 +104,7 @@ fn parse(q: &QueryMap, plan: Plan) -> ApiResult<Parsed> {
     let from = millis(q, "start_time")?;
     let to = millis(q, "end_time")?;
     check_order("start_time", Some(from), "end_time", Some(to))?;
-    let cap = range_cap_ms(plan);
+    let cap = plans::replay_window_ms(plan);
     if to.millis() - from.millis() > cap {
         return Err(ApiError::invalid(
             "end_time",
@@ -187,17 +179,6 @@ async fn replay_route(
     ))
 }
 
-/// Replays and exports one customer may have running at once. Each holds a reader of the log and a
-/// connection for as long as its client reads, so without a bound one key that opens many and reads none
-/// holds the server's memory and connections from everyone else.
-pub const fn concurrent_reads(plan: Plan) -> usize {
-    match plan {
-        Plan::Free => 2,
-        Plan::Builder => 4,
-        Plan::Trader => 8,
-    }
-}
-
 /// The replays and exports running now, per customer (clones share the counts).
 #[derive(Debug, Default, Clone)]
 pub struct ReadSlots {
@@ -210,7 +191,7 @@ pub type ReadSlot = Slot<i64>;
 impl ReadSlots {
     /// Takes a slot of `owner`'s plan, or answers 429 when the customer already runs as many as it allows.
     pub fn take(&self, owner: &KeyOwner) -> ApiResult<ReadSlot> {
-        let limit = concurrent_reads(owner.plan);
+        let limit = plans::concurrent_reads(owner.plan);
         self.open
             .take(owner.customer_id, limit)
             .ok_or_else(|| ApiError::TooManyOpen {
@@ -294,7 +275,7 @@ mod tests {
     fn replays_and_exports_at_once_are_bounded_per_customer() {
         let slots = ReadSlots::default();
         let free = owner(1, Plan::Free);
-        let mut held: Vec<ReadSlot> = (0..concurrent_reads(Plan::Free))
+        let mut held: Vec<ReadSlot> = (0..plans::concurrent_reads(Plan::Free))
             .map(|_| slots.take(&free).unwrap())
             .collect();
         let e = slots.take(&free).expect_err("over the Free plan's bound");

@@ -6,7 +6,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
-    auth::{AnyCaller, Caller},
+    access::{AnyCaller, Caller},
     error::{ApiError, ApiResult, ErrorBody},
     params::{FromQuery, IntRange, QueryMap, Text, ValidQuery, check_together},
     stream::{connection, protocol::MAX_CLIENT_MESSAGE, session::Owner},
@@ -95,7 +95,7 @@ async fn stream(
     let anonymous = match owner {
         Some(_) => None,
         None => {
-            let ip = crate::auth::client_ip(&extensions);
+            let ip = crate::access::client_ip(&extensions);
             Some(
                 state
                     .stream

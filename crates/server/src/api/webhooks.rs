@@ -26,8 +26,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, RouteGroup, groups},
     api::common::iso,
-    auth::{Gate, RouteGroup, groups},
     error::{ApiError, ApiResult, Enveloped, ErrorCode},
     json::Json,
     params::Path,
@@ -60,24 +60,6 @@ type Result<T> = std::result::Result<T, Enveloped>;
 
 // ------------------------------------------------------------------------------------------------ outputs
 
-/// A webhook type: `whale` or `arbitrage`.
-// Not the store's `WebhookKind`: the store carries no wire spellings or OpenAPI schemas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum WebhookTypeName {
-    Whale,
-    Arbitrage,
-}
-
-impl From<WebhookKind> for WebhookTypeName {
-    fn from(k: WebhookKind) -> Self {
-        match k {
-            WebhookKind::Whale => WebhookTypeName::Whale,
-            WebhookKind::Arbitrage => WebhookTypeName::Arbitrage,
-        }
-    }
-}
-
 /// A webhook registration.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WebhookOut {
@@ -85,7 +67,7 @@ pub struct WebhookOut {
     #[schema(examples("wh_12"))]
     pub id: String,
     #[serde(rename = "type")]
-    pub kind: WebhookTypeName,
+    pub kind: WebhookKind,
     /// Registered callback URL.
     pub url: String,
     /// Shared signing secret (64 lowercase hex characters); the HMAC key is its UTF-8 bytes. Returned on every
@@ -103,7 +85,7 @@ impl From<&Webhook> for WebhookOut {
     fn from(w: &Webhook) -> Self {
         WebhookOut {
             id: public_id(w.id),
-            kind: w.kind.into(),
+            kind: w.kind,
             url: w.url.clone(),
             secret: w.secret.clone(),
             enabled: w.enabled,
@@ -361,7 +343,7 @@ async fn list_webhooks(
     get,
     path = "/v1/webhooks/{type}",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "The registration, with its secret.", body = WebhookEnvelope),
@@ -389,7 +371,7 @@ async fn get_webhook(
     post,
     path = "/v1/webhooks/{type}",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     request_body = WebhookIn,
     security(("api_key" = [])),
     responses(
@@ -444,7 +426,7 @@ async fn create_webhook(
     put,
     path = "/v1/webhooks/{type}",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     request_body = WebhookIn,
     security(("api_key" = [])),
     responses(
@@ -482,7 +464,7 @@ async fn update_webhook(
     delete,
     path = "/v1/webhooks/{type}",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "Deleted; `data` is null.", body = DeletedEnvelope),
@@ -514,7 +496,7 @@ async fn delete_webhook(
     get,
     path = "/v1/webhooks/{type}/deliveries",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "Attempts, newest first.", body = DeliveriesEnvelope),
@@ -549,7 +531,7 @@ async fn list_deliveries(
     post,
     path = "/v1/webhooks/{type}/test",
     tag = "webhooks",
-    params(("type" = WebhookTypeName, Path, description = "`whale` or `arbitrage`.")),
+    params(("type" = WebhookKind, Path, description = "`whale` or `arbitrage`.")),
     security(("api_key" = [])),
     responses(
         (status = 200, description = "The attempt was made: `success` is whether the receiver accepted it (answered 2xx), and when it did not, `message` and `data.error` say why.", body = DeliveryEnvelope),

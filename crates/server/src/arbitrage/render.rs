@@ -215,7 +215,7 @@ pub fn webhook_data(o: &Opportunity) -> Value {
 #[cfg(test)]
 mod tests {
     use crossbook_core::{
-        IntervalCode, Plan, Timestamp,
+        IntervalCode, Timestamp,
         arb::{
             EpisodeBook, ScanParams,
             fixtures::{T0, fixture},
@@ -273,7 +273,7 @@ mod tests {
             .map(|c| c.episode().clone())
             .collect();
         let page = [eps[0].clone(), eps[0].clone()];
-        let masked = mask_page(&page, 0, None);
+        let masked = mask_page(&page, 0, true);
         let open = episode_json(masked[0]);
         let locked = episode_json(masked[1]);
         assert_eq!(open["first_seen_at"], "2026-11-21T19:01:00.000Z");
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(lo["fee_model"], "venue_a:0.07;venue_b:crypto=0.07");
         assert_eq!(lo["event_id"], "BTC-15M-2026-11-21T19:00Z");
         // Trader: nothing locked on any page.
-        let all = mask_page(&page, 50, Some(Plan::Trader));
+        let all = mask_page(&page, 50, false);
         assert_eq!(episode_json(all[1])["opportunity"]["net_cents"], 1.25);
     }
 

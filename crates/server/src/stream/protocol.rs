@@ -8,6 +8,8 @@ use crossbook_core::{Level, Plan, Timestamp, book::Side};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::access::RouteGroup;
+
 /// Largest client message accepted: ops are small; a larger message is refused and the connection closed.
 pub const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
@@ -44,14 +46,15 @@ impl Channel {
         Channel::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
-    /// The plan a channel needs, as the REST routes of the same data: books, trades and status any key,
-    /// whales Builder (the full whale pool), arbitrage Trader (full opportunities).
+    /// The plan a channel needs: the one that gets the full view of the REST routes of the same data (books,
+    /// trades and status: the historical routes; whales: the whale pool; arbitrage: unmasked opportunities).
     pub fn plan(self) -> Plan {
-        match self {
-            Channel::Book | Channel::Trades | Channel::Status => Plan::Free,
-            Channel::Whales => Plan::Builder,
-            Channel::Arbitrage => Plan::Trader,
-        }
+        let group = match self {
+            Channel::Book | Channel::Trades | Channel::Status => RouteGroup::Historical,
+            Channel::Whales => RouteGroup::PublicWhales,
+            Channel::Arbitrage => RouteGroup::ArbitrageHistory,
+        };
+        group.access().full_plan()
     }
 
     /// Whether a subscription names markets: required for `book`, optional for `trades` and `arbitrage`
@@ -274,6 +277,21 @@ pub fn side_name(side: Side) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn channel_plans_follow_the_rest_routes() {
+        let plans: Vec<_> = Channel::ALL.into_iter().map(|c| (c, c.plan())).collect();
+        assert_eq!(
+            plans,
+            [
+                (Channel::Book, Plan::Free),
+                (Channel::Trades, Plan::Free),
+                (Channel::Arbitrage, Plan::Trader),
+                (Channel::Whales, Plan::Builder),
+                (Channel::Status, Plan::Free),
+            ]
+        );
+    }
 
     #[test]
     fn ops_parse_and_refusals_name_the_field() {

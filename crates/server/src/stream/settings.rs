@@ -1,20 +1,13 @@
 //! The stream's settings, built from the configuration's `stream_*` keys (whose defaults live in the
-//! configuration alone).
+//! configuration alone). What each plan may hold open comes from the plans table
+//! ([`crate::access::plans`]).
 
 use std::time::Duration;
 
 use crossbook_core::Plan;
 
-use crate::config::Config;
-
-/// Connections and markets one plan may hold; 0 means no limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanLimits {
-    /// Open streams per customer.
-    pub connections: usize,
-    /// Distinct markets one stream may follow, over all its channels.
-    pub markets: usize,
-}
+pub use crate::access::plans::PlanLimits;
+use crate::{access::PlanTable, config::Config};
 
 /// The stream's settings (configuration `stream_*`).
 #[derive(Debug, Clone)]
@@ -27,43 +20,34 @@ pub struct StreamSettings {
     pub resume: Duration,
     /// How often the server pings (and how long a client may stay silent: three times this).
     pub ping: Duration,
-    /// Free, Builder, Trader.
-    pub limits: [PlanLimits; 3],
     /// Streams without a key open at once from one client address (0: no limit).
     pub anonymous_per_address: usize,
-    /// Sessions (attached or kept for resumption) one customer may hold, per open stream its plan allows
-    /// (0: no bound). Past the bound the customer's oldest detached session is dropped.
-    pub sessions_per_connection: usize,
+    /// Open streams, markets and sessions per plan.
+    plans: PlanTable,
 }
 
 impl StreamSettings {
-    /// The settings as configured (`stream_*`).
+    /// The settings as configured (`stream_*`), the plans' limits through the plans table.
     pub fn from_config(c: &Config) -> Self {
-        let limits = |connections, markets| PlanLimits { connections, markets };
+        let plans = PlanTable::from_config(c);
         StreamSettings {
             queue: c.stream_queue,
             buffer: c.stream_buffer,
             resume: Duration::from_secs(c.stream_resume_seconds),
             ping: Duration::from_secs(c.stream_ping_seconds),
-            limits: [
-                limits(c.stream_connections_free, c.stream_markets_free),
-                limits(c.stream_connections_builder, c.stream_markets_builder),
-                limits(c.stream_connections_trader, c.stream_markets_trader),
-            ],
-            anonymous_per_address: c.stream_anonymous_per_address,
-            sessions_per_connection: c.stream_sessions_per_connection,
+            anonymous_per_address: plans.anonymous_streams_per_address,
+            plans,
         }
     }
 
+    /// Open streams and markets per stream `plan` allows.
     pub fn limits(&self, plan: Plan) -> PlanLimits {
-        self.limits[plan as usize]
+        self.plans.of(plan).stream
     }
 
     /// Sessions one customer of `plan` may hold, attached or detached; `None` when unbounded (no connection
     /// limit on the plan, or no multiple set).
     pub fn sessions_bound(&self, plan: Plan) -> Option<usize> {
-        let connections = self.limits(plan).connections;
-        (connections > 0 && self.sessions_per_connection > 0)
-            .then(|| connections.saturating_mul(self.sessions_per_connection))
+        self.plans.sessions_bound(plan)
     }
 }

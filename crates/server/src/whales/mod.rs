@@ -6,15 +6,19 @@
 //!   entry per event), with a domain error ([`WatchError`]) the routes map to HTTP.
 //! - [`entry`]: the `whale.entry` webhook data ([`whale_entry_data`]) and the market ticker both it and the
 //!   feeds show.
+//! - [`threshold`]: which threshold a view of one event or market applies ([`view_threshold`]), and the
+//!   default of a new watchlist entry.
 
 pub mod entry;
 pub mod pool;
+pub mod threshold;
 pub mod watchlist;
 
 use crossbook_core::Timestamp;
 
 pub use entry::{market_ticker, whale_entry_data};
 pub use pool::daily_pool;
+pub use threshold::{ThresholdSource, ViewThreshold, default_threshold, view_threshold};
 pub use watchlist::{WatchError, add_watch};
 
 pub use crossbook_core::time::DAY_MS;

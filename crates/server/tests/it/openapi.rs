@@ -546,7 +546,7 @@ async fn every_answer_is_documented_with_its_status_and_schema() {
     failures.extend(checker.failures);
     let checked = checker.checked;
     if std::env::var_os("CROSSBOOK_WRITE_EXAMPLES").is_some() {
-        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/examples.json");
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/openapi/examples.json");
         let text = serde_json::to_string_pretty(&checker.answers).unwrap() + "\n";
         std::fs::write(file, text).unwrap();
         eprintln!(

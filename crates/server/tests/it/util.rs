@@ -13,8 +13,8 @@ use axum::{
 use crossbook_core::{Amount, Event, Exchange, IntervalCode, Market, Plan, Price, Series, Status, Timestamp};
 use crossbook_server::{
     AppState,
+    access::{Gate, OptionalKey, RequireKey, RequirePlan, View, groups, plans},
     api::{with_auth, with_common_layers},
-    auth::{Gate, OptionalKey, RequireKey, RequirePlan, View, groups, plans},
     config::Config,
     json::Json,
 };

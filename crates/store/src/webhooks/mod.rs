@@ -35,8 +35,10 @@ mod sqlite;
 /// Attempts kept per registration (contracts §8: "the last 100 attempts").
 pub const DELIVERY_LOG_KEEP: i64 = 100;
 
-/// The two webhook types of spec 4.5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The two webhook types of spec 4.5, spelled `whale` and `arbitrage` on the wire and in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = WebhookTypeName, description = "A webhook type: `whale` or `arbitrage`."))]
 pub enum WebhookKind {
     Whale,
     Arbitrage,

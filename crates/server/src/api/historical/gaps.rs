@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     AppState,
-    auth::{Gate, groups},
+    access::{Gate, groups},
     error::{ApiError, ApiResult},
     json::Json,
     params::{FromQuery, QueryMap, Text, ValidQuery},

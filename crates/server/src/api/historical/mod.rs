@@ -41,8 +41,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::also_unversioned,
-    auth::{Gate, groups},
     error::ApiResult,
     json::Json,
     params::{Limit, ValidQuery},

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     AppState,
-    auth::{Gate, groups},
+    access::{Gate, groups},
     error::ApiResult,
     json::Json,
     params::ValidQuery,

@@ -15,8 +15,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{HistoryLimit, PaginationOut, RangeParams, cursor::TradeKey, market_of, params::range_of, venue_b_books};
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::common::iso,
-    auth::{Gate, groups},
     error::ApiResult,
     json::Json,
     params::{FromQuery, QueryMap, Text, ValidQuery},

@@ -15,8 +15,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::{also_unversioned, common::iso},
-    auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{Path, Text, ValidQuery, text_value},

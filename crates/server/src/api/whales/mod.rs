@@ -24,12 +24,12 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{
     AppState,
+    access::{Gate, View, groups},
     api::common::dollars,
-    auth::{Gate, View, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{Limit, Path, Text, ValidQuery, text_value},
-    whales::{WatchError, add_watch, daily_pool, day_ago},
+    whales::{WatchError, add_watch, daily_pool, day_ago, default_threshold},
 };
 
 /// `limit` of both whale feeds.
@@ -64,7 +64,7 @@ pub use self::{out::*, params::*, views::*};
 fn unlocked_count(state: &AppState, view: View, len: usize) -> usize {
     match view {
         View::Full => len,
-        View::Preview => len.min(state.config.whale_preview_events as usize),
+        View::Preview => len.min(state.plans.whale_preview_events),
     }
 }
 
@@ -200,8 +200,7 @@ async fn watch_added(
     ticker: &str,
     refused: impl FnOnce(WatchError) -> ApiError,
 ) -> ApiResult<(StatusCode, Json<WatchAddedOut>)> {
-    let threshold = body_threshold(obj, "whale_threshold_usd")?
-        .unwrap_or_else(|| Amount::from_units(state.config.whale_default_threshold_usd as i64));
+    let threshold = body_threshold(obj, "whale_threshold_usd")?.unwrap_or_else(|| default_threshold(&state.config));
     let entry = add_watch(state, customer, exchange, ticker, threshold, Timestamp::now())
         .await
         .map_err(refused)?;

@@ -1,9 +1,9 @@
 //! Whale views of one event or one market (any event the catalog knows, watched or not), the markets of the
 //! watchlist ranked by whale volume, and adding an event by its web address.
 //!
-//! The threshold of a view: `min_trade_size` when given, else the caller's watchlist threshold for the event,
-//! else the default threshold of a new watchlist entry (`whale_default_threshold_usd`, 1000 by default). Every
-//! answer says which threshold applied and where it came from.
+//! The threshold of a view is the whale service's rule ([`crate::whales::threshold`]): `min_trade_size` when
+//! given, else the caller's watchlist threshold for the event, else the default threshold of a new watchlist
+//! entry. Every answer says which threshold applied and where it came from.
 
 use axum::{extract::State, http::StatusCode};
 use crossbook_core::{Amount, Exchange, Market, Timestamp};
@@ -22,15 +22,15 @@ use super::{
 };
 use crate::{
     AppState,
+    access::{Gate, groups},
     api::common::{dollars, find_market, iso},
-    auth::{Gate, groups},
     error::{ApiError, ApiResult, ErrorBody},
     json::Json,
     params::{
         Defaulted, FromQuery, Offset, Path, QueryMap, Text, TextValue, TimestampQuery, ValidQuery, check_order,
         text_value,
     },
-    whales::{WatchError, day_ago, market_ticker},
+    whales::{ThresholdSource, WatchError, day_ago, default_threshold, market_ticker, view_threshold},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -152,18 +152,6 @@ pub struct AddByUrlIn {
 }
 
 // ------------------------------------------------------------------------------------------------ outputs
-
-/// Where a view's threshold came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ThresholdSource {
-    /// The request's `min_trade_size`.
-    Request,
-    /// The caller's watchlist entry for the event.
-    Watchlist,
-    /// The default threshold of a new watchlist entry.
-    Default,
-}
 
 /// The threshold a view applied.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -344,31 +332,29 @@ impl Subject {
         }
     }
 
-    /// The threshold of the view ([`self`](crate::api::whales::views) module docs).
+    /// The threshold of the view ([`crate::whales::threshold`]).
     async fn threshold(
         &self,
         state: &AppState,
         customer: i64,
         asked: Option<Amount>,
     ) -> ApiResult<(Amount, ThresholdOut)> {
-        let watch = state
-            .store
-            .find_watch(customer, self.exchange, &self.event_id, Timestamp::now())
-            .await?;
-        let (min, source) = match (asked, &watch) {
-            (Some(a), _) => (a, ThresholdSource::Request),
-            (None, Some(w)) => (w.threshold, ThresholdSource::Watchlist),
-            (None, None) => (
-                Amount::from_units(state.config.whale_default_threshold_usd as i64),
-                ThresholdSource::Default,
-            ),
-        };
+        let default = default_threshold(&state.config);
+        let t = view_threshold(
+            state.store.as_ref(),
+            default,
+            customer,
+            self.exchange,
+            &self.event_id,
+            asked,
+        )
+        .await?;
         Ok((
-            min,
+            t.min,
             ThresholdOut {
-                threshold_usd: dollars(min),
-                threshold_source: source,
-                on_watchlist: watch.is_some(),
+                threshold_usd: dollars(t.min),
+                threshold_source: t.source,
+                on_watchlist: t.on_watchlist,
             },
         ))
     }

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::whales::MAX_THRESHOLD_USD;
+use crate::api::whales::MAX_THRESHOLD_USD;
 use crate::params::amount_step;
 
 /// An example of every parameter: its free-text value by name (ids of the kind each venue uses), else its

@@ -1,5 +1,6 @@
 //! Rate limits by plan (contracts §3): a token bucket per key for authenticated callers, per client IP for
-//! anonymous callers and callers with an invalid key.
+//! anonymous callers and callers with an invalid key. A request is charged to a [`RateKey`], a plain key
+//! the gate derives from its caller, so limiting knows nothing of how callers are resolved.
 //!
 //! Each tier is one keyed governor limiter with quota `N per minute` (a burst of `N`, refilled at `N/60` per
 //! second); `N = 0` turns the tier off. The keyed stores grow with the number of keys and IPs seen, so
@@ -16,11 +17,17 @@ use governor::{
     state::keyed::DefaultKeyedStateStore,
 };
 
-use crate::{
-    auth::Caller,
-    config::Config,
-    error::{X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING},
-};
+use super::plans::PlanTable;
+use crate::error::{X_RATELIMIT_LIMIT, X_RATELIMIT_REMAINING};
+
+/// The bucket a request is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKey {
+    /// A valid key: its own bucket, at its plan's rate.
+    Key { key_id: i64, plan: Plan },
+    /// No valid key: the client address's bucket, at the anonymous rate.
+    Address(IpAddr),
+}
 
 type KeyedLimiter<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
 
@@ -110,28 +117,28 @@ impl RateLimits {
         }
     }
 
-    /// The `rate_limit_*` settings.
-    pub fn from_config(c: &Config) -> Self {
+    /// The rates of the plans table (`rate_limit_*`).
+    pub fn from_plans(plans: &PlanTable) -> Self {
         Self::new(
-            c.rate_limit_anonymous,
-            c.rate_limit_free,
-            c.rate_limit_builder,
-            c.rate_limit_trader,
+            plans.anonymous_rate_per_minute,
+            plans.of(Plan::Free).rate_per_minute,
+            plans.of(Plan::Builder).rate_per_minute,
+            plans.of(Plan::Trader).rate_per_minute,
         )
     }
 
-    /// Takes one token from the caller's bucket: the key's for a valid key, the client IP's otherwise.
-    pub fn check(&self, caller: &Caller, ip: IpAddr) -> Decision {
-        let outcome = match caller {
-            Caller::Key(owner) => {
-                let tier = match owner.plan {
+    /// Takes one token from `key`'s bucket.
+    pub fn check(&self, key: RateKey) -> Decision {
+        let outcome = match key {
+            RateKey::Key { key_id, plan } => {
+                let tier = match plan {
                     Plan::Free => &self.free,
                     Plan::Builder => &self.builder,
                     Plan::Trader => &self.trader,
                 };
-                tier.as_ref().map(|t| t.check(&owner.key_id))
+                tier.as_ref().map(|t| t.check(&key_id))
             }
-            Caller::Anonymous | Caller::InvalidKey => self.anonymous.as_ref().map(|t| t.check(&ip)),
+            RateKey::Address(ip) => self.anonymous.as_ref().map(|t| t.check(&ip)),
         };
         outcome.unwrap_or(Decision::Unlimited)
     }
@@ -151,16 +158,10 @@ impl RateLimits {
 mod tests {
     use std::net::Ipv4Addr;
 
-    use crossbook_store::KeyOwner;
-
     use super::*;
 
-    fn key(id: i64, plan: Plan) -> Caller {
-        Caller::Key(KeyOwner {
-            key_id: id,
-            customer_id: id,
-            plan,
-        })
+    fn key(key_id: i64, plan: Plan) -> RateKey {
+        RateKey::Key { key_id, plan }
     }
 
     #[test]
@@ -169,50 +170,44 @@ mod tests {
         let ip1 = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
         let ip2 = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
         assert_eq!(
-            limits.check(&Caller::Anonymous, ip1),
+            limits.check(RateKey::Address(ip1)),
             Decision::Allowed {
                 limit_per_minute: 2,
                 remaining: 1
             }
         );
-        // An invalid key shares the anonymous bucket of its IP.
+        // Every caller without a valid key shares the bucket of its address.
         assert_eq!(
-            limits.check(&Caller::InvalidKey, ip1),
+            limits.check(RateKey::Address(ip1)),
             Decision::Allowed {
                 limit_per_minute: 2,
                 remaining: 0
             }
         );
         assert!(matches!(
-            limits.check(&Caller::Anonymous, ip1),
+            limits.check(RateKey::Address(ip1)),
             Decision::Limited {
                 limit_per_minute: 2,
                 retry_after_secs: 30..
             }
         ));
+        assert!(matches!(limits.check(RateKey::Address(ip2)), Decision::Allowed { .. }));
+        // A free key is limited on its own bucket, apart from every address.
         assert!(matches!(
-            limits.check(&Caller::Anonymous, ip2),
-            Decision::Allowed { .. }
-        ));
-        // A free key is limited on its own bucket, whatever its IP.
-        assert!(matches!(
-            limits.check(&key(1, Plan::Free), ip1),
+            limits.check(key(1, Plan::Free)),
             Decision::Allowed { remaining: 0, .. }
         ));
         assert!(matches!(
-            limits.check(&key(1, Plan::Free), ip2),
+            limits.check(key(1, Plan::Free)),
             Decision::Limited {
                 retry_after_secs: 60,
                 ..
             }
         ));
-        assert!(matches!(
-            limits.check(&key(2, Plan::Free), ip1),
-            Decision::Allowed { .. }
-        ));
+        assert!(matches!(limits.check(key(2, Plan::Free)), Decision::Allowed { .. }));
         // Builder is off.
         for _ in 0..10 {
-            assert_eq!(limits.check(&key(3, Plan::Builder), ip1), Decision::Unlimited);
+            assert_eq!(limits.check(key(3, Plan::Builder)), Decision::Unlimited);
         }
         limits.retain_recent();
     }
