@@ -186,7 +186,8 @@ pub async fn serve_on(
 
 /// In a `--role api` process with a bus: connects to it (a bus that cannot be reached at start stops the
 /// start with an error naming it, as a database does: this process would serve nothing live) and mirrors
-/// the ingesting process's live plane into `state.live` and `state.bus`. Once started, losing the bus makes
+/// the ingesting process's live plane into `state.live` and `state.bus`; shares its stream sessions with the
+/// other api processes. Once started, losing the bus makes
 /// the live routes answer 503 and `/readyz` say so until it is back; the mirror reconnects alone.
 async fn start_mirror(state: &AppState, tracker: &TaskTracker, cancel: &CancellationToken) -> anyhow::Result<()> {
     let (Some(status), Some(settings)) = (state.mirror.clone(), state.config.bus_settings()) else {
@@ -195,6 +196,14 @@ async fn start_mirror(state: &AppState, tracker: &TaskTracker, cancel: &Cancella
     let conn = crossbook_live::nats::connect(&settings, "crossbook-api", true)
         .await
         .context("cannot start the live mirror (bus_url)")?;
+    // Stream sessions are shared with the other api processes, so a client resumes on any of them.
+    let shared = crate::stream::shared::SharedSessions::new(conn.client.clone(), state.stream.settings().resume);
+    state.stream.share(shared.clone());
+    tracker.spawn(crate::stream::shared::refresh(
+        state.stream.clone(),
+        shared,
+        cancel.clone(),
+    ));
     tracker.spawn(crossbook_live::nats::mirror::run(
         conn,
         state.live.clone(),

@@ -256,6 +256,11 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::Of("result", &crate::stream::hub::RESUME_RESULTS),
     ),
     (
+        "crossbook_stream_resumes_elsewhere_total",
+        "Live-stream resumptions of a session opened on another api process, by whether the missed messages were replayed from the bus, the session reset (its messages past the bus's window), or no such session was shared (unknown, expired, or another customer's).",
+        Labels::Of("result", &crate::stream::shared::ELSEWHERE_RESULTS),
+    ),
+    (
         "crossbook_stream_sessions_evicted_total",
         "Disconnected live-stream sessions dropped before their resume window ended, because their customer held more sessions than its plan allows.",
         Labels::None,

@@ -18,6 +18,12 @@
 //!
 //! Every event is put on the local bus after the books are updated, so the stream hub and the arbitrage
 //! routes of the api process work as in the leader.
+//!
+//! Events are read from the event stream through an ordered consumer (JetStream's own, gap-free and in
+//! order, recreated by the client after a loss), keyframes from a plain subscription to their subjects. Each
+//! event message is preceded on the local bus by a [`DomainEvent::Position`] with its stream sequence: the
+//! position every api process shares. Keyframes and events travel apart, so a change may arrive before the
+//! keyframe it follows; the held changes and the keyframe's sequence check put them back in order.
 
 use std::{
     collections::HashMap,
@@ -37,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{
-    Connection, KEYFRAMES_STREAM, subject,
+    Connection, KEYFRAMES_STREAM, events_stream_config, subject,
     wire::{Body, Envelope, Keyframe},
 };
 use crate::{BookChanged, Bus, DomainEvent, LiveBooks};
@@ -308,8 +314,20 @@ impl Mirror {
         None
     }
 
-    /// One message from the bus.
-    async fn message(&mut self, payload: &[u8], subject: &str) {
+    /// Puts the event of the event stream's message `pos` on the local bus, right after its position (nothing
+    /// may come between the two: the stream hub takes the event after a position as that message's).
+    fn publish_at(&self, pos: Option<u64>, ev: DomainEvent) {
+        if let Some(seq) = pos {
+            self.bus.publish(DomainEvent::Position {
+                seq,
+                event_follows: true,
+            });
+        }
+        self.bus.publish(ev);
+    }
+
+    /// One message from the bus; `pos`: its sequence in the event stream (keyframes have none).
+    async fn message(&mut self, payload: &[u8], subject: &str, pos: Option<u64>) {
         let env = match Envelope::decode(payload) {
             Ok(e) => e,
             Err(e) => {
@@ -375,7 +393,7 @@ impl Mirror {
             Body::Book(c) => {
                 let stale_before = self.books.get(&c.key).is_none_or(|m| m.stale);
                 if let Some(c) = self.change(c) {
-                    self.bus.publish(DomainEvent::BookUpdated(Arc::new(c)));
+                    self.publish_at(pos, DomainEvent::BookUpdated(Arc::new(c)));
                 } else if !stale_before {
                     self.request_keyframes().await;
                 }
@@ -399,18 +417,21 @@ impl Mirror {
                     .into_iter()
                     .unzip();
                 if !keys.is_empty() {
-                    self.bus.publish(DomainEvent::BooksStale {
-                        exchange,
-                        keys,
-                        book_seqs,
-                        cause,
-                        at,
-                    });
+                    self.publish_at(
+                        pos,
+                        DomainEvent::BooksStale {
+                            exchange,
+                            keys,
+                            book_seqs,
+                            cause,
+                            at,
+                        },
+                    );
                 }
             }
             other => {
                 if let Some(ev) = other.into_event() {
-                    self.bus.publish(ev);
+                    self.publish_at(pos, ev);
                 }
             }
         }
@@ -456,7 +477,7 @@ impl Mirror {
                 Err(_) => return Err("the keyframe stream stopped answering".into()),
             };
             let (seq, pending) = msg.info().map(|i| (i.stream_sequence, i.pending)).unwrap_or((last, 0));
-            self.message(&msg.payload, msg.subject.as_str()).await;
+            self.message(&msg.payload, msg.subject.as_str(), None).await;
             n += 1;
             if seq >= last || pending == 0 {
                 break;
@@ -466,9 +487,46 @@ impl Mirror {
     }
 }
 
+/// Most errors in a row from the event consumer before the mirror starts again from its keyframes (the
+/// client recreates an ordered consumer itself after most losses).
+const CONSUMER_ERRORS: u32 = 10;
+
+/// The events published after the event stream's last message now, in the stream's order with their
+/// sequence numbers, and that last message's sequence. Creates the stream when no leader has yet (with the
+/// window configured here; the leader's settings replace it).
+async fn events_from_now(
+    client: &async_nats::Client,
+    window: Duration,
+) -> Result<(async_nats::jetstream::consumer::push::Ordered, u64), String> {
+    use async_nats::jetstream::consumer::{DeliverPolicy, push::OrderedConfig};
+    let js = async_nats::jetstream::new(client.clone());
+    let mut stream = js
+        .get_or_create_stream(events_stream_config(window))
+        .await
+        .map_err(|e| e.to_string())?;
+    let last = stream.info().await.map_err(|e| e.to_string())?.state.last_sequence;
+    let consumer = stream
+        .create_consumer(OrderedConfig {
+            // Pushed, with the server's flow control: pulling in batches carried a few thousand events a
+            // second here, far below what the leader publishes.
+            deliver_subject: client.new_inbox(),
+            deliver_policy: DeliverPolicy::ByStartSequence {
+                start_sequence: last + 1,
+            },
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((consumer.messages().await.map_err(|e| e.to_string())?, last))
+}
+
 /// Mirrors the leader's books into `live` and its events onto `bus` until `cancel`.
 pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStatus, cancel: CancellationToken) {
-    let Connection { client, mut connected } = conn;
+    let Connection {
+        client,
+        mut connected,
+        window,
+    } = conn;
     let mut m = Mirror {
         live,
         bus,
@@ -490,9 +548,17 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
             }
         }
         status.0.connected.store(true, Ordering::Relaxed);
-        // Subscribe first, then load: changes published during the load are held by the subscription and
-        // applied after it, in order, by the sequence rules.
-        let mut sub = match client.subscribe(format!("{}.>", subject::ROOT)).await {
+        // Subscribe first, then load: changes published during the load are held by the consumer and the
+        // subscription, and applied after it, in order, by the sequence rules.
+        let subscribed = async {
+            let sub = client
+                .subscribe(subject::keyframe_subjects())
+                .await
+                .map_err(|e| e.to_string())?;
+            let (events, last) = events_from_now(&client, window).await?;
+            Ok::<_, String>((sub, events, last))
+        };
+        let (mut sub, mut events, last) = match subscribed.await {
             Ok(s) => s,
             Err(e) => {
                 warn!(error = %e, "cannot subscribe to the bus; retrying");
@@ -502,12 +568,18 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
                 }
             }
         };
+        // Reading starts after `last`: the stream hub's position, before any event arrives.
+        m.bus.publish(DomainEvent::Position {
+            seq: last,
+            event_follows: false,
+        });
         match m.load().await {
             Ok(n) => info!(books = n, "mirror loaded the leader's books"),
             Err(e) => warn!(error = %e, "cannot load the leader's books; asking the leader for keyframes"),
         }
         m.request_keyframes().await;
         status.0.loaded.store(true, Ordering::Relaxed);
+        let mut errors = 0u32;
         let lost = loop {
             tokio::select! {
                 () = cancel.cancelled() => return,
@@ -516,11 +588,21 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
                 }
                 _ = housekeeping.tick() => m.drop_old_term(),
                 msg = sub.next() => match msg {
-                    Some(msg) => {
-                        if msg.subject.as_str() == subject::CONTROL_KEYFRAMES {
-                            continue;
+                    Some(msg) => m.message(&msg.payload, msg.subject.as_str(), None).await,
+                    None => break true,
+                },
+                msg = events.next() => match msg {
+                    Some(Ok(msg)) => {
+                        errors = 0;
+                        let pos = msg.info().ok().map(|i| i.stream_sequence);
+                        m.message(&msg.payload, msg.subject.as_str(), pos).await;
+                    }
+                    Some(Err(e)) => {
+                        errors += 1;
+                        warn!(error = %e, "the bus's event consumer failed");
+                        if errors >= CONSUMER_ERRORS {
+                            break true;
                         }
-                        m.message(&msg.payload, msg.subject.as_str()).await;
                     }
                     None => break true,
                 },

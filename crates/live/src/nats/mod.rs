@@ -13,6 +13,11 @@
 //! a stream of their own, rather than a request to the leader, let a reader start while the leader is busy
 //! or changing, and cost the leader nothing per reader.
 //!
+//! A mirror reads [`EVENTS_STREAM`] through an ordered consumer, so each event it puts on its bus comes with
+//! the stream's sequence number ([`crate::DomainEvent::Position`]): the same number for the same event in
+//! every api process, which is what lets a stream client resume on another process. The stream sessions
+//! those processes share live in the key-value bucket [`SESSIONS_BUCKET`].
+//!
 //! [`KeyframePolicy`]: crossbook_core::book::KeyframePolicy
 
 pub mod mirror;
@@ -28,6 +33,9 @@ use tokio::sync::watch;
 pub const EVENTS_STREAM: &str = "CROSSBOOK_EVENTS";
 /// The stream of the last keyframe per book.
 pub const KEYFRAMES_STREAM: &str = "CROSSBOOK_KEYFRAMES";
+/// The key-value bucket of the live stream's sessions, shared by the api processes for a resume on another
+/// process (written and read by the server's stream).
+pub const SESSIONS_BUCKET: &str = "crossbook_stream_sessions";
 
 /// How a process reaches the bus.
 #[derive(Debug, Clone)]
@@ -52,6 +60,8 @@ pub enum BusError {
 pub struct Connection {
     pub client: async_nats::Client,
     pub connected: watch::Receiver<bool>,
+    /// The streams' window (`bus_window_seconds`), for a reader that finds them missing and creates them.
+    pub window: Duration,
 }
 
 /// Connects to the bus. With `wait`, fails when the server cannot be reached now; without, returns at once
@@ -101,7 +111,24 @@ pub async fn connect(settings: &BusSettings, name: &str, wait: bool) -> Result<C
     if client.connection_state() == async_nats::connection::State::Connected {
         tx.send_replace(true);
     }
-    Ok(Connection { client, connected: rx })
+    Ok(Connection {
+        client,
+        connected: rx,
+        window: settings.window,
+    })
+}
+
+/// The event stream's configuration, for a `window`.
+pub fn events_stream_config(window: Duration) -> async_nats::jetstream::stream::Config {
+    use async_nats::jetstream::stream::{Config, DiscardPolicy, StorageType};
+    Config {
+        name: EVENTS_STREAM.into(),
+        subjects: subject::event_subjects(),
+        max_age: window,
+        storage: StorageType::File,
+        discard: DiscardPolicy::Old,
+        ..Default::default()
+    }
 }
 
 /// Creates or updates the two streams (the leader does, at each connection).
@@ -115,16 +142,9 @@ pub async fn ensure_streams(client: &async_nats::Client, window: Duration) -> Re
             reason: e.to_string(),
         }
     };
-    js.create_or_update_stream(Config {
-        name: EVENTS_STREAM.into(),
-        subjects: subject::event_subjects(),
-        max_age: window,
-        storage: StorageType::File,
-        discard: DiscardPolicy::Old,
-        ..Default::default()
-    })
-    .await
-    .map_err(err("the event stream"))?;
+    js.create_or_update_stream(events_stream_config(window))
+        .await
+        .map_err(err("the event stream"))?;
     js.create_or_update_stream(Config {
         name: KEYFRAMES_STREAM.into(),
         subjects: vec![subject::keyframe_subjects()],

@@ -232,7 +232,9 @@ pub async fn run(
     status: PublisherStatus,
     cancel: CancellationToken,
 ) {
-    let Connection { client, mut connected } = conn;
+    let Connection {
+        client, mut connected, ..
+    } = conn;
     let term = Timestamp::now().millis() as u64;
     info!(term, url = %settings.url, "publishing the bus's events");
     status.0.term.store(term, Ordering::Relaxed);

@@ -127,7 +127,7 @@ struct BookWire {
 }
 
 impl Body {
-    /// The wire form of a bus event; `None` for a kind the bus does not carry (none today).
+    /// The wire form of a bus event; `None` for a kind the bus does not carry (a mirror's [`DomainEvent::Position`]).
     pub fn of(ev: &DomainEvent) -> Option<Body> {
         Some(match ev {
             DomainEvent::BookUpdated(c) => Body::Book((**c).clone()),
@@ -152,8 +152,8 @@ impl Body {
             DomainEvent::WhaleEntry(w) => Body::Whale((**w).clone()),
             DomainEvent::ArbitrageOpportunity(o) => Body::Opportunity((**o).clone()),
             DomainEvent::ArbitrageChanged(c) => Body::ArbitrageChanged((**c).clone()),
-            #[allow(unreachable_patterns)]
-            _ => return None,
+            // A mirror's own bookkeeping, not an event of the leader.
+            DomainEvent::Position { .. } => return None,
         })
     }
 

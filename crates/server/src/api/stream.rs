@@ -30,6 +30,10 @@ pub struct StreamParams {
     /// it no longer holds them all, `welcome` and `reset`, then fresh snapshots.
     #[param(minimum = 0)]
     pub resume_from: Option<i64>,
+    /// The last `pos` received (messages of an api process carry it): with it, another api process of the
+    /// deployment can resume the session too, from the bus's window of events. Give it with `session`.
+    #[param(minimum = 0)]
+    pub resume_pos: Option<i64>,
 }
 
 impl FromQuery for StreamParams {
@@ -37,8 +41,15 @@ impl FromQuery for StreamParams {
         let p = StreamParams {
             session: q.text("session")?,
             resume_from: q.int("resume_from", IntRange::new(0, i64::MAX))?,
+            resume_pos: q.int("resume_pos", IntRange::new(0, i64::MAX))?,
         };
         check_together("session", &p.session, "resume_from", &p.resume_from)?;
+        if p.resume_pos.is_some() && p.session.is_none() {
+            return Err(ApiError::invalid(
+                "resume_pos",
+                "resume_pos resumes a session: give it with session and resume_from",
+            ));
+        }
         Ok(p)
     }
 }
@@ -111,7 +122,14 @@ async fn stream(
     };
     let opening = connection::Opening {
         owner,
-        resume: p.session.zip(p.resume_from.map(|n| n as u64)),
+        resume: p
+            .session
+            .zip(p.resume_from.map(|n| n as u64))
+            .map(|(id, from)| connection::Resume {
+                id,
+                from,
+                pos: p.resume_pos.map(|n| n as u64),
+            }),
         anonymous,
     };
     Ok(ws

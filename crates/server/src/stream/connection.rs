@@ -32,10 +32,61 @@ const WRITE_BATCH: usize = 256;
 pub struct Opening {
     /// The owner of the `X-API-Key` header, if any.
     pub owner: Option<Owner>,
-    /// `session` and `resume_from` of the query string.
-    pub resume: Option<(String, u64)>,
+    /// `session`, `resume_from` and `resume_pos` of the query string.
+    pub resume: Option<Resume>,
     /// For a stream opened without a key: its place among its address's, held until it authenticates.
     pub anonymous: Option<AnonymousSlot>,
+}
+
+/// A client's resume: its session, the last `seq` it got, and the last `pos` (for another process).
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub id: String,
+    pub from: u64,
+    pub pos: Option<u64>,
+}
+
+/// Where the session to resume was found.
+enum Found {
+    /// Held here.
+    Held(Arc<Session>),
+    /// Taken over from another process with its missed messages.
+    Replayed(Arc<Session>),
+    /// Taken over from another process, its missed messages gone.
+    Reset(Arc<Session>),
+    /// Nowhere (unknown, expired, or another customer's).
+    Nowhere,
+}
+
+/// Finds the session a client resumes: held here, or shared by another api process.
+async fn find(hub: &Hub, r: &Resume, owner: Option<Owner>) -> Found {
+    if let Some(s) = hub.find(&r.id, owner) {
+        return Found::Held(s);
+    }
+    let (Some(shared), Some(owner)) = (hub.shared(), owner) else {
+        return Found::Nowhere;
+    };
+    let found = match super::shared::adopt(hub, shared, &r.id, owner, r.from, r.pos).await {
+        Some(super::shared::Adopted::Replayed(s)) => Found::Replayed(s),
+        Some(super::shared::Adopted::Reset(s)) => Found::Reset(s),
+        None => Found::Nowhere,
+    };
+    let [resumed, reset, unknown] = super::shared::ELSEWHERE_RESULTS;
+    let result = match &found {
+        Found::Replayed(_) => resumed,
+        Found::Reset(_) => reset,
+        _ => unknown,
+    };
+    metrics::counter!("crossbook_stream_resumes_elsewhere_total", "result" => result).increment(1);
+    found
+}
+
+/// Shares the session's record with the other api processes (before an answer that changes what the
+/// client knows of it, so a resume elsewhere never knows less).
+async fn share(hub: &Hub, id: &str, record: Option<super::shared::Record>) {
+    if let (Some(shared), Some(record)) = (hub.shared(), record) {
+        shared.put(id, &record).await;
+    }
 }
 
 type Sink = SplitSink<WebSocket, Message>;
@@ -134,22 +185,31 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
         }
     }
 
-    // The session: the one resumed, or a new one.
-    let resumed = opening
-        .resume
-        .as_ref()
-        .and_then(|(id, from)| hub.find(id, opening.owner).map(|s| (s, *from)));
-    let session = match &resumed {
-        Some((s, _)) => s.clone(),
-        None => hub.open_session(),
+    // The session: the one resumed (held here, or taken over from another process), or a new one.
+    let found = match &opening.resume {
+        Some(r) => find(&hub, r, opening.owner).await,
+        None => Found::Nowhere,
     };
+    let (session, held) = match found {
+        Found::Held(s) | Found::Replayed(s) => (s, true),
+        Found::Reset(s) => (s, false),
+        Found::Nowhere => (hub.open_session(), false),
+    };
+    let kept = held || matches!(&opening.resume, Some(r) if r.id == session.id);
     if let Some(owner) = opening.owner {
         hub.set_owner(&session, owner);
     }
     let cut = CancellationToken::new();
-    let mut att = hub.attach(&session, cut.clone(), resumed.as_ref().map(|(_, from)| *from));
-    match (&opening.resume, &resumed, att.missed.take()) {
-        (Some(_), Some((_, from)), Some(missed)) => {
+    let from = opening.resume.as_ref().map(|r| r.from);
+    let mut att = hub.attach(&session, cut.clone(), from);
+    let missed = att.missed.take().filter(|_| held);
+    if from.is_some() {
+        let [resumed, reset] = super::hub::RESUME_RESULTS;
+        let result = if missed.is_some() { resumed } else { reset };
+        metrics::counter!("crossbook_stream_resumes_total", "result" => result).increment(1);
+    }
+    match (from, missed) {
+        (Some(from), Some(missed)) => {
             let sent_at = Timestamp::now().to_iso();
             for out in &missed {
                 if write(&mut sink, out, &sent_at).await.is_err() {
@@ -162,9 +222,9 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
                 control("resumed", json!({ "session": session.id, "from": from })),
             );
         }
-        (Some(_), found, _) => {
+        (Some(_), _) => {
             hub.push(&session, welcome(&hub, &session, plan));
-            let reason = if found.is_some() {
+            let reason = if kept {
                 "the messages after resume_from are no longer held; fresh snapshots follow"
             } else {
                 "the session is unknown or expired; subscribe again"
@@ -172,7 +232,7 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
             hub.push(&session, control("reset", json!({ "reason": reason })));
             hub.resnapshot(&session);
         }
-        (None, _, _) => hub.push(&session, welcome(&hub, &session, plan)),
+        (None, _) => hub.push(&session, welcome(&hub, &session, plan)),
     }
     let ping_every = hub.settings().ping;
     let mut ping = tokio::time::interval_at(Instant::now() + ping_every, ping_every);
@@ -260,6 +320,10 @@ pub async fn run(state: AppState, socket: WebSocket, opening: Opening) {
         })
         .await;
     }
+    // The resume window starts now for the other processes too (after the close: a slow bus delays no
+    // one's close frame, nor the plan's slot).
+    let record = hub.record(&session).filter(|r| !r.subscriptions.is_empty());
+    share(&hub, &session.id, record).await;
 }
 
 /// Handles one client message; returns a close frame when the connection must end.
@@ -333,6 +397,19 @@ async fn handle(
                     return None;
                 }
             };
+            // What the subscriptions become, shared before `subscribed` goes out; a refused op shares nothing.
+            match hub.check_subscribe(session, channel, &markets) {
+                Ok(()) => {
+                    let (subs, owner) = hub.subscriptions(session);
+                    let after = super::shared::after_subscribe(&subs, channel, &markets);
+                    let record = owner.map(|o| super::shared::Record::new(o.customer_id, &after));
+                    share(hub, &session.id, record).await;
+                }
+                Err((e, plan)) => {
+                    hub.push(session, error_frag(&e, plan));
+                    return None;
+                }
+            }
             match hub.subscribe(session, channel, markets) {
                 // A book subscription to a market with no book held would otherwise be silence: say so, per
                 // market, after `subscribed`. The subscription stands, so a book that appears later follows.
@@ -345,7 +422,15 @@ async fn handle(
                 Err((e, plan)) => hub.push(session, error_frag(&e, plan)),
             }
         }
-        ClientOp::Unsubscribe { channel, markets } => hub.unsubscribe(session, channel, markets),
+        ClientOp::Unsubscribe { channel, markets } => {
+            let (subs, owner) = hub.subscriptions(session);
+            let after = super::shared::after_unsubscribe(&subs, channel, &markets);
+            if after != subs {
+                let record = owner.map(|o| super::shared::Record::new(o.customer_id, &after));
+                share(hub, &session.id, record).await;
+            }
+            hub.unsubscribe(session, channel, markets)
+        }
     }
     None
 }

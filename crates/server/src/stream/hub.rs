@@ -4,8 +4,13 @@
 //! channel (and market) through a non-blocking push (see [`Session::push_locked`]), so a slow client is
 //! cut, never waited for, and never slows the bus, ingestion or another client.
 //!
-//! Lock order: a session's lock, then the index. The delivery task never holds the index while it takes a
-//! session's lock (it copies the targets out first), so the two cannot deadlock.
+//! Lock order: the delivery lock, then a session's lock, then the index. The delivery task never holds the
+//! index while it takes a session's lock (it copies the targets out first), so the two cannot deadlock.
+//!
+//! In an api process, the bus carries the event stream's positions ([`DomainEvent::Position`]): every
+//! channel message carries the `pos` of the event it was rendered from (a snapshot or answer, the position
+//! delivered when it was sent), and a session of another process joins delivery at a known position
+//! ([`Hub::adopt`]).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -26,13 +31,16 @@ use tokio_util::sync::CancellationToken;
 use super::{
     frames,
     protocol::{Channel, Frag, OpError, control},
-    session::{Attached, Out, Owner, Pushed, Session, State},
+    session::{Attached, Out, Owner, Pushed, Session, State, Subscriptions},
     settings::StreamSettings,
+    shared::{Record, SharedSessions},
 };
 use crate::{
     slots::{OpenCounts, Slot},
     state::FRESHNESS_LIMIT,
 };
+
+mod adopt;
 
 /// The `result` label of `crossbook_stream_resumes_total`: the missed messages replayed, or the session reset.
 pub const RESUME_RESULTS: [&str; 2] = ["resumed", "reset"];
@@ -116,6 +124,40 @@ pub struct Hub {
     anonymous: Arc<OpenCounts<std::net::IpAddr>>,
     next_connection: AtomicU64,
     closing: CancellationToken,
+    /// Held while a batch of bus events is delivered (and while a session of another process joins).
+    delivery: Mutex<Delivery>,
+    /// The event stream's position up to which every event has been delivered (0: no position known).
+    position: AtomicU64,
+    /// The session records shared with the other api processes, in a process that mirrors over a bus.
+    shared: std::sync::OnceLock<Arc<SharedSessions>>,
+}
+
+/// Where delivery stands in the event stream.
+#[derive(Debug, Default)]
+struct Delivery {
+    /// The last position on the bus: the `pos` of the events delivered now.
+    at: u64,
+    /// The event of position `at` has not been delivered yet.
+    pending: bool,
+}
+
+impl Delivery {
+    /// The position up to which every event has been delivered, and after which none has.
+    fn complete(&self) -> u64 {
+        if self.pending {
+            self.at.saturating_sub(1)
+        } else {
+            self.at
+        }
+    }
+}
+
+/// A message with its position in front: `"pos":N,` then the fragment (no position known: as it is).
+pub fn at_pos(pos: u64, f: Frag) -> Frag {
+    if pos == 0 {
+        return f;
+    }
+    Arc::from(format!("\"pos\":{pos},{f}"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -157,7 +199,51 @@ impl Hub {
             anonymous: Arc::default(),
             next_connection: AtomicU64::new(1),
             closing: CancellationToken::new(),
+            delivery: Mutex::default(),
+            position: AtomicU64::new(0),
+            shared: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Shares this process's sessions with the other api processes (once, at start).
+    pub fn share(&self, shared: Arc<SharedSessions>) {
+        let _ = self.shared.set(shared);
+    }
+
+    /// The shared session records, in an api process with a bus.
+    pub fn shared(&self) -> Option<&Arc<SharedSessions>> {
+        self.shared.get()
+    }
+
+    /// The event stream's position up to which every event has been delivered (0: none known).
+    pub fn position(&self) -> u64 {
+        self.position.load(Ordering::SeqCst)
+    }
+
+    /// The records of the sessions attached now that have an owner and a subscription.
+    pub fn attached_records(&self) -> Vec<(String, Record)> {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        sessions
+            .iter()
+            .filter_map(|s| {
+                let st = s.lock();
+                let owner = st.owner?;
+                (st.attached.is_some() && !st.subs.is_empty())
+                    .then(|| (s.id.clone(), Record::new(owner.customer_id, &st.subs)))
+            })
+            .collect()
+    }
+
+    /// The session's record as it stands, if it has an owner.
+    pub fn record(&self, s: &Session) -> Option<Record> {
+        let st = s.lock();
+        st.owner.map(|o| Record::new(o.customer_id, &st.subs))
+    }
+
+    /// The session's subscriptions and owner.
+    pub fn subscriptions(&self, s: &Session) -> (Subscriptions, Option<Owner>) {
+        let st = s.lock();
+        (st.subs.clone(), st.owner)
     }
 
     pub fn settings(&self) -> &StreamSettings {
@@ -237,11 +323,6 @@ impl Hub {
             old.slow.cancel();
         }
         st.detached_at = None;
-        if resume_from.is_some() {
-            let [resumed, reset] = RESUME_RESULTS;
-            let result = if missed.is_some() { resumed } else { reset };
-            metrics::counter!("crossbook_stream_resumes_total", "result" => result).increment(1);
-        }
         Attachment { id, rx, missed }
     }
 
@@ -335,13 +416,17 @@ impl Hub {
     /// Subscribes a session: checks the key, the plan and the market limit, records the subscription, and
     /// sends `subscribed` followed by the channel's current state (a snapshot of each book; the venues'
     /// status). `markets` are already known to exist.
-    pub fn subscribe(
+    /// Whether a `subscribe` would be accepted: the key, the plan and the market limit.
+    pub fn check_subscribe(
         &self,
-        s: &Arc<Session>,
+        s: &Session,
         channel: Channel,
-        markets: Vec<String>,
+        markets: &[String],
     ) -> Result<(), (OpError, Option<Plan>)> {
-        let mut st = s.lock();
+        self.check_locked(&s.lock(), channel, markets)
+    }
+
+    fn check_locked(&self, st: &State, channel: Channel, markets: &[String]) -> Result<(), (OpError, Option<Plan>)> {
         let Some(owner) = st.owner else {
             return Err((
                 OpError {
@@ -393,6 +478,17 @@ impl Hub {
                 ));
             }
         }
+        Ok(())
+    }
+
+    pub fn subscribe(
+        &self,
+        s: &Arc<Session>,
+        channel: Channel,
+        markets: Vec<String>,
+    ) -> Result<(), (OpError, Option<Plan>)> {
+        let mut st = s.lock();
+        self.check_locked(&st, channel, &markets)?;
         let added: Vec<String> = {
             let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
             let ci = &mut index[channel as usize];
@@ -435,7 +531,7 @@ impl Hub {
             }
         };
         let reply = json!({ "markets": markets, "all_markets": markets.is_empty() });
-        pushed(s.push_locked(&mut st, frames::subscribed(channel, reply)));
+        pushed(s.push_locked(&mut st, at_pos(self.position(), frames::subscribed(channel, reply))));
         match channel {
             Channel::Book => {
                 for m in &added {
@@ -445,7 +541,7 @@ impl Hub {
             Channel::Status => {
                 for (ex, h) in self.health.snapshot() {
                     let freshness = h.freshness(Timestamp::now(), FRESHNESS_LIMIT);
-                    pushed(s.push_locked(&mut st, frames::venue(ex, &h, &freshness)));
+                    pushed(s.push_locked(&mut st, at_pos(self.position(), frames::venue(ex, &h, &freshness))));
                 }
             }
             _ => {}
@@ -471,6 +567,7 @@ impl Hub {
                 }
                 if channel == Channel::Book {
                     st.books.clear();
+                    st.assumed.clear();
                 }
             } else if let Some(Some(held)) = st.subs.get_mut(&channel) {
                 for m in &markets {
@@ -483,17 +580,19 @@ impl Hub {
                 }
                 if channel == Channel::Book {
                     st.books.retain(|k, _| !markets.contains(&k.market_id));
+                    st.assumed.retain(|k| !markets.contains(&k.market_id));
                 }
             }
         }
         let reply = json!({ "markets": markets, "all_markets": markets.is_empty() });
-        pushed(s.push_locked(&mut st, frames::unsubscribed(channel, reply)));
+        pushed(s.push_locked(&mut st, at_pos(self.position(), frames::unsubscribed(channel, reply))));
     }
 
     /// Sends a fresh snapshot of every book the session follows (after a `reset` or a bus lag).
     pub fn resnapshot(&self, s: &Arc<Session>) {
         let mut st = s.lock();
         st.books.clear();
+        st.assumed.clear();
         let markets: Vec<String> = match st.subs.get(&Channel::Book) {
             Some(Some(m)) => m.iter().cloned().collect(),
             _ => Vec::new(),
@@ -507,12 +606,14 @@ impl Hub {
     /// changes follow. A book that is not trusted gets a `stale` and no record: its next change comes as a
     /// snapshot.
     fn snapshot_market(&self, s: &Session, st: &mut State, market: &str) {
+        let pos = self.position();
         for (key, e) in self.live.market_books(market) {
+            st.assumed.remove(&key);
             let frag = if e.stale {
                 st.books.remove(&key);
-                frames::book_stale(&key, None, e.updated_at, e.seq)
+                at_pos(pos, frames::book_stale(&key, None, e.updated_at, e.seq))
             } else {
-                let f = frames::book_snapshot(&key, &e);
+                let f = at_pos(pos, frames::book_snapshot(&key, &e));
                 st.books.insert(key, e.seq);
                 f
             };
@@ -541,7 +642,7 @@ impl Hub {
     /// session takes all of its messages under one lock, back to back, so its connection wakes once and writes
     /// them with one flush, rather than once per change (a write per message is what costs a thousand
     /// connections their latency).
-    fn deliver_books(&self, changes: &[&BookChanged]) {
+    fn deliver_books(&self, changes: &[(&BookChanged, u64)]) {
         // Who follows each change, copied out of the index (no session lock is taken while it is held), then
         // grouped by session in the order first seen.
         let mut sessions: Vec<(Arc<Session>, Vec<usize>)> = Vec::new();
@@ -549,12 +650,12 @@ impl Hub {
             let index = self.index.read().unwrap_or_else(|e| e.into_inner());
             let ci = &index[Channel::Book as usize];
             let mut targets = Vec::new();
-            if let [c] = changes {
+            if let [(c, _)] = changes {
                 ci.targets(&[c.key.market_id.as_str()], &mut targets);
                 sessions.extend(targets.into_iter().map(|s| (s, vec![0])));
             } else {
                 let mut at: HashMap<usize, usize, foldhash::fast::RandomState> = HashMap::default();
-                for (i, c) in changes.iter().enumerate() {
+                for (i, (c, _)) in changes.iter().enumerate() {
                     ci.targets(&[c.key.market_id.as_str()], &mut targets);
                     for s in targets.drain(..) {
                         let n = *at.entry(Arc::as_ptr(&s) as usize).or_insert_with(|| {
@@ -576,7 +677,7 @@ impl Hub {
         for (s, mine) in sessions {
             let mut st = s.lock();
             for i in mine {
-                let c = changes[i];
+                let (c, pos) = changes[i];
                 match st.books.get(&c.key).copied() {
                     Some(l) if c.book_seq <= l => {}
                     Some(l) if c.book_seq == l + 1 => {
@@ -584,7 +685,16 @@ impl Hub {
                         if let Some(seq) = st.books.get_mut(&c.key) {
                             *seq = c.book_seq;
                         }
-                        if let Some(f) = change[i].get_or_insert_with(|| frames::book_change(c)) {
+                        if let Some(f) = change[i].get_or_insert_with(|| frames::book_change(c).map(|f| at_pos(pos, f)))
+                        {
+                            pushed(s.push_locked(&mut st, f.clone()));
+                        }
+                    }
+                    // A session taken over from another process: its client holds the book up to this change.
+                    None if !st.assumed.is_empty() && st.assumed.remove(&c.key) => {
+                        st.books.insert(c.key.clone(), c.book_seq);
+                        if let Some(f) = change[i].get_or_insert_with(|| frames::book_change(c).map(|f| at_pos(pos, f)))
+                        {
                             pushed(s.push_locked(&mut st, f.clone()));
                         }
                     }
@@ -592,7 +702,7 @@ impl Hub {
                         let snap = snapshot[i].get_or_insert_with(|| {
                             self.live
                                 .entry(&c.key)
-                                .map(|e| (frames::book_snapshot(&c.key, &e), e.seq))
+                                .map(|e| (at_pos(pos, frames::book_snapshot(&c.key, &e)), e.seq))
                         });
                         if let Some((f, seq)) = snap {
                             st.books.insert(c.key.clone(), *seq);
@@ -604,32 +714,62 @@ impl Hub {
         }
     }
 
-    /// Delivers bus events in order; runs of book changes go out together ([`Hub::deliver_books`]).
+    /// Delivers bus events in order; runs of book changes go out together ([`Hub::deliver_books`]). Each
+    /// message carries the position of its event, when the bus carries positions.
     pub fn deliver_all(&self, events: &[DomainEvent]) {
+        let mut delivery = lock(&self.delivery);
         let mut rest = events;
         while let Some(first) = rest.first() {
-            let books: Vec<&BookChanged> = rest
-                .iter()
-                .map_while(|e| match e {
-                    DomainEvent::BookUpdated(c) => Some(&**c),
-                    _ => None,
-                })
-                .collect();
+            // A run of book changes, with the positions between them.
+            let mut books: Vec<(&BookChanged, u64)> = Vec::new();
+            let mut run = 0;
+            let mut at = delivery.at;
+            for e in rest {
+                match e {
+                    DomainEvent::BookUpdated(c) => books.push((&**c, at)),
+                    DomainEvent::Position { seq, .. } => at = *seq,
+                    _ => break,
+                }
+                run += 1;
+            }
             if books.is_empty() {
-                self.deliver(first);
+                match first {
+                    DomainEvent::Position { seq, event_follows } => {
+                        delivery.at = *seq;
+                        delivery.pending = *event_follows;
+                    }
+                    ev => {
+                        self.deliver_at(ev, delivery.at);
+                        delivery.pending = false;
+                    }
+                }
                 rest = &rest[1..];
             } else {
                 self.deliver_books(&books);
-                rest = &rest[books.len()..];
+                // The run ends with a change or with the position of an event still to come.
+                if let Some(DomainEvent::Position { seq, event_follows }) = rest[..run].last() {
+                    delivery.at = *seq;
+                    delivery.pending = *event_follows;
+                } else {
+                    delivery.at = at;
+                    delivery.pending = false;
+                }
+                rest = &rest[run..];
             }
+            self.position.store(delivery.complete(), Ordering::SeqCst);
         }
     }
 
     /// Delivers one bus event.
     pub fn deliver(&self, ev: &DomainEvent) {
+        self.deliver_all(std::slice::from_ref(ev));
+    }
+
+    /// Delivers one event that is not a book change, its messages at position `pos`.
+    fn deliver_at(&self, ev: &DomainEvent, pos: u64) {
         let now = Timestamp::now();
         match ev {
-            DomainEvent::BookUpdated(c) => self.deliver_books(&[&**c]),
+            DomainEvent::BookUpdated(c) => self.deliver_books(&[(&**c, pos)]),
             DomainEvent::BooksStale {
                 exchange,
                 keys,
@@ -640,12 +780,12 @@ impl Hub {
                 self.send_all(
                     Channel::Status,
                     &[],
-                    &frames::gap(*exchange, keys, book_seqs, *cause, *at),
+                    &at_pos(pos, frames::gap(*exchange, keys, book_seqs, *cause, *at)),
                 );
                 for (key, &seq) in keys.iter().zip(book_seqs) {
                     let targets = self.targets(Channel::Book, &[key.market_id.as_str()]);
                     if !targets.is_empty() {
-                        let f = frames::book_stale(key, Some(*cause), *at, seq);
+                        let f = at_pos(pos, frames::book_stale(key, Some(*cause), *at, seq));
                         for s in targets {
                             let mut st = s.lock();
                             // A session already sent a later number (a snapshot taken after the gap, as a
@@ -656,6 +796,7 @@ impl Hub {
                             // A stale book is followed by a whole one, whatever its sequence: a mirror of the
                             // leader's books can get the book back at the sequence it lost it at.
                             st.books.remove(key);
+                            st.assumed.remove(key);
                             pushed(s.push_locked(&mut st, f.clone()));
                         }
                     }
@@ -664,7 +805,7 @@ impl Hub {
             DomainEvent::TradeIngested(t) => {
                 let targets = self.targets(Channel::Trades, &[t.market_id.as_str()]);
                 if !targets.is_empty() {
-                    let f = frames::trade(t, now);
+                    let f = at_pos(pos, frames::trade(t, now));
                     for s in targets {
                         pushed(s.push(f.clone()));
                     }
@@ -673,7 +814,7 @@ impl Hub {
             DomainEvent::WhaleEntry(w) => {
                 let targets = self.targets(Channel::Whales, &[]);
                 if !targets.is_empty() {
-                    let f = frames::whale(w, now);
+                    let f = at_pos(pos, frames::whale(w, now));
                     for s in targets {
                         pushed(s.push(f.clone()));
                     }
@@ -686,7 +827,7 @@ impl Hub {
                     &[o.venue_a.market_ticker.as_str(), o.venue_b.condition_id.as_str()],
                 );
                 if !targets.is_empty() {
-                    let f = frames::opportunity(c, now);
+                    let f = at_pos(pos, frames::opportunity(c, now));
                     for s in targets {
                         pushed(s.push(f.clone()));
                     }
@@ -698,6 +839,8 @@ impl Hub {
 
     /// The bus lost `missed` events for the hub: every session is told, and books are sent afresh.
     fn lagged(&self, missed: u64) {
+        // No session of another process joins meanwhile: every session held gets the notice.
+        let _delivery = lock(&self.delivery);
         tracing::warn!(
             missed,
             "the stream fell behind the bus; sessions get a lagged notice and fresh snapshots"
@@ -718,7 +861,11 @@ impl Hub {
             let freshness = h.freshness(now, FRESHNESS_LIMIT);
             let state = (h.connected, h.mode, freshness == Freshness::Fresh);
             if last.insert(ex, state) != Some(state) {
-                self.send_all(Channel::Status, &[], &frames::venue(ex, &h, &freshness));
+                self.send_all(
+                    Channel::Status,
+                    &[],
+                    &at_pos(self.position(), frames::venue(ex, &h, &freshness)),
+                );
             }
         }
     }

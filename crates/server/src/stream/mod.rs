@@ -6,6 +6,7 @@
 //! - [`session`]: one client's subscriptions, numbered messages and resume buffer.
 //! - [`settings`]: the stream's settings, from the configuration.
 //! - [`hub`]: the sessions, who follows what, and the delivery task fed by the bus.
+//! - [`shared`]: sessions shared by the api processes, so a client resumes on another process.
 //! - [`connection`]: one WebSocket: the ops it sends, the messages it gets, heartbeats and closing.
 //!
 //! The protocol, as users read it, is docs/live-stream.md.
@@ -16,6 +17,7 @@ pub mod hub;
 pub mod protocol;
 pub mod session;
 pub mod settings;
+pub mod shared;
 
 pub use hub::Hub;
 pub use protocol::Channel;

@@ -6,7 +6,7 @@
 //! the buffer still holds.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque},
     sync::{Arc, Mutex, MutexGuard},
     time::Instant,
 };
@@ -52,6 +52,9 @@ pub struct State {
     /// foldhash rather than SipHash: every change of a followed book is looked up here once per session
     /// that follows it, and the keys come from our feeds, not from the client.
     pub books: HashMap<BookKey, u64, foldhash::fast::RandomState>,
+    /// Books of a session taken over from another process that its client holds though this process sent
+    /// them to it never: the first change of each is sent as a change, not a snapshot.
+    pub assumed: HashSet<BookKey, foldhash::fast::RandomState>,
     pub owner: Option<Owner>,
     pub attached: Option<Attached>,
     /// When the last connection went away (the session expires a resume window later).
@@ -87,6 +90,7 @@ impl Session {
                 ring: VecDeque::new(),
                 subs: Subscriptions::new(),
                 books: HashMap::default(),
+                assumed: HashSet::default(),
                 owner: None,
                 attached: None,
                 detached_at: Some(Instant::now()),

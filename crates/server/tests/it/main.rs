@@ -5,6 +5,7 @@ mod arbitrage;
 mod browser;
 mod bus;
 mod bus_failover;
+mod bus_resume;
 mod dashboard;
 mod errors;
 mod export;

@@ -129,6 +129,8 @@ enum End {
 struct Session {
     id: Option<String>,
     last_seq: Option<u64>,
+    /// The last `pos` received (an api process's messages carry it): lets another api process resume too.
+    last_pos: Option<u64>,
     /// Channels whose subscription the server refused; when every channel is refused there is nothing to wait
     /// for, so the command stops instead of sitting silent.
     refused: BTreeSet<String>,
@@ -401,6 +403,9 @@ fn stream_url(base: &str, session: &Session) -> anyhow::Result<url::Url> {
         q.append_pair("session", id);
         if let Some(seq) = session.last_seq {
             q.append_pair("resume_from", &seq.to_string());
+            if let Some(pos) = session.last_pos {
+                q.append_pair("resume_pos", &pos.to_string());
+            }
         }
     }
     Ok(url)
@@ -533,6 +538,7 @@ fn observe(msg: &Value, session: &mut Session, args: &TailArgs) -> Option<Vec<Va
             // the replayed messages may be numbered below this welcome, and a drop during the replay must
             // ask for them again.
             session.last_seq = msg.get("seq").and_then(Value::as_u64);
+            session.last_pos = None;
             session.refused.clear();
         }
         session.id = id;
@@ -546,6 +552,9 @@ fn observe(msg: &Value, session: &mut Session, args: &TailArgs) -> Option<Vec<Va
             eprintln!("crossbook: {} message(s) missed (seq {last} → {seq})", seq - last - 1);
         }
         session.last_seq = Some(seq);
+    }
+    if let Some(pos) = msg.get("pos").and_then(Value::as_u64) {
+        session.last_pos = Some(pos);
     }
     if kind == Some("error")
         && matches!(
@@ -1042,14 +1051,22 @@ mod tests {
             stream_url(&a.url, &s).unwrap().as_str(),
             "ws://127.0.0.1:8080/v1/stream?session=s_1&resume_from=2"
         );
+        // Messages of an api process carry the bus's position: resuming names it, for any api process.
+        observe(&json!({"type": "venue", "seq": 3, "pos": 981}), &mut s, &a);
+        observe(&json!({"type": "pong", "seq": 4}), &mut s, &a);
+        assert_eq!(
+            stream_url(&a.url, &s).unwrap().as_str(),
+            "ws://127.0.0.1:8080/v1/stream?session=s_1&resume_from=4&resume_pos=981"
+        );
         // The same session back: its subscriptions survived, nothing to send.
-        let again = json!({"type": "welcome", "channel": "control", "seq": 3, "session": "s_1"});
+        let again = json!({"type": "welcome", "channel": "control", "seq": 5, "session": "s_1"});
         assert_eq!(observe(&again, &mut s, &a), Some(vec![]));
-        assert_eq!(s.last_seq, Some(2));
+        assert_eq!(s.last_seq, Some(4));
         // Another session: subscribe again, and its numbering starts over.
         let other = json!({"type": "welcome", "channel": "control", "seq": 1, "session": "s_2"});
         assert_eq!(observe(&other, &mut s, &a).map(|v| v.len()), Some(1));
         assert_eq!(s.last_seq, Some(1));
+        assert_eq!(s.last_pos, None, "a position belongs to the session it was received in");
     }
 
     #[test]

@@ -1,0 +1,425 @@
+//! Sessions shared by the api processes of a deployment, so a client cut from one process resumes on another.
+//!
+//! - Every message an api process renders from a bus event carries `pos`, the event's sequence number in the
+//!   bus's event stream: the same number for the same event in every process (see
+//!   [`crossbook_live::DomainEvent::Position`]).
+//! - On each subscription change (before the answer goes out, so the record is never behind what the client
+//!   knows), on close, and every third of the resume window while connected, the process writes the
+//!   session's [`Record`] (its customer and subscriptions) to the key-value bucket
+//!   [`crossbook_live::nats::SESSIONS_BUCKET`], whose entries expire a resume window after their last write.
+//! - A process asked to resume a session it does not hold reads the record, checks that the key's customer
+//!   owns it, and replays from the event stream every event after the client's `resume_pos` that the
+//!   subscriptions select, rendered as the hub renders them and numbered on from `resume_from`; then the
+//!   session joins live delivery at the hub's position ([`super::Hub::adopt`]), with nothing lost or sent
+//!   twice at the hand-over. Past the stream's window, the session is kept and reset as a same-process
+//!   resume whose messages are gone.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+    time::Duration,
+};
+
+use async_nats::jetstream::{
+    self,
+    consumer::{DeliverPolicy, pull::OrderedConfig},
+    kv,
+};
+use crossbook_core::{Plan, Timestamp};
+use crossbook_live::{
+    DomainEvent,
+    nats::{EVENTS_STREAM, SESSIONS_BUCKET, wire::Envelope},
+};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    hub::Hub,
+    protocol::Channel,
+    session::{Owner, Session, Subscriptions},
+};
+
+/// How long one read or write of the bus may take before the stream goes on without it.
+const BUS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long a resume waits for this process to reach the client's position (it mirrors the same events,
+/// a few milliseconds apart at most while both are healthy).
+const CATCH_UP: Duration = Duration::from_secs(3);
+
+/// The result label of `crossbook_stream_resumes_elsewhere_total`: the missed messages replayed, the
+/// session reset (its messages past the bus's window), or no session to resume (unknown, expired, or
+/// another customer's).
+pub const ELSEWHERE_RESULTS: [&str; 3] = ["resumed", "reset", "unknown"];
+
+/// A session as the other processes see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub customer_id: i64,
+    /// Per channel name: `null` for every market, else the markets.
+    pub subscriptions: BTreeMap<String, Option<BTreeSet<String>>>,
+}
+
+impl Record {
+    pub fn new(customer_id: i64, subs: &Subscriptions) -> Record {
+        Record {
+            customer_id,
+            subscriptions: subs.iter().map(|(c, m)| (c.as_str().to_string(), m.clone())).collect(),
+        }
+    }
+
+    /// The subscriptions, less the channels `plan` may not read (a key whose plan went down since).
+    pub fn subscriptions(&self, plan: Plan) -> Subscriptions {
+        self.subscriptions
+            .iter()
+            .filter_map(|(c, m)| Channel::parse(c).map(|c| (c, m.clone())))
+            .filter(|(c, _)| plan >= c.plan())
+            .collect()
+    }
+}
+
+/// What a session's subscriptions become after a `subscribe` (the hub's rule: no markets means every market).
+pub fn after_subscribe(subs: &Subscriptions, channel: Channel, markets: &[String]) -> Subscriptions {
+    let mut subs = subs.clone();
+    match subs.get_mut(&channel) {
+        None if markets.is_empty() => {
+            subs.insert(channel, None);
+        }
+        None => {
+            subs.insert(channel, Some(markets.iter().cloned().collect()));
+        }
+        Some(None) => {}
+        Some(held) if markets.is_empty() => *held = None,
+        Some(Some(held)) => held.extend(markets.iter().cloned()),
+    }
+    subs
+}
+
+/// What a session's subscriptions become after an `unsubscribe` (no markets: the whole channel).
+pub fn after_unsubscribe(subs: &Subscriptions, channel: Channel, markets: &[String]) -> Subscriptions {
+    let mut subs = subs.clone();
+    if markets.is_empty() {
+        subs.remove(&channel);
+    } else if let Some(Some(held)) = subs.get_mut(&channel) {
+        for m in markets {
+            held.remove(m);
+        }
+        if held.is_empty() {
+            subs.remove(&channel);
+        }
+    }
+    subs
+}
+
+/// Whether `subs` select a message of `channel` about `markets` (none: not about a market).
+pub fn selects(subs: &Subscriptions, channel: Channel, markets: &[&str]) -> bool {
+    match subs.get(&channel) {
+        None => false,
+        Some(None) => true,
+        Some(Some(held)) => markets.iter().any(|m| held.contains(*m)),
+    }
+}
+
+/// Why a session cannot be replayed from the event stream.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("the bus no longer holds the events after position {0}")]
+    Passed(u64),
+    #[error("position {0} is past the bus's last event")]
+    Ahead(u64),
+    #[error("the bus cannot be read: {0}")]
+    Bus(String),
+}
+
+/// One event of the event stream, with what a replay needs to render it.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub pos: u64,
+    /// When the leader published it: a replayed trade's, whale's or opportunity's `received_at`.
+    pub sent_at: Timestamp,
+    pub event: DomainEvent,
+}
+
+/// The event stream read from a position on.
+pub struct EventReader {
+    messages: jetstream::consumer::pull::Ordered,
+    /// The last position read (the client's at first).
+    pub upto: u64,
+    /// The leader term of the last message read: a message of an earlier term is skipped, as the mirror does.
+    term: u64,
+    pub events: Vec<Replayed>,
+}
+
+impl EventReader {
+    /// Reads until position `target` is read.
+    pub async fn read_to(&mut self, target: u64) -> Result<(), ReplayError> {
+        while self.upto < target {
+            let msg = match tokio::time::timeout(BUS_TIMEOUT, self.messages.next()).await {
+                Ok(Some(Ok(m))) => m,
+                Ok(Some(Err(e))) => return Err(ReplayError::Bus(e.to_string())),
+                Ok(None) | Err(_) => return Err(ReplayError::Bus("the event stream stopped answering".into())),
+            };
+            let pos = msg.info().map_err(|e| ReplayError::Bus(e.to_string()))?.stream_sequence;
+            self.upto = pos;
+            let Ok(env) = Envelope::decode(&msg.payload) else {
+                continue;
+            };
+            if env.term < self.term {
+                continue;
+            }
+            self.term = env.term;
+            if let Some(event) = env.body.into_event() {
+                self.events.push(Replayed {
+                    pos,
+                    sent_at: env.sent_at,
+                    event,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The session records in the bus, and the event stream for replays. One per api process.
+pub struct SharedSessions {
+    js: jetstream::Context,
+    /// How long a record outlives its last write: the resume window.
+    window: Duration,
+    /// The bucket, opened (or created) at first use.
+    bucket: tokio::sync::Mutex<Option<kv::Store>>,
+}
+
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSessions").field("window", &self.window).finish()
+    }
+}
+
+impl SharedSessions {
+    pub fn new(client: async_nats::Client, window: Duration) -> Arc<SharedSessions> {
+        Arc::new(SharedSessions {
+            js: jetstream::new(client),
+            window,
+            bucket: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    async fn bucket(&self) -> Result<kv::Store, String> {
+        let mut held = self.bucket.lock().await;
+        if let Some(b) = held.as_ref() {
+            return Ok(b.clone());
+        }
+        // The bucket's stream is created here as the client's own bucket creation would make it: that one
+        // first asks the server for its account's details, which the client cannot read from NATS 2.9.
+        let stream = jetstream::stream::Config {
+            name: format!("KV_{SESSIONS_BUCKET}"),
+            description: Some("crossbook live-stream sessions, for a resume on another api process".into()),
+            subjects: vec![format!("$KV.{SESSIONS_BUCKET}.>")],
+            max_messages_per_subject: 1,
+            max_age: self.window.max(Duration::from_secs(1)),
+            storage: jetstream::stream::StorageType::File,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: jetstream::stream::DiscardPolicy::New,
+            num_replicas: 1,
+            ..Default::default()
+        };
+        self.js.get_or_create_stream(stream).await.map_err(|e| e.to_string())?;
+        let b = self
+            .js
+            .get_key_value(SESSIONS_BUCKET)
+            .await
+            .map_err(|e| e.to_string())?;
+        *held = Some(b.clone());
+        Ok(b)
+    }
+
+    /// Writes a session's record; a failure is logged (a resume on another process then resets).
+    pub async fn put(&self, id: &str, record: &Record) {
+        let write = async {
+            let bucket = self.bucket().await?;
+            let value = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+            bucket.put(id, value.into()).await.map_err(|e| e.to_string())?;
+            Ok::<_, String>(())
+        };
+        match tokio::time::timeout(BUS_TIMEOUT, write).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(session = id, error = %e, "cannot share a stream session"),
+            Err(_) => tracing::warn!(session = id, "sharing a stream session timed out"),
+        }
+    }
+
+    /// A session's record, if one was written within the resume window.
+    pub async fn get(&self, id: &str) -> Option<Record> {
+        let read = async {
+            let bucket = self.bucket().await?;
+            bucket.get(id).await.map_err(|e| e.to_string())
+        };
+        match tokio::time::timeout(BUS_TIMEOUT, read).await {
+            Ok(Ok(Some(v))) => serde_json::from_slice(&v).ok(),
+            Ok(Ok(None)) => None,
+            Ok(Err(e)) => {
+                tracing::warn!(session = id, error = %e, "cannot read a shared stream session");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// The event stream from after `pos`, if it still holds every event since.
+    pub async fn events_after(&self, pos: u64) -> Result<EventReader, ReplayError> {
+        let open = async {
+            let bus = |e: &dyn std::fmt::Display| ReplayError::Bus(e.to_string());
+            let mut stream = self.js.get_stream(EVENTS_STREAM).await.map_err(|e| bus(&e))?;
+            let state = &stream.info().await.map_err(|e| bus(&e))?.state;
+            let (first, last) = (state.first_sequence, state.last_sequence);
+            if pos > last {
+                return Err(ReplayError::Ahead(pos));
+            }
+            // The first event the client has not seen is gone (an empty stream keeps none).
+            if pos < last && pos + 1 < first {
+                return Err(ReplayError::Passed(pos));
+            }
+            let consumer = stream
+                .create_consumer(OrderedConfig {
+                    deliver_policy: DeliverPolicy::ByStartSequence {
+                        start_sequence: pos + 1,
+                    },
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| bus(&e))?;
+            let messages = consumer.messages().await.map_err(|e| bus(&e))?;
+            Ok(EventReader {
+                messages,
+                upto: pos,
+                term: 0,
+                events: Vec::new(),
+            })
+        };
+        tokio::time::timeout(BUS_TIMEOUT, open)
+            .await
+            .map_err(|_| ReplayError::Bus("the event stream did not answer".into()))?
+    }
+}
+
+/// How a session of another process was taken over.
+pub enum Adopted {
+    /// Its missed messages are in its buffer, after `resume_from`.
+    Replayed(Arc<Session>),
+    /// Its subscriptions are kept, but the messages it missed are gone: it gets `reset` and fresh snapshots.
+    Reset(Arc<Session>),
+}
+
+/// Takes over session `id` of another process for `owner`, as [`SharedSessions`] explains; `None` when no
+/// process shared such a session within the resume window, or it is another customer's.
+pub async fn adopt(
+    hub: &Hub,
+    shared: &SharedSessions,
+    id: &str,
+    owner: Owner,
+    from: u64,
+    pos: Option<u64>,
+) -> Option<Adopted> {
+    let record = shared.get(id).await?;
+    if record.customer_id != owner.customer_id {
+        return None;
+    }
+    let subs = record.subscriptions(owner.plan);
+    let reset = |why: &dyn std::fmt::Display| {
+        tracing::info!(session = id, reason = %why, "a stream session from another process is reset");
+        Some(Adopted::Reset(hub.adopt_reset(id, owner, subs.clone(), from)))
+    };
+    let Some(pos) = pos else {
+        return reset(&"the client named no resume_pos");
+    };
+    // This process must have delivered the events the client got on the other one.
+    let deadline = tokio::time::Instant::now() + CATCH_UP;
+    while hub.position() < pos {
+        if tokio::time::Instant::now() >= deadline {
+            return reset(&format!("this process is behind the client's position {pos}"));
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut reader = match shared.events_after(pos).await {
+        Ok(r) => r,
+        Err(e) => return reset(&e),
+    };
+    // The hub moves on while the events are read: read up to its position, then join under its delivery
+    // lock if it has not moved past what was read, else read on.
+    for _ in 0..100 {
+        if let Err(e) = reader.read_to(hub.position()).await {
+            return reset(&e);
+        }
+        if let Some(s) = hub.adopt(id, owner, &subs, from, &reader.events, reader.upto) {
+            return Some(Adopted::Replayed(s));
+        }
+    }
+    reset(&"this process's events moved on faster than they could be read")
+}
+
+/// Rewrites the records of the sessions attached here every third of the resume window, so a session stays
+/// resumable on another process for a whole window after this process stops without closing it.
+pub async fn refresh(hub: Arc<Hub>, shared: Arc<SharedSessions>, cancel: tokio_util::sync::CancellationToken) {
+    let every = (shared.window / 3).max(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        for (id, record) in hub.attached_records() {
+            shared.put(&id, &record).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subs(v: &[(Channel, Option<&[&str]>)]) -> Subscriptions {
+        v.iter()
+            .map(|(c, m)| (*c, m.map(|m| m.iter().map(|s| s.to_string()).collect())))
+            .collect()
+    }
+
+    #[test]
+    fn subscription_changes_follow_the_hubs_rules() {
+        let s = subs(&[]);
+        let s = after_subscribe(&s, Channel::Book, &["A".into()]);
+        let s = after_subscribe(&s, Channel::Book, &["B".into()]);
+        let s = after_subscribe(&s, Channel::Trades, &[]);
+        assert_eq!(s, subs(&[(Channel::Book, Some(&["A", "B"])), (Channel::Trades, None)]));
+        assert_eq!(
+            after_subscribe(&s, Channel::Trades, &["X".into()]),
+            s,
+            "every market already"
+        );
+        let s = after_unsubscribe(&s, Channel::Book, &["A".into()]);
+        assert_eq!(s, subs(&[(Channel::Book, Some(&["B"])), (Channel::Trades, None)]));
+        let s = after_unsubscribe(&s, Channel::Book, &["B".into()]);
+        assert_eq!(s, subs(&[(Channel::Trades, None)]), "no market left: no subscription");
+        assert!(selects(&s, Channel::Trades, &["any"]));
+        assert!(!selects(&s, Channel::Book, &["B"]));
+    }
+
+    #[test]
+    fn a_record_keeps_only_the_channels_the_plan_reads() {
+        let s = subs(&[
+            (Channel::Book, Some(&["A"])),
+            (Channel::Arbitrage, None),
+            (Channel::Whales, None),
+        ]);
+        let r = Record::new(7, &s);
+        let back: Record = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.subscriptions(Plan::Trader), s);
+        assert_eq!(
+            back.subscriptions(Plan::Free),
+            subs(&[(Channel::Book, Some(&["A"]))]),
+            "a plan that went down reads no more than it may"
+        );
+    }
+}
