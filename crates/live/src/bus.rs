@@ -103,7 +103,7 @@ impl DomainEvent {
 #[derive(Debug, Clone)]
 pub struct Bus {
     tx: broadcast::Sender<DomainEvent>,
-    /// Every event but book changes. A whole venue sends tens of thousands of book changes a second, and ten
+    /// Every event but book changes and positions. A whole venue sends tens of thousands of book changes a second, and ten
     /// times that in a burst: a consumer of the rare events (trades, whales, opportunities) that waits on the
     /// store for a moment would fall the whole capacity behind on book changes it never reads, and lose the
     /// events it does read.
@@ -127,7 +127,9 @@ impl Bus {
     /// Publishes an event to the current subscribers (none is fine).
     pub fn publish(&self, event: DomainEvent) {
         // `send` only fails when nobody listens, which is not an error for a bus.
-        if !matches!(event, DomainEvent::BookUpdated(_)) && self.rare.receiver_count() > 0 {
+        if !matches!(event, DomainEvent::BookUpdated(_) | DomainEvent::Position { .. })
+            && self.rare.receiver_count() > 0
+        {
             let _ = self.rare.send(event.clone());
         }
         let _ = self.tx.send(event);
@@ -138,8 +140,8 @@ impl Bus {
         self.tx.subscribe()
     }
 
-    /// A receiver of every event published from now on except book changes ([`DomainEvent::BookUpdated`]),
-    /// in publication order: for consumers that read none, so that a flood of book changes cannot make them
+    /// A receiver of every event published from now on except book changes ([`DomainEvent::BookUpdated`]) and
+    /// the mirror's positions (one per event), in publication order: for consumers that read none, so that a flood of book changes cannot make them
     /// fall behind and skip the events they do read.
     pub fn subscribe_except_books(&self) -> broadcast::Receiver<DomainEvent> {
         self.rare.subscribe()
