@@ -126,8 +126,9 @@ pub struct Hub {
     closing: CancellationToken,
     /// Held while a batch of bus events is delivered (and while a session of another process joins).
     delivery: Mutex<Delivery>,
-    /// The event stream's position up to which every event has been delivered (0: no position known).
-    position: AtomicU64,
+    /// The event stream's position up to which every event has been delivered (0: no position known); a
+    /// watch, so that a session of another process can wait for this process to reach its client.
+    position: tokio::sync::watch::Sender<u64>,
     /// The session records shared with the other api processes, in a process that mirrors over a bus.
     shared: std::sync::OnceLock<Arc<SharedSessions>>,
 }
@@ -200,7 +201,7 @@ impl Hub {
             next_connection: AtomicU64::new(1),
             closing: CancellationToken::new(),
             delivery: Mutex::default(),
-            position: AtomicU64::new(0),
+            position: tokio::sync::watch::Sender::new(0),
             shared: std::sync::OnceLock::new(),
         })
     }
@@ -217,7 +218,16 @@ impl Hub {
 
     /// The event stream's position up to which every event has been delivered (0: none known).
     pub fn position(&self) -> u64 {
-        self.position.load(Ordering::SeqCst)
+        *self.position.borrow()
+    }
+
+    /// Waits until every event up to `pos` has been delivered; `false` when `deadline` came first.
+    pub async fn reached(&self, pos: u64, deadline: tokio::time::Instant) -> bool {
+        let mut rx = self.position.subscribe();
+        matches!(
+            tokio::time::timeout_at(deadline, rx.wait_for(|at| *at >= pos)).await,
+            Ok(Ok(_))
+        )
     }
 
     /// The records of the sessions attached now that have an owner and a subscription.
@@ -756,7 +766,7 @@ impl Hub {
                 }
                 rest = &rest[run..];
             }
-            self.position.store(delivery.complete(), Ordering::SeqCst);
+            self.position.send_replace(delivery.complete());
         }
     }
 
@@ -950,7 +960,8 @@ mod tests {
     use super::{Hub, StreamSettings};
     use crate::stream::{protocol::Channel, session::Owner};
 
-    fn book(market: &str, bid_cents: i64) -> BookSnapshot {
+    /// A venue_a book with one YES bid (also the fixture of [`super::adopt`]'s tests).
+    pub(super) fn book(market: &str, bid_cents: i64) -> BookSnapshot {
         BookSnapshot {
             exchange: Exchange::VenueA,
             market_id: market.into(),

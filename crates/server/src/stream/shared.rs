@@ -334,12 +334,8 @@ pub async fn adopt(
         return reset(&"the client named no resume_pos");
     };
     // This process must have delivered the events the client got on the other one.
-    let deadline = tokio::time::Instant::now() + CATCH_UP;
-    while hub.position() < pos {
-        if tokio::time::Instant::now() >= deadline {
-            return reset(&format!("this process is behind the client's position {pos}"));
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    if !hub.reached(pos, tokio::time::Instant::now() + CATCH_UP).await {
+        return reset(&format!("this process is behind the client's position {pos}"));
     }
     let mut reader = match shared.events_after(pos).await {
         Ok(r) => r,

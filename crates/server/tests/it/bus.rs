@@ -13,6 +13,46 @@ pub(crate) async fn readyz(server: &Server) -> Result<Value, String> {
     Ok(get_json(&server.url("/readyz")).await?.1)
 }
 
+/// A `--role api` process on the database at `db_url` and the bus at `bus_url`, once it serves live data from
+/// a mirror that holds books.
+pub(crate) async fn mirroring_api_process(db_url: &str, bus_url: &str) -> Server {
+    let api = Server::start(Config {
+        role: Role::Api,
+        bus_url: bus_url.to_string(),
+        ..Config::for_tests(db_url)
+    })
+    .await;
+    eventually("an api process mirrors books", 60, async || {
+        let v = readyz(&api).await?;
+        (v["live"]["status"] == "serving" && v["live"]["bus"]["books"].as_u64() > Some(0))
+            .then_some(())
+            .ok_or(format!("{v}"))
+    })
+    .await;
+    api
+}
+
+/// Two of [`mirroring_api_process`].
+pub(crate) async fn mirroring_api_processes(db_url: &str, bus_url: &str) -> [Server; 2] {
+    [
+        mirroring_api_process(db_url, bus_url).await,
+        mirroring_api_process(db_url, bus_url).await,
+    ]
+}
+
+/// A venue_a market the leader lists as active.
+pub(crate) async fn live_venue_a_market(leader: &Server, key: &str) -> String {
+    eventually("a live venue_a market", 60, async || {
+        let v = get_json_key(
+            &leader.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=1"),
+            key,
+        )
+        .await?;
+        v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
+    })
+    .await
+}
+
 /// The opportunities of `/v1/arbitrage/current` as (pair, net) pairs, sorted.
 pub(crate) fn priced(v: &Value) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = v
@@ -68,15 +108,7 @@ async fn an_api_process_mirrors_the_leader_over_nats() {
     assert!(v["live"]["bus"]["lag_ms"].is_u64(), "{v}");
 
     // A stream client on the api process gets a book's snapshot, then its changes in order.
-    let market = eventually("a live venue_a market", 60, async || {
-        let v = get_json_key(
-            &leader.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=1"),
-            &keys.free,
-        )
-        .await?;
-        v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
-    })
-    .await;
+    let market = live_venue_a_market(&leader, &keys.free).await;
     let mut ws = Ws::connect(api.addr, "", Some(&keys.free)).await;
     ws.next().await;
     ws.send(json!({"op": "subscribe", "channel": "book", "markets": [market]}))

@@ -18,7 +18,7 @@ use tokio_tungstenite::{
 };
 
 use crate::{
-    bus::{priced, readyz},
+    bus::{live_venue_a_market, mirroring_api_processes, priced, readyz},
     util::*,
 };
 
@@ -111,32 +111,10 @@ async fn a_standby_takes_over_and_api_clients_see_the_hand_over() {
     .await;
     assert_eq!(v["live"]["status"], "unavailable", "a standby serves no live data: {v}");
 
-    let api_config = || Config {
-        role: Role::Api,
-        bus_url: nats.url(),
-        ..Config::for_tests(&db.url)
-    };
-    let apis = [Server::start(api_config()).await, Server::start(api_config()).await];
-    for api in &apis {
-        eventually("an api process mirrors books", 60, async || {
-            let v = readyz(api).await?;
-            (v["live"]["status"] == "serving" && v["live"]["bus"]["books"].as_u64() > Some(0))
-                .then_some(())
-                .ok_or(format!("{v}"))
-        })
-        .await;
-    }
+    let apis = mirroring_api_processes(&db.url, &nats.url()).await;
 
     // A stream client on each api process gets the book's snapshot and changes.
-    let market = eventually("a live venue_a market", 60, async || {
-        let v = get_json_key(
-            &leader.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=1"),
-            &keys.free,
-        )
-        .await?;
-        v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
-    })
-    .await;
+    let market = live_venue_a_market(&leader, &keys.free).await;
     let mut clients = Vec::new();
     for api in &apis {
         let mut c = Client::subscribe(api, &keys.free, &market).await;

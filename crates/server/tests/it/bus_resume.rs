@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crossbook_live::testing::{NatsServer, nats_binary};
-use crossbook_server::config::{Config, Role};
+use crossbook_server::config::Config;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -17,7 +17,10 @@ use tokio_tungstenite::{
     tungstenite::{Message, client::IntoClientRequest},
 };
 
-use crate::{bus::readyz, util::*};
+use crate::{
+    bus::{live_venue_a_market, mirroring_api_process, mirroring_api_processes},
+    util::*,
+};
 
 type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -74,31 +77,9 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
         ..Config::for_tests(&db.url)
     })
     .await;
-    let api_config = || Config {
-        role: Role::Api,
-        bus_url: nats.url(),
-        ..Config::for_tests(&db.url)
-    };
-    let apis = [Server::start(api_config()).await, Server::start(api_config()).await];
-    for api in &apis {
-        eventually("an api process mirrors books", 60, async || {
-            let v = readyz(api).await?;
-            (v["live"]["status"] == "serving" && v["live"]["bus"]["books"].as_u64() > Some(0))
-                .then_some(())
-                .ok_or(format!("{v}"))
-        })
-        .await;
-    }
+    let apis = mirroring_api_processes(&db.url, &nats.url()).await;
     let [first, second] = apis;
-    let market = eventually("a live venue_a market", 60, async || {
-        let v = get_json_key(
-            &leader.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=1"),
-            &keys.free,
-        )
-        .await?;
-        v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
-    })
-    .await;
+    let market = live_venue_a_market(&leader, &keys.free).await;
 
     // A client that stays on the second process the whole time: what every client of the book gets.
     let mut stayer = open(&second, &keys.free, "").await;
@@ -235,14 +216,7 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
     .await;
     events.purge().sequence(last + 1).await.unwrap();
     // Another process than the one that held it: the first one is gone, so a third.
-    let third = Server::start(api_config()).await;
-    eventually("the third api process mirrors books", 60, async || {
-        let v = readyz(&third).await?;
-        (v["live"]["status"] == "serving" && v["live"]["bus"]["books"].as_u64() > Some(0))
-            .then_some(())
-            .ok_or(format!("{v}"))
-    })
-    .await;
+    let third = mirroring_api_process(&db.url, &nats.url()).await;
     let q = format!("?session={old_session}&resume_from={old_seq}&resume_pos={old_pos}");
     let mut ws = open(&third, &keys.trader, &q).await;
     let welcome = next(&mut ws, deadline).await;

@@ -187,8 +187,8 @@ mod tests {
     use std::sync::Arc;
 
     use crossbook_core::{
-        Amount, BookSnapshot, Exchange, Plan, Price, Timestamp,
-        book::{BookChange, BookKey, Level, LevelChange, Side},
+        Amount, Plan, Price, Timestamp,
+        book::{BookChange, BookKey, LevelChange, Side},
     };
     use crossbook_live::{BookChanged, DomainEvent, LiveBooks};
     use crossbook_venues::VenueHealth;
@@ -202,20 +202,7 @@ mod tests {
         shared::Replayed,
     };
 
-    fn book(market: &str, bid_cents: i64) -> BookSnapshot {
-        BookSnapshot {
-            exchange: Exchange::VenueA,
-            market_id: market.into(),
-            asset_id: None,
-            timestamp: Timestamp(1),
-            bids: vec![Level {
-                price: Price::from_cents(bid_cents),
-                size: Amount::from_units(10),
-            }],
-            asks: vec![],
-            no_bids: vec![],
-        }
-    }
+    use super::super::tests::book;
 
     fn change(market: &str, book_seq: u64) -> DomainEvent {
         DomainEvent::BookUpdated(Arc::new(BookChanged {
