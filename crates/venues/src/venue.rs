@@ -208,14 +208,6 @@ pub trait FeedSession: Send + 'static {
     /// Throws away every local book and subscribes again from scratch (the watchdog's remedy for a silent
     /// feed, and the answer to terminal subscription errors); the books become stale for `cause`.
     fn resubscribe(&mut self, cause: GapCause) -> FeedUpdate;
-    /// Asks the venue again for every book of a connection that stayed alive but brought no market data for
-    /// a long time (its subscriptions may have stopped, or its markets are just quiet). A session that can
-    /// check its books against the fresh snapshots keeps them meanwhile, and records a `silence` gap only for
-    /// a book whose snapshot differs (changes were lost); the default throws the books away as
-    /// [`FeedSession::resubscribe`] does.
-    fn refresh(&mut self) -> FeedUpdate {
-        self.resubscribe(GapCause::Silence)
-    }
     /// Handles one text frame received at `now`.
     fn on_text(&mut self, text: &str, now: Timestamp) -> FeedUpdate;
     /// Called on every watchdog tick: the place to ask again for snapshots that never came.

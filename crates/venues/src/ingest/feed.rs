@@ -507,13 +507,12 @@ async fn ws_session<V: Venue>(
                     .filter(|limit| last_data.elapsed() >= *limit && !markets_rx.borrow().is_empty());
                 if let (true, Some(limit)) = (last_alive.elapsed() < silence, data_silent) {
                     // Keepalives come but the subscriptions bring nothing: a dead subscription on a live
-                    // socket, or markets that are just quiet. Asking again brings fresh snapshots, which
-                    // tell the two apart where the session can compare them with its books.
-                    warn!(venue = %ex, socket, limit_s = limit.as_secs(), "no market data on a live socket; asking for the books again");
+                    // socket. Its books cannot be vouched for; subscribing again brings fresh snapshots.
+                    warn!(venue = %ex, socket, limit_s = limit.as_secs(), "no market data on a live socket; resubscribing");
                     metrics::counter!("crossbook_venue_data_silence_resubscribes_total", "venue" => ex.as_str())
                         .increment(1);
                     last_data = Instant::now();
-                    session.refresh()
+                    session.resubscribe(GapCause::Silence)
                 } else if last_alive.elapsed() < silence {
                     session.on_tick(Timestamp::now())
                 } else if resubscribed {

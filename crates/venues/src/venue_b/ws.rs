@@ -112,14 +112,6 @@ impl LocalBook {
         }
     }
 
-    /// Whether the book holds exactly the levels of `snap`.
-    fn same_levels(&self, snap: &BookSnapshot) -> bool {
-        let same = |ladder: &Ladder, levels: &[crossbook_core::book::Level]| {
-            ladder.len() == levels.len() && levels.iter().all(|l| ladder.get(&l.price) == Some(&l.size))
-        };
-        same(&self.bids, &snap.bids) && same(&self.asks, &snap.asks)
-    }
-
     fn best_bid(&self) -> Option<Price> {
         self.bids.last_key_value().map(|(p, _)| *p)
     }
@@ -171,9 +163,6 @@ pub struct Session {
     awaiting: HashMap<String, (Timestamp, u32)>,
     /// Tokens whose book disagrees with the venue (held, not published).
     unsettled: HashSet<String>,
-    /// Tokens asked for again after a long silence while their books are kept: the `book` that answers
-    /// confirms the held one, or (when it differs) shows that changes were lost.
-    verifying: HashSet<String>,
     /// Every open market is followed: any listed market is of interest.
     follow_all: bool,
     /// Followed markets, events and series families (see [`family`]), for telling the venue's
@@ -416,17 +405,6 @@ impl Session {
                 }
                 let snap = normalise::book(&b, now).map_err(|e| e.to_string())?;
                 self.awaiting.remove(&b.asset_id);
-                if self.verifying.remove(&b.asset_id)
-                    && let Some(held) = self.books.get(&b.asset_id)
-                {
-                    if held.held.is_empty() && held.same_levels(&snap) {
-                        // The quiet book was right all along: nothing was lost, nothing to publish.
-                        return Ok(update);
-                    }
-                    update
-                        .stale
-                        .push((BookKey::venue_b(&b.market, &b.asset_id), GapCause::Silence));
-                }
                 // The venue's whole book: it replaces whatever was held, agreeing or not.
                 self.unsettled.remove(&b.asset_id);
                 self.books.insert(b.asset_id.clone(), LocalBook::new(&b.market, &snap));
@@ -547,7 +525,6 @@ impl FeedSession for Session {
                 self.books.remove(a);
                 self.awaiting.remove(a);
                 self.unsettled.remove(a);
-                self.verifying.remove(a);
             }
             send.push(json!({"operation": "unsubscribe", "assets_ids": gone}).to_string());
         }
@@ -574,7 +551,6 @@ impl FeedSession for Session {
         self.books.clear();
         self.awaiting.clear();
         self.unsettled.clear();
-        self.verifying.clear();
         let mut all: Vec<String> = self.assets.keys().cloned().collect();
         all.sort();
         if self.initial_sent && !self.subscribed.is_empty() {
@@ -587,17 +563,6 @@ impl FeedSession for Session {
         self.subscribed = all.iter().cloned().collect();
         update.send.extend(self.subscribe_msg(all, Timestamp::now()));
         update
-    }
-
-    /// Keeps the books and asks the venue for every token again (an `unsubscribe` and a `subscribe`: the
-    /// venue sends a `book` only for a token it does not consider subscribed). Each `book` that answers is
-    /// compared with the book held: the same book is confirmed quietly; a different one replaces it after a
-    /// `silence` gap.
-    fn refresh(&mut self) -> FeedUpdate {
-        let mut all: Vec<String> = self.assets.keys().cloned().collect();
-        all.sort();
-        self.verifying = self.books.keys().cloned().collect();
-        FeedUpdate::sending(self.ask_again(all, Timestamp::now()))
     }
 
     /// Tokens still without a `book` after their wait (the answer to their subscription was lost, e.g. to a
@@ -1011,44 +976,6 @@ mod tests {
         assert_eq!(msgs[1]["assets_ids"], serde_json::json!([DOWN, UP]));
         // Until the next `book`, changes are dropped.
         assert!(s.on_text(WS_PRICE_CHANGE, now()).books.is_empty());
-    }
-
-    #[test]
-    fn a_refresh_keeps_the_books_and_gaps_only_those_whose_snapshot_differs() {
-        let mut s = session_with_books();
-        let u = s.refresh();
-        assert!(
-            u.stale.is_empty(),
-            "the books are kept while the venue answers: {:?}",
-            u.stale
-        );
-        let msgs = parse(&u.send);
-        assert_eq!(msgs[0]["operation"], "unsubscribe");
-        assert_eq!(msgs[1]["operation"], "subscribe");
-        assert_eq!(msgs[1]["assets_ids"], serde_json::json!([DOWN, UP]));
-        // The same book: confirmed, nothing published, no gap.
-        let up_book = CLOB_BOOK.replacen('{', r#"{"event_type": "book","#, 1);
-        let u = s.on_text(&up_book, now());
-        assert!(u.books.is_empty() && u.stale.is_empty(), "{u:?}");
-        assert!(u.data, "the answer is market data");
-        // A different book: the changes in between were lost; a gap, then the venue's book.
-        let down_changed = {
-            let mut v: Value = serde_json::from_str(&mirrored(CLOB_BOOK, DOWN)).unwrap();
-            v["bids"][0]["size"] = "123456".into();
-            v["event_type"] = "book".into();
-            v.to_string()
-        };
-        let u = s.on_text(&down_changed, now());
-        assert_eq!(u.stale.len(), 1, "{:?}", u.stale);
-        assert_eq!(u.stale[0].0.asset_id.as_deref(), Some(DOWN));
-        assert_eq!(u.stale[0].1, GapCause::Silence);
-        assert_eq!(u.books.len(), 1, "the venue's book replaces the held one");
-        // Once answered, a later `book` replaces the held one as usual, with no gap.
-        let u = s.on_text(
-            &mirrored(CLOB_BOOK, DOWN).replacen('{', r#"{"event_type": "book","#, 1),
-            now(),
-        );
-        assert!(u.stale.is_empty() && u.books.len() == 1, "{u:?}");
     }
 
     // ------------------------------------------------------------------ one match in several frames
