@@ -10,7 +10,7 @@ use std::{
 };
 
 use crossbook_core::{
-    BookSnapshot, Exchange, IntervalCode, Status, Timestamp, Trade,
+    Amount, BookSnapshot, Exchange, IntervalCode, Outcome, Status, TakerSide, Timestamp, Trade,
     book::{BookState, GapCause},
 };
 use crossbook_live::{BookKey, Bus, DomainEvent, LiveBooks};
@@ -724,13 +724,21 @@ async fn venue_b_v2_markets_are_followed_by_their_position_ids() {
         (Some(tokens[0].as_str()), Some(tokens[1].as_str())),
         "the position ids, not the retired clobTokenIds"
     );
-    let ids: std::collections::HashSet<String> = v2.iter().map(|m| m.market_id.clone()).collect();
-    wait_until("a trade of a v2 market", 60, || {
+    // A trade on the followed market, made now rather than waited for: random trades on so few markets
+    // may not come within a deadline on a loaded machine.
+    let trade = [Outcome::Yes, Outcome::No]
+        .into_iter()
+        .find_map(|o| {
+            h.sim
+                .inject_trade(B, &m.market_id, o, TakerSide::Buy, Amount::from_units(3))
+        })
+        .expect("the followed v2 market has asks to take");
+    wait_until("the v2 market's trade", 60, || {
         h.published
             .lock()
             .unwrap()
             .values()
-            .any(|(_, t)| ids.contains(&t.market_id))
+            .any(|(_, t)| t.market_id == m.market_id && t.source_trade_id.starts_with(&format!("{}:", trade.trade_id)))
     })
     .await;
     h.stop().await;
