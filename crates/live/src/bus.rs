@@ -55,11 +55,12 @@ pub enum DomainEvent {
     /// stream's `arbitrage` channel). Published by the scanner on every such change, with no threshold and
     /// no cooldown, unlike [`DomainEvent::ArbitrageOpportunity`].
     ArbitrageChanged(Arc<OpportunityChange>),
-    /// Where an api process's mirror stands in the bus's event stream, whose sequence numbers are the same in
-    /// every process that mirrors the leader: so the live stream can say where a client is, and another
-    /// process can resume the client there. Never published by the process that ingests.
+    /// Where an api process's mirror stands among the leader's bus messages, whose numbers are the same in
+    /// every process that mirrors the leader and grow from term to term: so the live stream can say where a
+    /// client is, and another process can resume the client there. Never published by the process that
+    /// ingests.
     Position {
-        /// A sequence number of the event stream.
+        /// The number (`seq`) of a bus message on the event subjects.
         seq: u64,
         /// `true`: the next event on this bus is the one of message `seq`, published right after this one;
         /// `false`: every message up to `seq` has been put on the bus (the mirror starts reading after it).

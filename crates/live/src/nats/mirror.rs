@@ -19,11 +19,12 @@
 //! Every event is put on the local bus after the books are updated, so the stream hub and the arbitrage
 //! routes of the api process work as in the leader.
 //!
-//! Events are read from the event stream through an ordered consumer (JetStream's own, gap-free and in
-//! order, recreated by the client after a loss), keyframes from a plain subscription to their subjects. Each
-//! event message is preceded on the local bus by a [`DomainEvent::Position`] with its stream sequence: the
-//! position every api process shares. Keyframes and events travel apart, so a change may arrive before the
-//! keyframe it follows; the held changes and the keyframe's sequence check put them back in order.
+//! Events and keyframes are read live, through one plain subscription to every subject of the bus, so they
+//! arrive in the order the leader published them, at the speed of the connection; the event stream is read
+//! only to resume a stream client. Each event message is preceded on the local bus by a
+//! [`DomainEvent::Position`] with the leader's number of the message (`seq`): the position every api process
+//! shares. A keyframe loaded at the start may be older than changes already received; the held changes and
+//! the keyframe's sequence check put them back in order.
 
 use std::{
     collections::HashMap,
@@ -124,9 +125,12 @@ struct Mirror {
     status: MirrorStatus,
     client: async_nats::Client,
     books: HashMap<BookKey, Mirrored>,
-    /// The leader's term and the last message count seen in it (0: none yet in this term).
+    /// The leader's term and the last message number seen in it (0: none yet in this term).
     term: u64,
     seq: u64,
+    /// Event messages numbered up to here were published before this connection's reading began: they are
+    /// not this process's to deliver (the stream hub's position starts here).
+    floor: u64,
     /// When this process saw the current term first.
     term_since: Option<tokio::time::Instant>,
 }
@@ -198,7 +202,10 @@ impl Mirror {
             stale: true,
             held: Vec::new(),
         });
-        if !m.stale && m.seq >= k.book_seq {
+        // A fresh book needs no keyframe: the changes it has not seen yet were published after the change it
+        // holds, and come in order on the same subscription. Keyframes only start and repair books, so the
+        // clients of this process get the same changes as a replay of the event stream gives.
+        if !m.stale {
             return false;
         }
         let mut state = BookState::default();
@@ -314,7 +321,7 @@ impl Mirror {
         None
     }
 
-    /// Puts the event of the event stream's message `pos` on the local bus, right after its position (nothing
+    /// Puts the event of the bus message numbered `pos` on the local bus, right after its position (nothing
     /// may come between the two: the stream hub takes the event after a position as that message's).
     fn publish_at(&self, pos: Option<u64>, ev: DomainEvent) {
         if let Some(seq) = pos {
@@ -326,8 +333,8 @@ impl Mirror {
         self.bus.publish(ev);
     }
 
-    /// One message from the bus; `pos`: its sequence in the event stream (keyframes have none).
-    async fn message(&mut self, payload: &[u8], subject: &str, pos: Option<u64>) {
+    /// One message from the bus.
+    async fn message(&mut self, payload: &[u8], subject: &str) {
         let env = match Envelope::decode(payload) {
             Ok(e) => e,
             Err(e) => {
@@ -342,6 +349,12 @@ impl Mirror {
             .0
             .last_sent_at
             .fetch_max(env.sent_at.millis(), Ordering::Relaxed);
+        let event = !matches!(env.body, Body::Keyframe(_) | Body::Removed { .. });
+        if event && env.seq <= self.floor {
+            return;
+        }
+        // An event's position is its number, the same on every api process; keyframes have none.
+        let pos = event.then_some(env.seq);
         if env.term < self.term {
             // A message of a leader that has been replaced (late, or its last keyframes in the stream).
             debug!(
@@ -477,7 +490,7 @@ impl Mirror {
                 Err(_) => return Err("the keyframe stream stopped answering".into()),
             };
             let (seq, pending) = msg.info().map(|i| (i.stream_sequence, i.pending)).unwrap_or((last, 0));
-            self.message(&msg.payload, msg.subject.as_str(), None).await;
+            self.message(&msg.payload, msg.subject.as_str()).await;
             n += 1;
             if seq >= last || pending == 0 {
                 break;
@@ -487,37 +500,22 @@ impl Mirror {
     }
 }
 
-/// Most errors in a row from the event consumer before the mirror starts again from its keyframes (the
-/// client recreates an ordered consumer itself after most losses).
-const CONSUMER_ERRORS: u32 = 10;
-
-/// The events published after the event stream's last message now, in the stream's order with their
-/// sequence numbers, and that last message's sequence. Creates the stream when no leader has yet (with the
-/// window configured here; the leader's settings replace it).
-async fn events_from_now(
-    client: &async_nats::Client,
-    window: Duration,
-) -> Result<(async_nats::jetstream::consumer::push::Ordered, u64), String> {
-    use async_nats::jetstream::consumer::{DeliverPolicy, push::OrderedConfig};
+/// The leader's term and number of the event stream's last message now (zeros when it holds none). Creates
+/// the stream when no leader has yet (with the window configured here; the leader's settings replace it), so
+/// that stream clients can resume from it.
+async fn events_last(client: &async_nats::Client, window: Duration) -> Result<(u64, u64), String> {
     let js = async_nats::jetstream::new(client.clone());
     let mut stream = js
         .get_or_create_stream(events_stream_config(window))
         .await
         .map_err(|e| e.to_string())?;
     let last = stream.info().await.map_err(|e| e.to_string())?.state.last_sequence;
-    let consumer = stream
-        .create_consumer(OrderedConfig {
-            // Pushed, with the server's flow control: pulling in batches carried a few thousand events a
-            // second here, far below what the leader publishes.
-            deliver_subject: client.new_inbox(),
-            deliver_policy: DeliverPolicy::ByStartSequence {
-                start_sequence: last + 1,
-            },
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((consumer.messages().await.map_err(|e| e.to_string())?, last))
+    if last == 0 {
+        return Ok((0, 0));
+    }
+    let msg = stream.get_raw_message(last).await.map_err(|e| e.to_string())?;
+    // A message that cannot be read numbers nothing: reading starts with whatever comes.
+    Ok(Envelope::decode(&msg.payload).map_or((0, 0), |env| (env.term, env.seq)))
 }
 
 /// Mirrors the leader's books into `live` and its events onto `bus` until `cancel`.
@@ -535,6 +533,7 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
         books: HashMap::new(),
         term: 0,
         seq: 0,
+        floor: 0,
         term_since: None,
     };
     let mut housekeeping = tokio::time::interval(Duration::from_secs(30));
@@ -548,17 +547,18 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
             }
         }
         status.0.connected.store(true, Ordering::Relaxed);
-        // Subscribe first, then load: changes published during the load are held by the consumer and the
-        // subscription, and applied after it, in order, by the sequence rules.
+        // Subscribe first, then load: messages published during the load are held by the subscription and
+        // applied after it, in order, by the sequence rules. Events the event stream held before are not
+        // delivered here: reading starts after its last one.
         let subscribed = async {
             let sub = client
-                .subscribe(subject::keyframe_subjects())
+                .subscribe(format!("{}.>", subject::ROOT))
                 .await
                 .map_err(|e| e.to_string())?;
-            let (events, last) = events_from_now(&client, window).await?;
-            Ok::<_, String>((sub, events, last))
+            let last = events_last(&client, window).await?;
+            Ok::<_, String>((sub, last))
         };
-        let (mut sub, mut events, last) = match subscribed.await {
+        let (mut sub, (last_term, last)) = match subscribed.await {
             Ok(s) => s,
             Err(e) => {
                 warn!(error = %e, "cannot subscribe to the bus; retrying");
@@ -568,7 +568,16 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
                 }
             }
         };
-        // Reading starts after `last`: the stream hub's position, before any event arrives.
+        // Reading starts after `last`: the stream hub's position, before any event arrives. The numbers from
+        // there on are checked for holes; a jump to here from before a loss is no hole (every book is stale).
+        m.floor = last;
+        if last_term >= m.term && last_term != 0 {
+            if last_term > m.term {
+                m.term_since = Some(tokio::time::Instant::now());
+            }
+            m.term = last_term;
+            m.seq = last;
+        }
         m.bus.publish(DomainEvent::Position {
             seq: last,
             event_follows: false,
@@ -579,7 +588,6 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
         }
         m.request_keyframes().await;
         status.0.loaded.store(true, Ordering::Relaxed);
-        let mut errors = 0u32;
         let lost = loop {
             tokio::select! {
                 () = cancel.cancelled() => return,
@@ -588,22 +596,8 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
                 }
                 _ = housekeeping.tick() => m.drop_old_term(),
                 msg = sub.next() => match msg {
-                    Some(msg) => m.message(&msg.payload, msg.subject.as_str(), None).await,
-                    None => break true,
-                },
-                msg = events.next() => match msg {
-                    Some(Ok(msg)) => {
-                        errors = 0;
-                        let pos = msg.info().ok().map(|i| i.stream_sequence);
-                        m.message(&msg.payload, msg.subject.as_str(), pos).await;
-                    }
-                    Some(Err(e)) => {
-                        errors += 1;
-                        warn!(error = %e, "the bus's event consumer failed");
-                        if errors >= CONSUMER_ERRORS {
-                            break true;
-                        }
-                    }
+                    Some(msg) if msg.subject.as_str() == subject::CONTROL_KEYFRAMES => {}
+                    Some(msg) => m.message(&msg.payload, msg.subject.as_str()).await,
                     None => break true,
                 },
             }

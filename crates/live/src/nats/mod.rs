@@ -13,9 +13,9 @@
 //! a stream of their own, rather than a request to the leader, let a reader start while the leader is busy
 //! or changing, and cost the leader nothing per reader.
 //!
-//! A mirror reads [`EVENTS_STREAM`] through an ordered consumer, so each event it puts on its bus comes with
-//! the stream's sequence number ([`crate::DomainEvent::Position`]): the same number for the same event in
-//! every api process, which is what lets a stream client resume on another process. The stream sessions
+//! A mirror reads the bus live over a plain subscription; each event it puts on its bus comes with the
+//! leader's number of its message ([`crate::DomainEvent::Position`]): the same number for the same event in
+//! every api process, which is what lets a stream client resume on another process, from [`EVENTS_STREAM`]. The stream sessions
 //! those processes share live in the key-value bucket [`SESSIONS_BUCKET`].
 //!
 //! [`KeyframePolicy`]: crossbook_core::book::KeyframePolicy

@@ -30,7 +30,7 @@ use tracing::{debug, info, warn};
 
 use super::{
     BusSettings, Connection, ensure_streams, subject,
-    wire::{Body, Envelope, Keyframe, VERSION},
+    wire::{self, Body, Envelope, Keyframe, VERSION},
 };
 use crate::{DomainEvent, LiveBooks};
 
@@ -117,7 +117,9 @@ struct Publisher {
 
 impl Publisher {
     async fn send(&mut self, body: Body) {
-        let keyframe = matches!(body, Body::Keyframe(_));
+        // Removals travel on the keyframe subjects, so they are numbered with the keyframes: the event
+        // numbers stay without holes for readers of the event subjects.
+        let keyframe = matches!(body, Body::Keyframe(_) | Body::Removed { .. });
         let seq = if keyframe {
             self.keyframe_seq += 1;
             self.keyframe_seq
@@ -247,7 +249,7 @@ pub async fn run(
         client: client.clone(),
         live,
         term,
-        seq: 0,
+        seq: wire::first_seq(term),
         keyframe_seq: 0,
         policy: KeyframePolicy::DEFAULT,
         seen: HashMap::new(),

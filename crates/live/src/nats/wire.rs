@@ -31,11 +31,26 @@ use crate::bus::{BookChanged, DomainEvent};
 /// The payload version this build writes and reads.
 pub const VERSION: u32 = 1;
 
+/// How far apart the numbering of two terms starts, per millisecond between them: a term numbers its event
+/// messages on from [`first_seq`], so a later term's numbers stay above an earlier one's unless the earlier
+/// one published more than this many messages per millisecond over its whole life.
+pub const SEQ_PER_TERM_MS: u64 = 1_000;
+
+/// The number before a term's first event message. Every api process sees the same number on the same
+/// message, and numbers only grow from term to term: the position stream clients resume from. (Below 2^53 for
+/// centuries, so JavaScript clients read it exactly.)
+pub const fn first_seq(term: u64) -> u64 {
+    term.saturating_mul(SEQ_PER_TERM_MS)
+}
+
 /// One message on the bus.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
     pub v: u32,
+    /// The publishing leader's term: when it started publishing (Unix ms).
     pub term: u64,
+    /// On the event subjects, one more than the term's previous event message, from [`first_seq`]`(term) + 1`;
+    /// keyframes and removals (the keyframe subjects) have a count of their own, from 1.
     pub seq: u64,
     pub sent_at: Timestamp,
     #[serde(flatten)]
@@ -207,11 +222,15 @@ impl Envelope {
         struct Version {
             v: u32,
         }
-        let Version { v } = serde_json::from_slice(bytes)?;
-        if v != VERSION {
-            return Err(DecodeError::Version(v));
+        // One parse on the hot path; the version is looked at alone only to explain a failure.
+        match serde_json::from_slice::<Envelope>(bytes) {
+            Ok(env) if env.v == VERSION => Ok(env),
+            Ok(env) => Err(DecodeError::Version(env.v)),
+            Err(e) => match serde_json::from_slice::<Version>(bytes) {
+                Ok(Version { v }) if v != VERSION => Err(DecodeError::Version(v)),
+                _ => Err(e.into()),
+            },
         }
-        Ok(serde_json::from_slice(bytes)?)
     }
 }
 

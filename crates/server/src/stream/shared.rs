@@ -1,15 +1,16 @@
 //! Sessions shared by the api processes of a deployment, so a client cut from one process resumes on another.
 //!
-//! - Every message an api process renders from a bus event carries `pos`, the event's sequence number in the
-//!   bus's event stream: the same number for the same event in every process (see
-//!   [`crossbook_live::DomainEvent::Position`]).
+//! - Every message an api process renders from a bus event carries `pos`, the leader's number of the event's
+//!   bus message: the same number for the same event in every process, growing from leader term to term
+//!   (see [`crossbook_live::DomainEvent::Position`] and [`crossbook_live::nats::wire::first_seq`]).
 //! - On each subscription change (before the answer goes out, so the record is never behind what the client
 //!   knows), on close, and every third of the resume window while connected, the process writes the
 //!   session's [`Record`] (its customer and subscriptions) to the key-value bucket
 //!   [`crossbook_live::nats::SESSIONS_BUCKET`], whose entries expire a resume window after their last write.
 //! - A process asked to resume a session it does not hold reads the record, checks that the key's customer
-//!   owns it, and replays from the event stream every event after the client's `resume_pos` that the
-//!   subscriptions select, rendered as the hub renders them and numbered on from `resume_from`; then the
+//!   owns it, finds the client's position in the event stream (whose messages are in the order of their
+//!   numbers), and replays from there every event after the client's `resume_pos` that the subscriptions
+//!   select, rendered as the hub renders them and numbered on from `resume_from`; then the
 //!   session joins live delivery at the hub's position ([`super::Hub::adopt`]), with nothing lost or sent
 //!   twice at the hand-over. Past the stream's window, the session is kept and reset as a same-process
 //!   resume whose messages are gone.
@@ -28,7 +29,10 @@ use async_nats::jetstream::{
 use crossbook_core::{Plan, Timestamp};
 use crossbook_live::{
     DomainEvent,
-    nats::{EVENTS_STREAM, SESSIONS_BUCKET, wire::Envelope},
+    nats::{
+        EVENTS_STREAM, SESSIONS_BUCKET,
+        wire::{Envelope, first_seq},
+    },
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -158,14 +162,15 @@ impl EventReader {
                 Ok(Some(Err(e))) => return Err(ReplayError::Bus(e.to_string())),
                 Ok(None) | Err(_) => return Err(ReplayError::Bus("the event stream stopped answering".into())),
             };
-            let pos = msg.info().map_err(|e| ReplayError::Bus(e.to_string()))?.stream_sequence;
-            self.upto = pos;
+            // A message that cannot be read has no number, and is skipped as the mirror skips it.
             let Ok(env) = Envelope::decode(&msg.payload) else {
                 continue;
             };
-            if env.term < self.term {
+            if env.term < self.term || env.seq <= self.upto {
                 continue;
             }
+            let pos = env.seq;
+            self.upto = pos;
             self.term = env.term;
             if let Some(event) = env.body.into_event() {
                 self.events.push(Replayed {
@@ -272,19 +277,33 @@ impl SharedSessions {
             let bus = |e: &dyn std::fmt::Display| ReplayError::Bus(e.to_string());
             let mut stream = self.js.get_stream(EVENTS_STREAM).await.map_err(|e| bus(&e))?;
             let state = &stream.info().await.map_err(|e| bus(&e))?.state;
-            let (first, last) = (state.first_sequence, state.last_sequence);
-            if pos > last {
-                return Err(ReplayError::Ahead(pos));
-            }
-            // The first event the client has not seen is gone (an empty stream keeps none).
-            if pos < last && pos + 1 < first {
-                return Err(ReplayError::Passed(pos));
-            }
+            let (first, last) = (state.first_sequence.max(1), state.last_sequence);
+            let start = match numbered_from(&stream, first, last).await? {
+                // Nothing held: only a client that saw no event at all has missed none.
+                None if pos == 0 => last + 1,
+                None => return Err(ReplayError::Passed(pos)),
+                Some((first, env)) => {
+                    // The stream must still hold the message right after the client's last one: its first
+                    // message is at most that one, or the first of a term the client saw nothing before.
+                    let starts_term = env.seq == first_seq(env.term) + 1;
+                    if env.seq > pos + 1 && !(pos == 0 && starts_term) {
+                        return Err(ReplayError::Passed(pos));
+                    }
+                    if let Some((_, newest)) = numbered_from(&stream, last, last).await?
+                        && newest.seq < pos
+                    {
+                        return Err(ReplayError::Ahead(pos));
+                    }
+                    if env.seq > pos {
+                        first
+                    } else {
+                        after(&stream, pos, first, last).await?
+                    }
+                }
+            };
             let consumer = stream
                 .create_consumer(OrderedConfig {
-                    deliver_policy: DeliverPolicy::ByStartSequence {
-                        start_sequence: pos + 1,
-                    },
+                    deliver_policy: DeliverPolicy::ByStartSequence { start_sequence: start },
                     ..Default::default()
                 })
                 .await
@@ -301,6 +320,53 @@ impl SharedSessions {
             .await
             .map_err(|_| ReplayError::Bus("the event stream did not answer".into()))?
     }
+}
+
+/// Most messages in a row that may be missing or unreadable where a replay looks for its start.
+const UNREADABLE_RUN: u64 = 64;
+
+/// The first message of the event stream at or after stream sequence `seq` (up to `last`) that can be read,
+/// with its stream sequence; `None` when there is none.
+async fn numbered_from(
+    stream: &jetstream::stream::Stream,
+    seq: u64,
+    last: u64,
+) -> Result<Option<(u64, Envelope)>, ReplayError> {
+    use jetstream::stream::RawMessageErrorKind;
+    for s in seq..=last.min(seq.saturating_add(UNREADABLE_RUN)) {
+        match stream.get_raw_message(s).await {
+            Ok(m) => {
+                if let Ok(env) = Envelope::decode(&m.payload) {
+                    return Ok(Some((s, env)));
+                }
+            }
+            // Aged out since the stream was looked at.
+            Err(e) if e.kind() == RawMessageErrorKind::NoMessageFound => {}
+            Err(e) => return Err(ReplayError::Bus(e.to_string())),
+        }
+    }
+    if last > seq.saturating_add(UNREADABLE_RUN) {
+        return Err(ReplayError::Bus(format!(
+            "{UNREADABLE_RUN} messages of the event stream in a row from {seq} cannot be read"
+        )));
+    }
+    Ok(None)
+}
+
+/// The stream sequence of the first message numbered after `pos`, given that the message at stream sequence
+/// `lo` is numbered at or before it: the stream holds the leader's messages in the order of their numbers, so
+/// a binary search finds it in a few dozen reads however long the window.
+async fn after(stream: &jetstream::stream::Stream, pos: u64, mut lo: u64, last: u64) -> Result<u64, ReplayError> {
+    let mut hi = last + 1;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match numbered_from(stream, mid, hi - 1).await? {
+            Some((s, env)) if env.seq <= pos => lo = s,
+            // Nothing readable from `mid` to the message found (or to `hi`): the start is at or before `mid`.
+            _ => hi = mid,
+        }
+    }
+    Ok(hi)
 }
 
 /// How a session of another process was taken over.

@@ -209,9 +209,14 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
     drop(other);
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.unwrap());
     let mut events = js.get_stream(crossbook_live::nats::EVENTS_STREAM).await.unwrap();
+    // The stream's last message, once it is numbered past the client's position.
     let last = eventually("events after the client's position", 30, async || {
         let last = events.info().await.map_err(|e| e.to_string())?.state.last_sequence;
-        (last > old_pos + 1).then_some(last).ok_or(format!("{last}"))
+        let msg = events.get_raw_message(last).await.map_err(|e| e.to_string())?;
+        let env = crossbook_live::nats::wire::Envelope::decode(&msg.payload).map_err(|e| e.to_string())?;
+        (env.seq > old_pos + 1)
+            .then_some(last)
+            .ok_or(format!("{} at {last}", env.seq))
     })
     .await;
     events.purge().sequence(last + 1).await.unwrap();

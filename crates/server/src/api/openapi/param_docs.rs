@@ -42,7 +42,7 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         "min_trade_size" => return Value::from(1000),
         "min_volume" | "min_liquidity" => return Value::from(1000),
         "resume_from" => return Value::from(1042),
-        "resume_pos" => return Value::from(58_213),
+        "resume_pos" => return Value::from(1_764_210_000_123_042_u64),
         "id" => return Value::from(1),
         _ => {}
     }
