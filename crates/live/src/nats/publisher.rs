@@ -275,18 +275,11 @@ pub async fn run(
     // shutting down must not wait for the bus.
     let work = async {
         loop {
+            // The bus's events last: a leader that always has events waiting must still answer keyframe
+            // requests, send its periodic keyframes and notice the connection.
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
-                r = rx.recv() => match r {
-                    Ok(ev) => p.event(ev).await,
-                    Err(RecvError::Lagged(n)) => {
-                        p.status.dropped(n);
-                        warn!(dropped = n, "the bus publisher fell behind and dropped events; sending every book again");
-                        p.keyframe_all().await;
-                    }
-                    Err(RecvError::Closed) => break,
-                },
                 Ok(()) = connected.changed() => {
                     let up = *connected.borrow_and_update();
                     status.0.connected.store(up, Ordering::Relaxed);
@@ -327,6 +320,15 @@ pub async fn run(
                     last_resync = Some(tokio::time::Instant::now());
                     p.keyframe_all().await;
                 }
+                r = rx.recv() => match r {
+                    Ok(ev) => p.event(ev).await,
+                    Err(RecvError::Lagged(n)) => {
+                        p.status.dropped(n);
+                        warn!(dropped = n, "the bus publisher fell behind and dropped events; sending every book again");
+                        p.keyframe_all().await;
+                    }
+                    Err(RecvError::Closed) => break,
+                },
             }
         }
     };

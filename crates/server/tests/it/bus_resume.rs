@@ -51,6 +51,15 @@ fn is_book(m: &Value) -> bool {
     matches!(m["type"].as_str(), Some("snapshot" | "change" | "stale"))
 }
 
+/// (type, book_seq) of a book message; (type, 0) of a notice.
+fn book_or_notice(m: &Value) -> (String, u64) {
+    if is_book(m) {
+        book(m)
+    } else {
+        (m["type"].as_str().unwrap_or_default().to_string(), 0)
+    }
+}
+
 /// (type, book_seq) of a book message.
 fn book(m: &Value) -> (String, u64) {
     (m["type"].as_str().unwrap().to_string(), m["book_seq"].as_u64().unwrap())
@@ -89,15 +98,27 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
         while let Some(Ok(m)) = stayer.next().await {
             if let Message::Text(t) = m {
                 let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                if is_book(&v) && seen_tx.send(book(&v)).is_err() {
+                let kept = is_book(&v) || v["type"] == "lagged" || v["type"] == "reset";
+                if kept && seen_tx.send(book_or_notice(&v)).is_err() {
                     break;
                 }
             }
         }
     });
 
-    // The client on the first process: its session, and a few of the book's messages, each with a position.
+    // The second process holds the book (its mirror may still be repairing it from the leader's keyframes).
     let deadline = Instant::now() + Duration::from_secs(90);
+    let mut stayed: Vec<(String, u64)> = Vec::new();
+    while stayed.last().is_none_or(|(k, _)| k != "snapshot") {
+        stayed.push(
+            tokio::time::timeout_at(deadline, seen.recv())
+                .await
+                .expect("the book at the second process")
+                .unwrap(),
+        );
+    }
+
+    // The client on the first process: its session, and a few of the book's messages, each with a position.
     let mut ws = open(&first, &keys.free, "").await;
     let welcome = next(&mut ws, deadline).await;
     assert_eq!(welcome["type"], "welcome", "{welcome}");
@@ -126,7 +147,6 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
     first.stop().await.unwrap();
 
     // The book moves on meanwhile: the client misses a few changes.
-    let mut stayed: Vec<(String, u64)> = Vec::new();
     while stayed.last().is_none_or(|(_, n)| *n < cut_at + 3) {
         let m = tokio::time::timeout_at(deadline, seen.recv())
             .await
@@ -166,11 +186,25 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
         replayed >= 3,
         "the changes missed while away came from the replay, before `resumed`: {got:?}"
     );
+    // The replayed messages chain on exactly from where the client was cut. The live ones after `resumed`
+    // follow this process's own book, which a loaded machine may have had to repair from the leader's
+    // keyframes meanwhile: there a `stale` and a later `snapshot` may restart the chain, as for any client.
     let mut at = cut_at;
-    for (kind, n) in &got {
-        assert_eq!(*n, at + 1, "no hole and no repeat after {at}: {got:?}");
-        assert_ne!(kind, "stale", "{got:?}");
-        at = *n;
+    let mut repaired = false;
+    for (i, (kind, n)) in got.iter().enumerate() {
+        let live = i >= replayed;
+        match kind.as_str() {
+            "stale" if live => repaired = true,
+            "snapshot" if live && *n > at => {
+                repaired = true;
+                at = *n;
+            }
+            _ => {
+                assert_eq!(kind, "change", "{got:?}");
+                assert_eq!(*n, at + 1, "no hole and no repeat after {at}: {got:?}");
+                at = *n;
+            }
+        }
     }
     // The same messages as the client that stayed.
     while stayed.last().is_none_or(|(_, n)| *n < at) {
@@ -181,8 +215,22 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
                 .unwrap(),
         );
     }
+    let notices: Vec<String> = stayed
+        .iter()
+        .filter(|(k, _)| k == "lagged" || k == "reset")
+        .map(|(k, _)| k.clone())
+        .collect();
     let stayed: Vec<(String, u64)> = stayed.into_iter().filter(|(_, n)| *n > cut_at && *n <= at).collect();
-    assert_eq!(got, stayed, "the resumed client got what the stayer got");
+    if notices.is_empty() && !repaired {
+        assert_eq!(got, stayed, "the resumed client got what the stayer got");
+    } else {
+        // The stayer fell behind its process's bus, or the process repaired the book (a loaded machine):
+        // every change the stayer got, the resumed client got too.
+        eprintln!("the client that stayed got {notices:?}: {stayed:?}; the resumed one {got:?}");
+        for m in stayed.iter().filter(|(k, _)| k == "change") {
+            assert!(got.contains(m), "{m:?} of the stayer: {got:?}");
+        }
+    }
     let counted = eventually("the resume counted", 10, async || {
         let n = metric(&second, "crossbook_stream_resumes_elsewhere_total{result=\"resumed\"}").await?;
         (n == 1.0).then_some(n).ok_or(format!("{n}"))

@@ -55,6 +55,9 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
             lose(ctx, ex, lost, cause, received_at).await;
         }
     }
+    // Every book of the frame goes live and onto the bus first, then to the writer: a full writer queue
+    // holds up the reading of the next frame, never the live plane's view of this one.
+    let mut inputs = Vec::with_capacity(update.books.len());
     for update in update.books.drain(..) {
         let Some(numbered) = ctx.live.upsert_numbered(update.book.clone()) else {
             continue;
@@ -67,15 +70,18 @@ pub(super) async fn publish<V: Venue>(rt: &Runtime<V>, ctx: &Ctx, update: &mut F
             venue_ts: update.venue_ts,
             received_at,
         })));
-        // Waits when the writer's queue is full rather than dropping a change the log would then miss.
-        let input = BookInput::Update {
+        inputs.push(BookInput::Update {
             update,
             received_at,
             seq: numbered.seq,
             restart_gap: numbered.restart_gap,
-        };
+        });
+    }
+    for input in inputs {
+        // Waits when the writer's queue is full rather than dropping a change the log would then miss.
         if ctx.books.send(input).await.is_err() {
             debug!(venue = %ex, "book writer gone; shutting down");
+            break;
         }
     }
     if !update.trades.is_empty() {
