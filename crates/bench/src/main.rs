@@ -6,6 +6,9 @@
 //! cargo run --release -p crossbook-bench -- search --markets 1000000 --database-url sqlite:///tmp/cb-bench.db
 //! ```
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod arbitrage;
 mod book_log;
 mod bus;

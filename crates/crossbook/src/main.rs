@@ -16,6 +16,12 @@ use cmd::{
 
 mod cmd;
 
+// Every book change allocates a few small, short-lived values on one thread and frees them on another; at a
+// whole venue's rate glibc's allocator took about a third of the server's CPU, which mimalloc's per-thread
+// pages cut (figures in docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A self-hosted prediction-market data service: records two venues' catalogs, order books and trades and
 /// serves search, historical order books, arbitrage, whale tracking and webhooks over one JSON API.
 ///
