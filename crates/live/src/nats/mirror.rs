@@ -551,10 +551,7 @@ pub async fn run(conn: Connection, live: LiveBooks, bus: Bus, status: MirrorStat
         // applied after it, in order, by the sequence rules. Events the event stream held before are not
         // delivered here: reading starts after its last one.
         let subscribed = async {
-            let sub = client
-                .subscribe(format!("{}.>", subject::ROOT))
-                .await
-                .map_err(|e| e.to_string())?;
+            let sub = client.subscribe(subject::all()).await.map_err(|e| e.to_string())?;
             let last = events_last(&client, window).await?;
             Ok::<_, String>((sub, last))
         };

@@ -15,8 +15,8 @@
 //!
 //! A mirror reads the bus live over a plain subscription; each event it puts on its bus comes with the
 //! leader's number of its message ([`crate::DomainEvent::Position`]): the same number for the same event in
-//! every api process, which is what lets a stream client resume on another process, from [`EVENTS_STREAM`]. The stream sessions
-//! those processes share live in the key-value bucket [`SESSIONS_BUCKET`].
+//! every api process, which is what lets a stream client resume on another process, from [`EVENTS_STREAM`].
+//! The stream sessions those processes share live in the key-value bucket [`SESSIONS_BUCKET`].
 //!
 //! [`KeyframePolicy`]: crossbook_core::book::KeyframePolicy
 

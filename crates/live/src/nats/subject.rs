@@ -36,6 +36,11 @@ pub fn event_subjects() -> Vec<String> {
         .collect()
 }
 
+/// Every subject of the bus: what a mirror reads live, on one subscription so that it keeps the leader's order.
+pub fn all() -> String {
+    format!("{ROOT}.>")
+}
+
 /// The subject pattern of the keyframe stream.
 pub fn keyframe_subjects() -> String {
     format!("{ROOT}.keyframe.>")

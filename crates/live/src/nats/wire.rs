@@ -1,14 +1,16 @@
 //! The bus's payloads: one JSON object per message, the same for every kind of event.
 //!
 //! ```json
-//! {"v":1,"term":1764210000123,"seq":42,"sent_at":1764210000456,"kind":"book","data":{...}}
+//! {"v":1,"term":1764210000123,"seq":1764210000123042,"sent_at":1764210000456,"kind":"book","data":{...}}
 //! ```
 //!
 //! - `v`: the payload version; a mirror skips (and counts) a version it does not know.
 //! - `term`: the publishing leader's term, unique per leadership term (the time it started publishing, in
-//!   Unix milliseconds). A new term means a new leader or a restart: every count below starts again.
-//! - `seq`: the publisher's own count of messages in its term, 1, 2, 3, ... on the event subjects
-//!   (keyframes have their own count). A hole means messages were lost between the leader and this reader.
+//!   Unix milliseconds). A new term means a new leader or a restart.
+//! - `seq`: on the event subjects, the leader's number of the message, one more each time from
+//!   [`first_seq`]`(term)`, so numbers grow from term to term (the position stream clients resume from); the
+//!   keyframe subjects have a count of their own, 1, 2, 3, ... A hole within a term means messages were lost
+//!   between the leader and this reader.
 //! - `sent_at`: when the leader published it (Unix milliseconds); a reader's lag is its age.
 //! - `kind` and `data`: the event. `data` holds crossbook's domain types as they serialise (prices and sizes
 //!   as integer micro-units, times as Unix milliseconds).
