@@ -30,7 +30,6 @@ use crossbook_core::{
 use crossbook_live::{
     BookChanged, Bus, DomainEvent, LiveBooks,
     nats::{BusSettings, connect, mirror, publisher},
-    testing::{NatsServer, nats_binary},
 };
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -70,16 +69,6 @@ pub struct LatencyArgs {
     /// A running nats-server with JetStream (`nats://host:port`); by default the bench starts its own.
     #[arg(long)]
     nats_url: Option<String>,
-}
-
-/// The bench's own nats-server, or the one named.
-pub(crate) fn nats(url: Option<String>) -> anyhow::Result<(String, Option<NatsServer>)> {
-    if let Some(url) = url {
-        return Ok((url, None));
-    }
-    let bin = nats_binary().context("nats-server is not installed: pass --nats-url")?;
-    let server = NatsServer::start(bin);
-    Ok((server.url(), Some(server)))
 }
 
 fn level(cents: i64, units: i64) -> Level {
@@ -177,7 +166,7 @@ async fn leader(settings: &BusSettings, cancel: &CancellationToken) -> anyhow::R
 }
 
 pub async fn throughput(args: ThroughputArgs) -> anyhow::Result<()> {
-    let (url, _server) = nats(args.nats_url)?;
+    let (url, _server) = crate::nats(args.nats_url)?;
     let settings = BusSettings {
         url,
         window: Duration::from_secs(120),
@@ -289,7 +278,7 @@ pub async fn latency(args: LatencyArgs) -> anyhow::Result<()> {
         .await
         .context("an api process needs PostgreSQL: set CROSSBOOK_TEST_DATABASE_URL")?;
     let key = crate::stream::create_key(&db.url, Plan::Trader).await?;
-    let (url, _server) = nats(args.nats_url)?;
+    let (url, _server) = crate::nats(args.nats_url)?;
     let settings = BusSettings {
         url: url.clone(),
         window: Duration::from_secs(120),

@@ -29,6 +29,7 @@ use std::{net::SocketAddr, time::Instant};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use crossbook_core::{Amount, Event, Exchange, IntervalCode, Market, Series, Status, Timestamp};
+use crossbook_live::testing::{NatsServer, nats_binary};
 use crossbook_server::config::Config;
 use rand::{Rng, SeedableRng, rngs::StdRng, seq::IndexedRandom};
 
@@ -98,6 +99,16 @@ enum Cmd {
         #[arg(long, default_value_t = 1000)]
         search_cache_ms: u64,
     },
+}
+
+/// The bench's own nats-server, or the one named.
+fn nats(url: Option<String>) -> anyhow::Result<(String, Option<NatsServer>)> {
+    if let Some(url) = url {
+        return Ok((url, None));
+    }
+    let bin = nats_binary().context("nats-server is not installed: pass --nats-url")?;
+    let server = NatsServer::start(bin);
+    Ok((server.url(), Some(server)))
 }
 
 /// Needles of 3–12 letters, as users type them: common, rare, and matching nothing.

@@ -331,7 +331,7 @@ async fn start_serving(args: &FanoutArgs, sim: &SimHandle) -> anyhow::Result<(Se
             .await
             .context("--api-processes needs PostgreSQL: set CROSSBOOK_TEST_DATABASE_URL")?;
         key = create_key(&db.url, Plan::Trader).await?;
-        let (nats_url, nats) = crate::bus::nats(args.nats_url.clone())?;
+        let (nats_url, nats) = crate::nats(args.nats_url.clone())?;
         let leader = crate::free_addr()?;
         let (child, config) = crate::spawn_server(
             &args.server_bin,

@@ -199,11 +199,7 @@ async fn start_mirror(state: &AppState, tracker: &TaskTracker, cancel: &Cancella
     // Stream sessions are shared with the other api processes, so a client resumes on any of them.
     let shared = crate::stream::shared::SharedSessions::new(conn.client.clone(), state.stream.settings().resume);
     state.stream.share(shared.clone());
-    tracker.spawn(crate::stream::shared::refresh(
-        state.stream.clone(),
-        shared,
-        cancel.clone(),
-    ));
+    tracker.spawn(state.stream.clone().refresh_records(shared, cancel.clone()));
     tracker.spawn(crossbook_live::nats::mirror::run(
         conn,
         state.live.clone(),

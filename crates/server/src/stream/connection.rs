@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    hub::{AnonymousSlot, ConnectionSlot, Hub},
+    hub::{Adopted, AnonymousSlot, ConnectionSlot, Hub},
     protocol::{Channel, ClientOp, MAX_CLIENT_MESSAGE, OpError, control, envelope, error_frag, frag},
     session::{Out, Owner, Session},
 };
@@ -66,9 +66,9 @@ async fn find(hub: &Hub, r: &Resume, owner: Option<Owner>) -> Found {
     let (Some(shared), Some(owner)) = (hub.shared(), owner) else {
         return Found::Nowhere;
     };
-    let found = match super::shared::adopt(hub, shared, &r.id, owner, r.from, r.pos).await {
-        Some(super::shared::Adopted::Replayed(s)) => Found::Replayed(s),
-        Some(super::shared::Adopted::Reset(s)) => Found::Reset(s),
+    let found = match hub.take_over(shared, &r.id, owner, r.from, r.pos).await {
+        Some(Adopted::Replayed(s)) => Found::Replayed(s),
+        Some(Adopted::Reset(s)) => Found::Reset(s),
         None => Found::Nowhere,
     };
     let [resumed, reset, unknown] = super::shared::ELSEWHERE_RESULTS;

@@ -35,6 +35,8 @@ mod adopt;
 mod deliver;
 mod subscribe;
 
+pub use adopt::Adopted;
+
 /// The `result` label of `crossbook_stream_resumes_total`: the missed messages replayed, or the session reset.
 pub const RESUME_RESULTS: [&str; 2] = ["resumed", "reset"];
 

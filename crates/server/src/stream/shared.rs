@@ -11,7 +11,7 @@
 //!   owns it, finds the client's position in the event stream (whose messages are in the order of their
 //!   numbers), and replays from there every event after the client's `resume_pos` that the subscriptions
 //!   select, rendered as the hub renders them and numbered on from `resume_from`; then the
-//!   session joins live delivery at the hub's position ([`super::Hub::adopt`]), with nothing lost or sent
+//!   session joins live delivery at the hub's position ([`super::Hub::take_over`]), with nothing lost or sent
 //!   twice at the hand-over. Past the stream's window, the session is kept and reset as a same-process
 //!   resume whose messages are gone.
 
@@ -37,18 +37,10 @@ use crossbook_live::{
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    hub::Hub,
-    protocol::Channel,
-    session::{Owner, Session, Subscriptions},
-};
+use super::{protocol::Channel, session::Subscriptions};
 
 /// How long one read or write of the bus may take before the stream goes on without it.
 const BUS_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// How long a resume waits for this process to reach the client's position (it mirrors the same events,
-/// a few milliseconds apart at most while both are healthy).
-const CATCH_UP: Duration = Duration::from_secs(3);
 
 /// The result label of `crossbook_stream_resumes_elsewhere_total`: the missed messages replayed, the
 /// session reset (its messages past the bus's window), or no session to resume (unknown, expired, or
@@ -188,7 +180,7 @@ impl EventReader {
 pub struct SharedSessions {
     js: jetstream::Context,
     /// How long a record outlives its last write: the resume window.
-    window: Duration,
+    pub(super) window: Duration,
     /// The bucket, opened (or created) at first use.
     bucket: tokio::sync::Mutex<Option<kv::Store>>,
 }
@@ -367,74 +359,6 @@ async fn after(stream: &jetstream::stream::Stream, pos: u64, mut lo: u64, last: 
         }
     }
     Ok(hi)
-}
-
-/// How a session of another process was taken over.
-pub enum Adopted {
-    /// Its missed messages are in its buffer, after `resume_from`.
-    Replayed(Arc<Session>),
-    /// Its subscriptions are kept, but the messages it missed are gone: it gets `reset` and fresh snapshots.
-    Reset(Arc<Session>),
-}
-
-/// Takes over session `id` of another process for `owner`, as [`SharedSessions`] explains; `None` when no
-/// process shared such a session within the resume window, or it is another customer's.
-pub async fn adopt(
-    hub: &Hub,
-    shared: &SharedSessions,
-    id: &str,
-    owner: Owner,
-    from: u64,
-    pos: Option<u64>,
-) -> Option<Adopted> {
-    let record = shared.get(id).await?;
-    if record.customer_id != owner.customer_id {
-        return None;
-    }
-    let subs = record.subscriptions(owner.plan);
-    let reset = |why: &dyn std::fmt::Display| {
-        tracing::info!(session = id, reason = %why, "a stream session from another process is reset");
-        Some(Adopted::Reset(hub.adopt_reset(id, owner, subs.clone(), from)))
-    };
-    let Some(pos) = pos else {
-        return reset(&"the client named no resume_pos");
-    };
-    // This process must have delivered the events the client got on the other one.
-    if !hub.reached(pos, tokio::time::Instant::now() + CATCH_UP).await {
-        return reset(&format!("this process is behind the client's position {pos}"));
-    }
-    let mut reader = match shared.events_after(pos).await {
-        Ok(r) => r,
-        Err(e) => return reset(&e),
-    };
-    // The hub moves on while the events are read: read up to its position, then join under its delivery
-    // lock if it has not moved past what was read, else read on.
-    for _ in 0..100 {
-        if let Err(e) = reader.read_to(hub.position()).await {
-            return reset(&e);
-        }
-        if let Some(s) = hub.adopt(id, owner, &subs, from, &reader.events, reader.upto) {
-            return Some(Adopted::Replayed(s));
-        }
-    }
-    reset(&"this process's events moved on faster than they could be read")
-}
-
-/// Rewrites the records of the sessions attached here every third of the resume window, so a session stays
-/// resumable on another process for a whole window after this process stops without closing it.
-pub async fn refresh(hub: Arc<Hub>, shared: Arc<SharedSessions>, cancel: tokio_util::sync::CancellationToken) {
-    let every = (shared.window / 3).max(Duration::from_secs(1));
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        for (id, record) in hub.attached_records() {
-            shared.put(&id, &record).await;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,22 +6,19 @@ use crossbook_core::{
     Exchange,
     whale::{POOL_CANDIDATE_FACTOR, draw_pool},
 };
-use crossbook_store::StoreResult;
-
-use crate::AppState;
+use crossbook_store::{Store, StoreResult};
 
 /// The public pool of `day` (`YYYY-MM-DD`), in unlock order: the stored one, or drawn now from the current
-/// candidates and stored (the first writer wins, so concurrent replicas agree). Empty only when no event is
-/// active.
-pub async fn daily_pool(state: &AppState, day: &str) -> StoreResult<Vec<(Exchange, String)>> {
-    let stored = state.store.pool(day).await?;
+/// candidates and stored (the first writer wins, so concurrent replicas agree), `size` events at most. Empty
+/// only when no event is active.
+pub async fn daily_pool(store: &dyn Store, size: u32, day: &str) -> StoreResult<Vec<(Exchange, String)>> {
+    let stored = store.pool(day).await?;
     if !stored.is_empty() {
         return Ok(stored);
     }
-    let size = state.config.whale_pool_size as usize;
+    let size = size as usize;
     let want = u32::try_from(size.saturating_mul(POOL_CANDIDATE_FACTOR)).unwrap_or(u32::MAX);
-    let candidates: Vec<(Exchange, String)> = state
-        .store
+    let candidates: Vec<(Exchange, String)> = store
         .pool_candidates(want)
         .await?
         .into_iter()
@@ -31,9 +28,6 @@ pub async fn daily_pool(state: &AppState, day: &str) -> StoreResult<Vec<(Exchang
     if drawn.is_empty() {
         return Ok(drawn);
     }
-    let saved = state.store.save_pool(day, &drawn).await;
-    state
-        .store
-        .write_health()
-        .report(crossbook_store::WriteKind::Whales, saved)
+    let saved = store.save_pool(day, &drawn).await;
+    store.write_health().report(crossbook_store::WriteKind::Whales, saved)
 }

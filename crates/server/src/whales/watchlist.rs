@@ -3,11 +3,10 @@
 //! unknown), a closed event is refused, and an event is on a customer's watchlist at most once.
 
 use crossbook_core::{Amount, Exchange, Status, Timestamp};
-use crossbook_store::{StoreError, WatchEntry};
-use crossbook_venues::FollowError;
+use crossbook_store::{Store, StoreError, WatchEntry};
+use crossbook_venues::{FollowError, IngestHandle};
 
 use super::day_ago;
-use crate::AppState;
 
 /// Why an event could not be added to a watchlist.
 #[derive(Debug, thiserror::Error)]
@@ -36,23 +35,25 @@ pub enum WatchError {
 }
 
 /// Adds `exchange`'s event `ticker` to `customer`'s watchlist at `threshold` (see the module docs), and
-/// returns the entry with its whale count since a day before `now`.
+/// returns the entry with its whale count since a day before `now`. `ingest` is this process's running
+/// ingestion, if any.
 pub async fn add_watch(
-    state: &AppState,
+    store: &dyn Store,
+    ingest: Option<IngestHandle>,
     customer: i64,
     exchange: Exchange,
     ticker: &str,
     threshold: Amount,
     now: Timestamp,
 ) -> Result<WatchEntry, WatchError> {
-    let (event_id, status) = match state.store.get_event(exchange, ticker).await? {
+    let (event_id, status) = match store.get_event(exchange, ticker).await? {
         Some(e) => (e.event.event_id, e.event.status),
         None => {
             let unknown = || WatchError::UnknownEvent {
                 exchange,
                 ticker: ticker.to_string(),
             };
-            let Some(ingest) = state.ingest.get() else {
+            let Some(ingest) = ingest else {
                 return Err(unknown());
             };
             match ingest.follow_event(exchange, ticker).await {
@@ -75,17 +76,12 @@ pub async fn add_watch(
             ticker: ticker.to_string(),
         });
     }
-    let id = match state
-        .store
-        .add_watch(customer, exchange, &event_id, threshold, now)
-        .await
-    {
+    let id = match store.add_watch(customer, exchange, &event_id, threshold, now).await {
         Ok(id) => id,
         Err(StoreError::Conflict(_)) => return Err(WatchError::AlreadyWatched { exchange, event_id }),
         Err(e) => return Err(e.into()),
     };
-    state
-        .store
+    store
         .get_watch(customer, id, day_ago(now))
         .await?
         .ok_or(WatchError::Vanished(id))

@@ -86,7 +86,7 @@ pub async fn run(state: AppState, mut rx: Receiver<DomainEvent>, cancel: Cancell
 /// Draws (or reads) today's pool; a failure is logged and left to the next request or midnight.
 async fn draw_today(state: &AppState) {
     let day = utc_day(Timestamp::now());
-    match daily_pool(state, &day).await {
+    match daily_pool(&*state.store, state.config.whale_pool_size, &day).await {
         Ok(pool) => debug!(day, events = pool.len(), "whale pool ready"),
         Err(e) => warn!(day, error = %e, "drawing the whale pool failed"),
     }

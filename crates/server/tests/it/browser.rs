@@ -12,7 +12,9 @@ use std::time::Duration;
 use crossbook_webdriver::{Browser, LaunchOptions};
 use serde_json::{Value, json};
 
-use crate::util::{Server, client, eventually, eventually_rows, first_btc_market, get_json_key, simulated_on_sqlite};
+use crate::util::{
+    Server, client, eventually, eventually_rows, get_json_key, long_btc_market, long_btc_series, simulated_on_sqlite,
+};
 
 /// Longest wait for something the page shows once the data is there.
 const PAGE: Duration = Duration::from_secs(20);
@@ -186,7 +188,7 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     assert_no_console_errors(&b, &[]).await;
 
     // Market: typing finds the market; its page draws both books (it is paired) and its price history.
-    let market = first_btc_market(&server, "venue_a").await;
+    let market = long_btc_market(&server, "venue_a", &keys.trader).await;
     let id = market["market_id"].as_str().unwrap().to_string();
     let ohlcv = server.url(&format!("/v1/markets/ohlcv?market_ids={id}&interval=1m"));
     eventually("a closed 1m candle", 60, async || {
@@ -198,7 +200,7 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     })
     .await;
     go(&b, "#/market").await;
-    b.type_into("#market-search", "btc").await.unwrap();
+    b.type_into("#market-search", long_btc_series("venue_a")).await.unwrap();
     let link = format!("#search-results a[href={}]", json!(format!("#/market/venue_a/{id}")));
     wait_count(&b, &link, 1).await;
     b.click(&link).await.unwrap();
@@ -347,7 +349,7 @@ async fn a_capture_gap_is_shaded_on_the_price_history() {
     crate::util::point_at(&mut config, &sim);
     let server = Server::start(config).await;
 
-    let market = first_btc_market(&server, "venue_a").await;
+    let market = long_btc_market(&server, "venue_a", &keys.trader).await;
     let id = market["market_id"].as_str().unwrap().to_string();
     let gaps = server.url(&format!("/v1/historical/gaps?exchange=venue_a&market_id={id}"));
     let book = server.url(&format!("/v1/historical/venue_a/top-of-book?market_id={id}&limit=1"));

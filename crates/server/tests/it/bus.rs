@@ -42,15 +42,8 @@ pub(crate) async fn mirroring_api_processes(db_url: &str, bus_url: &str) -> [Ser
 
 /// A venue_a market the leader lists as active.
 pub(crate) async fn live_venue_a_market(leader: &Server, key: &str) -> String {
-    eventually("a live venue_a market", 60, async || {
-        let v = get_json_key(
-            &leader.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=1"),
-            key,
-        )
-        .await?;
-        v[0]["market_id"].as_str().map(str::to_string).ok_or(format!("{v}"))
-    })
-    .await
+    let m = long_btc_market(leader, "venue_a", key).await;
+    m["market_id"].as_str().expect("a market id").to_string()
 }
 
 /// The opportunities of `/v1/arbitrage/current` as (pair, net) pairs, sorted.

@@ -9,7 +9,7 @@ use std::{collections::BTreeMap, time::Duration};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::util::{Keys, Server, client, eventually_rows, first_btc_market, get_json, simulated_on_sqlite};
+use crate::util::{Keys, Server, client, eventually_rows, get_json, long_btc_market, simulated_on_sqlite};
 use crossbook_core::Timestamp;
 
 /// Ids from the simulator's own catalog, found through the API as a caller would.
@@ -472,9 +472,9 @@ async fn writes(c: &mut Checker<'_>, base: &str, ids: &Ids, keys: &Keys) {
     c.write(base, Method::DELETE, hook, "/v1/webhooks/whale", k, None).await;
 }
 
-async fn find_ids(server: &Server) -> Ids {
-    let a = first_btc_market(server, "venue_a").await;
-    let b = first_btc_market(server, "venue_b").await;
+async fn find_ids(server: &Server, key: &str) -> Ids {
+    let a = long_btc_market(server, "venue_a", key).await;
+    let b = long_btc_market(server, "venue_b", key).await;
     let (_, series) = get_json(&server.url("/v1/search/series?q=btc&limit=1")).await.unwrap();
     Ids {
         a_market: a["market_id"].as_str().unwrap().to_string(),
@@ -491,7 +491,7 @@ async fn find_ids(server: &Server) -> Ids {
 async fn every_answer_is_documented_with_its_status_and_schema() {
     // The webhook writes register a loopback callback.
     let (db, keys, server) = simulated_on_sqlite(11, |c| c.allow_private_webhook_targets = true).await;
-    let ids = find_ids(&server).await;
+    let ids = find_ids(&server, &keys.trader).await;
     // Let the books fill the answers, so that rows (not only empty lists) are validated: the spreads need a
     // live book on both legs of a pair.
     let trader = &keys.trader;

@@ -13,7 +13,7 @@ use crossbook_store::{LogRun, testing::sqlite_database};
 use serde_json::Value;
 
 use crate::util::{
-    M_BTC_A, Server, client, create_keys, eventually, first_btc_market, get_json_key, metric, seed_catalog,
+    M_BTC_A, Server, client, create_keys, eventually, get_json_key, long_btc_market, metric, seed_catalog,
     simulated_on_sqlite,
 };
 
@@ -115,8 +115,8 @@ async fn replay_lines(url: &str, key: &str) -> (u16, String, Vec<Value>) {
 async fn books_rebuilt_from_a_replay_equal_the_history_at_every_bucket() {
     let (db, keys, server) = simulated_on_sqlite(11, |_| {}).await;
     let id = |m: Value| m["market_id"].as_str().unwrap().to_string();
-    let a = id(first_btc_market(&server, "venue_a").await);
-    let b = id(first_btc_market(&server, "venue_b").await);
+    let a = id(long_btc_market(&server, "venue_a", &keys.free).await);
+    let b = id(long_btc_market(&server, "venue_b", &keys.free).await);
 
     // A window of 8 s that starts once both books are recorded, replayed once the history holds rows past it.
     let latest = |venue: &'static str, id: String| {
@@ -401,7 +401,7 @@ async fn the_streams_book_seq_is_the_replays_seq() {
     // A first process records the book for a while, then stops.
     let started = Timestamp::now().millis() - 1_000;
     let server = Server::start_simulated_on(config.clone(), db.store.clone()).await;
-    let a = first_btc_market(&server, "venue_a").await["market_id"]
+    let a = long_btc_market(&server, "venue_a", &keys.free).await["market_id"]
         .as_str()
         .unwrap()
         .to_string();

@@ -750,31 +750,11 @@ async fn against_the_simulator_books_rebuilt_from_the_stream_equal_the_live_book
     };
     let server = Server::start_simulated(config).await;
     let addr = server.addr;
-    // A venue_a market with a live book.
-    let market =
-        crossbook_store::testing::eventually_seen("a live venue_a book", Duration::from_secs(60), async || {
-            let v: Value = client()
-                .get(server.url("/v1/search/markets?q=15m&exchange=venue_a&status=active&limit=5"))
-                .send()
-                .await
-                .map_err(|e| e.to_string())?
-                .json()
-                .await
-                .map_err(|e| e.to_string())?;
-            let id = v[0]["market_id"].as_str().ok_or(format!("{v}"))?.to_string();
-            let mut ws = Ws::connect(addr, "", Some(&keys.free)).await;
-            ws.next().await;
-            ws.send(json!({"op": "subscribe", "channel": "book", "markets": [id]}))
-                .await;
-            ws.next().await;
-            let snap = ws.next().await;
-            if snap["type"] == "snapshot" {
-                Ok(id)
-            } else {
-                Err(format!("{snap}"))
-            }
-        })
-        .await;
+    // A venue_a market with a live book, open for the rest of the test.
+    let market = long_btc_market(&server, "venue_a", &keys.free).await["market_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     // A Trader sees opportunities open (the simulated books cross now and then), with their episode.
     let mut trader = Ws::connect(addr, "", Some(&keys.trader)).await;

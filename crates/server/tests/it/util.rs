@@ -298,12 +298,45 @@ pub async fn simulated_on_sqlite(seed: u64, tune: impl FnOnce(&mut Config)) -> (
     (db, keys, server)
 }
 
-/// The first market of `exchange` that a search for `btc` finds (waiting, at most 60 s, for the catalog).
-pub async fn first_btc_market(server: &Server, exchange: &str) -> Value {
-    let url = server.url(&format!("/v1/search/markets?q=btc&exchange={exchange}&limit=1"));
-    eventually(&format!("a {exchange} market"), 60, async || {
-        let (_, v) = get_json(&url).await?;
-        v.get(0).cloned().ok_or(format!("no {exchange} market: {v}"))
+/// The series of a BTC up/down window of `exchange` that the simulator keeps open for the rest of a test:
+/// the weekly window, or the daily one in the hour before the weekly window rolls over (Friday 21:00 UTC).
+/// Shorter windows close within minutes, and a test that follows a market that closed under it waits for
+/// changes that never come. venue_b series are named by their Gamma ids.
+pub fn long_btc_series(exchange: &str) -> &'static str {
+    const WEEK: i64 = 7 * 86_400;
+    // The first Friday 21:00 UTC after the Unix epoch (a Thursday), where the simulator anchors its weeks.
+    const WEEK_ANCHOR: i64 = 86_400 + 21 * 3_600;
+    let into_week = (Timestamp::now().secs() - WEEK_ANCHOR).rem_euclid(WEEK);
+    let weekly = into_week < WEEK - 3_600;
+    match (exchange, weekly) {
+        ("venue_a", true) => "KXBTCW",
+        ("venue_a", false) => "KXBTC24H",
+        (_, true) => "10231",
+        (_, false) => "10117",
+    }
+}
+
+/// The trading market of [`long_btc_series`] of `exchange`: of the current and the next window, both
+/// listed, the one with a recorded bid (waiting, at most 60 s, for the catalog and the book).
+pub async fn long_btc_market(server: &Server, exchange: &str, key: &str) -> Value {
+    let search = server.url(&format!(
+        "/v1/search/markets?series_id={}&exchange={exchange}&status=active&limit=5",
+        long_btc_series(exchange)
+    ));
+    eventually(&format!("a trading {exchange} market"), 60, async || {
+        let (_, listed) = get_json(&search).await?;
+        for m in listed.as_array().into_iter().flatten() {
+            let id = m["market_id"].as_str().unwrap_or_default();
+            let top = server.url(&format!("/v1/historical/{exchange}/top-of-book?market_id={id}&limit=1"));
+            let v = get_json_key(&top, key).await?;
+            // The next window's book is recorded too, empty until it trades.
+            if v["rows"][0]["best_bid"].is_number() {
+                return Ok(m.clone());
+            }
+        }
+        Err(format!(
+            "no {exchange} market of the series has a recorded book: {listed}"
+        ))
     })
     .await
 }

@@ -523,22 +523,36 @@ async fn the_pool_is_fixed_for_a_day_and_rotates_across_days() {
         seed_events(&db.store, 50).await;
         let app = TestApp::new(db, |_| {});
 
-        let day1 = daily_pool(&app.state, "2026-11-21").await.unwrap();
+        let day1 = daily_pool(&*app.state.store, app.state.config.whale_pool_size, "2026-11-21")
+            .await
+            .unwrap();
         assert_eq!(day1.len(), 20);
         // Drawn from the 40 events with the most volume; never the closed one.
         for (_, id) in &day1 {
             let i: usize = id.trim_start_matches("EV").parse().unwrap();
             assert!(i < 40, "{id}");
         }
-        assert_eq!(daily_pool(&app.state, "2026-11-21").await.unwrap(), day1);
-        let day2 = daily_pool(&app.state, "2026-11-22").await.unwrap();
+        assert_eq!(
+            daily_pool(&*app.state.store, app.state.config.whale_pool_size, "2026-11-21")
+                .await
+                .unwrap(),
+            day1
+        );
+        let day2 = daily_pool(&*app.state.store, app.state.config.whale_pool_size, "2026-11-22")
+            .await
+            .unwrap();
         assert_eq!(day2.len(), 20);
         assert_ne!(day1, day2);
         // Once drawn, a day's pool no longer depends on the data.
         let mut e = Event::new(A, "EV0", "SER", "Event 0");
         e.status = Status::Closed;
         db.store.upsert_events(&[e], Timestamp::now()).await.unwrap();
-        assert_eq!(daily_pool(&app.state, "2026-11-21").await.unwrap(), day1);
+        assert_eq!(
+            daily_pool(&*app.state.store, app.state.config.whale_pool_size, "2026-11-21")
+                .await
+                .unwrap(),
+            day1
+        );
 
         // Through HTTP: two calls on one day agree, and name today's pool.
         let a = app.get("/v1/whales/public/events").await.ok();

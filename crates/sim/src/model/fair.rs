@@ -5,7 +5,7 @@
 use crossbook_core::{Exchange, IntervalCode, Timestamp};
 use rand::Rng;
 
-use super::{Asset, Episode, Model, PairKind, STEP_MS, scale};
+use super::{Asset, Episode, Model, PairKind, STEP_MS, types};
 use crate::ids;
 
 impl Model {
@@ -130,7 +130,7 @@ impl Model {
     pub(super) fn update_fairs(&mut self) {
         let now = self.now;
         let prices = (self.btc_cents, self.eth_cents);
-        for (_, pair) in self.pairs.iter_mut().filter(|(k, _)| !k.starts_with(scale::BULK)) {
+        for (_, pair) in self.pairs.iter_mut().filter(|(k, _)| !k.starts_with(types::BULK)) {
             let target = match pair.kind {
                 PairKind::Window { asset, .. } => match pair.strike {
                     Some(strike) if now >= pair.start => {

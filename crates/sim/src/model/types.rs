@@ -80,6 +80,9 @@ pub struct SimEvent {
     pub mutually_exclusive: bool,
 }
 
+/// Pair keys of the full scale's bulk markets start with this.
+pub(crate) const BULK: &str = "bulk:";
+
 /// One binary market.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimMarket {
@@ -153,7 +156,7 @@ impl SimMarket {
     /// Whether the market belongs to the full scale's bulk catalog (driven by its schedule and change
     /// generator instead of the demo dynamics).
     pub fn is_bulk(&self) -> bool {
-        self.pair.starts_with(super::scale::BULK)
+        self.pair.starts_with(BULK)
     }
     /// Index of `token_id` in this market's tokens.
     pub fn token_index(&self, token_id: &str) -> Option<usize> {

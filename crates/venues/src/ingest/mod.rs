@@ -468,6 +468,7 @@ mod catalog;
 pub mod compaction;
 mod feed;
 mod polling;
+mod publish;
 mod trades;
 mod writer;
 

@@ -13,7 +13,7 @@ use crate::{
 };
 use crossbook_live::BookKey;
 
-use super::feed::publish;
+use super::publish::publish;
 use super::{Ctx, Runtime};
 
 /// Markets per REST book-polling request round.

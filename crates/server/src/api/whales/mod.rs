@@ -201,9 +201,17 @@ async fn watch_added(
     refused: impl FnOnce(WatchError) -> ApiError,
 ) -> ApiResult<(StatusCode, Json<WatchAddedOut>)> {
     let threshold = body_threshold(obj, "whale_threshold_usd")?.unwrap_or_else(|| default_threshold(&state.config));
-    let entry = add_watch(state, customer, exchange, ticker, threshold, Timestamp::now())
-        .await
-        .map_err(refused)?;
+    let entry = add_watch(
+        &*state.store,
+        state.ingest.get(),
+        customer,
+        exchange,
+        ticker,
+        threshold,
+        Timestamp::now(),
+    )
+    .await
+    .map_err(refused)?;
     let message = format!("now tracking {exchange} event {}", entry.event_id);
     Ok((
         StatusCode::CREATED,
@@ -424,7 +432,7 @@ async fn public_feed(
     }
     let min = p.min_trade_size.unwrap_or(platform_min);
     let now = Timestamp::now();
-    let pool = daily_pool(&state, &utc_day(now)).await?;
+    let pool = daily_pool(&*state.store, state.config.whale_pool_size, &utc_day(now)).await?;
     let unlocked = unlocked_count(&state, gate.view, pool.len());
     let (mut targets, mut locked): (Vec<WhaleTarget>, Vec<WhaleTarget>) = (Vec::new(), Vec::new());
     for (i, (exchange, event_id)) in pool.into_iter().enumerate() {
@@ -492,7 +500,7 @@ async fn public_events(
 ) -> ApiResult<Json<CatalogOut>> {
     let now = Timestamp::now();
     let day = utc_day(now);
-    let pool = daily_pool(&state, &day).await?;
+    let pool = daily_pool(&*state.store, state.config.whale_pool_size, &day).await?;
     let unlocked = unlocked_count(&state, gate.view, pool.len());
     let min = Amount::from_units(state.config.whale_public_min_usd as i64);
     let targets: Vec<WhaleTarget> = pool

@@ -1,8 +1,9 @@
 //! Sessions of another api process taken over by this one ([`super::super::shared`]): the events the client
 //! missed are rendered from the bus's event stream as delivery renders them, and the session joins delivery
-//! under the delivery lock, so each later event reaches it live, once.
+//! under the delivery lock, so each later event reaches it live, once. The records that let other processes
+//! take over this one's sessions are refreshed here too.
 
-use std::{collections::HashSet, sync::Arc};
+use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use crossbook_core::book::BookChange;
 use crossbook_live::{BookKey, DomainEvent};
@@ -12,8 +13,21 @@ use crate::stream::{
     frames,
     protocol::Channel,
     session::{Owner, Session, State, Subscriptions},
-    shared::{Replayed, selects},
+    shared::{Replayed, SharedSessions, selects},
 };
+use tokio_util::sync::CancellationToken;
+
+/// How long a resume waits for this process to reach the client's position (it mirrors the same events,
+/// a few milliseconds apart at most while both are healthy).
+const CATCH_UP: Duration = Duration::from_secs(3);
+
+/// How a session of another process was taken over.
+pub enum Adopted {
+    /// Its missed messages are in its buffer, after `resume_from`.
+    Replayed(Arc<Session>),
+    /// Its subscriptions are kept, but the messages it missed are gone: it gets `reset` and fresh snapshots.
+    Reset(Arc<Session>),
+}
 
 impl Hub {
     /// Installs a session's subscriptions in the index (a session of another process taken over).
@@ -178,6 +192,67 @@ impl Hub {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Takes over session `id` of another process for `owner`, as [`SharedSessions`] explains: its missed
+    /// events read from the bus's event stream, then live delivery joined. `None` when no process shared
+    /// such a session within the resume window, or it is another customer's.
+    pub async fn take_over(
+        &self,
+        shared: &SharedSessions,
+        id: &str,
+        owner: Owner,
+        from: u64,
+        pos: Option<u64>,
+    ) -> Option<Adopted> {
+        let record = shared.get(id).await?;
+        if record.customer_id != owner.customer_id {
+            return None;
+        }
+        let subs = record.subscriptions(owner.plan);
+        let reset = |why: &dyn std::fmt::Display| {
+            tracing::info!(session = id, reason = %why, "a stream session from another process is reset");
+            Some(Adopted::Reset(self.adopt_reset(id, owner, subs.clone(), from)))
+        };
+        let Some(pos) = pos else {
+            return reset(&"the client named no resume_pos");
+        };
+        // This process must have delivered the events the client got on the other one.
+        if !self.reached(pos, tokio::time::Instant::now() + CATCH_UP).await {
+            return reset(&format!("this process is behind the client's position {pos}"));
+        }
+        let mut reader = match shared.events_after(pos).await {
+            Ok(r) => r,
+            Err(e) => return reset(&e),
+        };
+        // The hub moves on while the events are read: read up to its position, then join under its delivery
+        // lock if it has not moved past what was read, else read on.
+        for _ in 0..100 {
+            if let Err(e) = reader.read_to(self.position()).await {
+                return reset(&e);
+            }
+            if let Some(s) = self.adopt(id, owner, &subs, from, &reader.events, reader.upto) {
+                return Some(Adopted::Replayed(s));
+            }
+        }
+        reset(&"this process's events moved on faster than they could be read")
+    }
+
+    /// Rewrites the records of the sessions attached here every third of the resume window, so a session
+    /// stays resumable on another process for a whole window after this process stops without closing it.
+    pub async fn refresh_records(self: Arc<Hub>, shared: Arc<SharedSessions>, cancel: CancellationToken) {
+        let every = (shared.window / 3).max(Duration::from_secs(1));
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            for (id, record) in self.attached_records() {
+                shared.put(&id, &record).await;
+            }
         }
     }
 }
