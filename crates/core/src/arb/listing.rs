@@ -33,6 +33,15 @@ impl Listing {
             kind,
         }
     }
+
+    /// What the market settles on, as its venue states it; `None` when the venue states nothing (or only
+    /// whitespace).
+    pub fn resolution_source(&self) -> Option<&str> {
+        self.market
+            .resolution_source
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+    }
 }
 
 /// What kind of market a listing is, for the pairing.

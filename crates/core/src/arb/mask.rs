@@ -83,6 +83,15 @@ impl<'a> Masked<&'a Opportunity> {
     pub fn max_profit(&self) -> Option<MicroUsd> {
         self.open(self.item.max_profit)
     }
+    /// `capital_dollars`, `None` when locked: what buying `executable_size` pairs of legs costs, fees
+    /// included. Each pair pays one dollar however the market settles, so the cost is that payout less the
+    /// profit, exactly.
+    pub fn capital(&self) -> Option<MicroUsd> {
+        let item = self.item;
+        self.open(MicroUsd::from_micros(
+            item.executable_size.micros() - item.max_profit.micros(),
+        ))
+    }
     /// `peak_net_cents`, `None` when locked.
     pub fn peak_net(&self) -> Option<MicroUsd> {
         self.open(self.item.peak_net)

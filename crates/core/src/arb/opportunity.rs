@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Amount, Category, Exchange, IntervalCode, Level, Price, Timestamp};
 
-use super::units::{MicroUsd, Roi};
+use super::{
+    pairing::SettlementBasis,
+    units::{MicroUsd, Roi},
+};
 
 /// Number of ask levels per leg kept in [`Opportunity::orderbook`].
 pub const ORDERBOOK_LEVELS: usize = 5;
@@ -148,6 +151,12 @@ pub struct Opportunity {
     pub venue_a_event_ticker: Option<String>,
     /// venue_b event slug.
     pub venue_b_event_slug: Option<String>,
+    /// Whether the two legs settle on the same facts ([`MarketPair::settlement_basis`]). `Unverified` in an
+    /// opportunity recorded before the basis was kept.
+    ///
+    /// [`MarketPair::settlement_basis`]: super::pairing::MarketPair::settlement_basis
+    #[serde(default)]
+    pub settlement_basis: SettlementBasis,
     /// venue_a market snapshot.
     pub venue_a: VenueALeg,
     /// venue_b market snapshot.

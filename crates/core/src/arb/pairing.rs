@@ -248,7 +248,7 @@ impl SkipReason {
 }
 
 /// Whether the two legs of a pair settle on the same facts, as far as the catalog can tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SettlementBasis {
     /// Same window and the same resolution source (after [`normalise_source`]).
@@ -256,6 +256,7 @@ pub enum SettlementBasis {
     /// Same window, resolution sources both stated and different: the legs may resolve differently.
     SameWindowDifferentSource,
     /// Anything else: a source not stated by a venue, or windows that differ.
+    #[default]
     Unverified,
 }
 
@@ -352,6 +353,14 @@ impl MarketPair<'_> {
     pub fn windows_match(&self) -> bool {
         let (a, b) = (&self.venue_a.market, &self.venue_b.market);
         a.window_start == b.window_start && a.window_end == b.window_end
+    }
+
+    /// Whether the legs settle on the same facts, from their stated sources and windows.
+    pub fn settlement_basis(&self) -> SettlementBasis {
+        SettlementBasis::of(
+            [self.venue_a.resolution_source(), self.venue_b.resolution_source()],
+            self.windows_match(),
+        )
     }
 
     /// Why the pair is not scanned, if it is not: rejected by the operator (`is_rejected` answers for the

@@ -326,6 +326,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
         resolution_time: pair.resolution_time(),
         venue_a_event_ticker: Some(am.event_id.clone()).filter(|s| !s.is_empty()),
         venue_b_event_slug: pair.venue_b.event_slug.clone(),
+        settlement_basis: pair.settlement_basis(),
         venue_a: VenueALeg {
             market_ticker: am.market_id.clone(),
             yes_ask: a.best(Outcome::Yes),

@@ -10,8 +10,8 @@
 use crossbook_core::{
     Amount, Level, Outcome, Price,
     arb::{
-        Episode, ExecutionLeg, Listing, MarketPair, Masked, MicroUsd, Opportunity, OrderbookDepth, SettlementBasis,
-        SkipReason, SpreadRow, yes_outcome,
+        Episode, ExecutionLeg, Listing, MarketPair, Masked, MicroUsd, Opportunity, OrderbookDepth, SkipReason,
+        SpreadRow, yes_outcome,
     },
 };
 use serde_json::{Map, Value, json};
@@ -71,6 +71,7 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     put("resolution_time", json!(o.resolution_time.map(|t| t.to_iso())));
     put("venue_a_event_ticker", json!(o.venue_a_event_ticker));
     put("venue_b_event_slug", json!(o.venue_b_event_slug));
+    put("settlement_basis", json!(o.settlement_basis.as_str()));
     put(
         "venue_a",
         json!({
@@ -102,6 +103,7 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     put("roi_percent", json!(m.roi().map(|r| r.percent_f64())));
     put("executable_size", json!(m.executable_size().map(|a| a.to_f64(6))));
     put("max_profit_dollars", json!(m.max_profit().map(MicroUsd::dollars_f64)));
+    put("capital_dollars", json!(m.capital().map(MicroUsd::dollars_f64)));
     put("peak_net_cents", json!(cents(m.peak_net())));
     // Not masked: it names the rates, not a figure, and a locked row's figures are computed at them too.
     put("fee_model", json!(o.fee_model));
@@ -129,11 +131,6 @@ pub fn opportunity_history_json(m: Masked<&Opportunity>) -> Value {
     Value::Object(map)
 }
 
-/// The resolution source a venue states for a market, if any.
-pub fn resolution_source(l: &Listing) -> Option<&str> {
-    l.market.resolution_source.as_deref().filter(|s| !s.trim().is_empty())
-}
-
 /// One leg of a pair (`/v1/arbitrage/pairs`).
 fn pair_leg_json(l: &Listing) -> Value {
     let m = &l.market;
@@ -146,7 +143,7 @@ fn pair_leg_json(l: &Listing) -> Value {
         "window_start": m.window_start.map(|t| t.to_iso()),
         "window_end": m.window_end.map(|t| t.to_iso()),
         "yes_outcome": yes_outcome(l),
-        "resolution_source": resolution_source(l),
+        "resolution_source": l.resolution_source(),
     })
 }
 
@@ -154,10 +151,7 @@ fn pair_leg_json(l: &Listing) -> Value {
 /// the settlement facts, and whether the scanner scans it. `rejection_reason` is the operator's note when
 /// the pair is rejected.
 pub fn pair_json(p: &MarketPair<'_>, skip: Option<SkipReason>, rejection_reason: Option<&str>) -> Value {
-    let basis = SettlementBasis::of(
-        [resolution_source(p.venue_a), resolution_source(p.venue_b)],
-        p.windows_match(),
-    );
+    let basis = p.settlement_basis();
     json!({
         "pair_id": p.event_id.as_ref(),
         "kind": p.kind_name(),
@@ -291,6 +285,7 @@ mod tests {
             "roi_percent",
             "executable_size",
             "max_profit_dollars",
+            "capital_dollars",
             "peak_net_cents",
         ] {
             assert!(lo[k].is_null() && lo.get(k).is_some(), "{k}");

@@ -147,6 +147,8 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     open(&b, &server, None, "#/live").await;
     wait_text(&b, "#live-opportunities .notice-info", "Enter an API key").await;
     assert_eq!(b.text("#who").await.unwrap().as_deref(), Some("no key"));
+    // The venues card reads the public /readyz, key or not.
+    wait_count(&b, "#live-venues tr[data-venue]", 2).await;
 
     // The key, entered once on the Keys page, is kept and the stream accepts it.
     go(&b, "#/keys").await;
@@ -184,6 +186,48 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
         .unwrap()
         .unwrap();
     assert!(row.contains("venue"), "{row}");
+    // A trading row: the settlement basis, each leg's venue and ask (linking to its market), net, ROI,
+    // capital and fees.
+    let cells = wait(
+        &b,
+        "an open opportunity row",
+        "const r = document.querySelector('#live-opportunities tr[data-pair]:not(.closed)'); \
+         return r && { basis: r.querySelector('td.basis').innerText, legs: [...r.querySelectorAll('td.leg')].map(c => c.innerText), \
+         links: [...r.querySelectorAll('td.leg a')].map(a => a.getAttribute('href')), roi: r.querySelector('td.roi').innerText, \
+         capital: r.querySelector('td.capital').innerText, fees: r.querySelector('td.fees').innerText }",
+    )
+    .await;
+    assert!(
+        ["same terms", "sources differ", "unverified"].contains(&cells["basis"].as_str().unwrap()),
+        "{cells}"
+    );
+    for (leg, link) in cells["legs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(cells["links"].as_array().unwrap())
+    {
+        assert!(leg.as_str().unwrap().contains(" @ 0."), "a leg names its ask: {cells}");
+        assert!(link.as_str().unwrap().starts_with("#/market/venue_"), "{cells}");
+    }
+    assert_eq!(cells["legs"].as_array().unwrap().len(), 2, "{cells}");
+    for figure in ["roi", "capital", "fees"] {
+        let v: f64 = cells[figure]
+            .as_str()
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap_or(f64::NAN);
+        assert!(v >= 0.0, "{figure} is a number: {cells}");
+    }
+    // Sorting by ROI marks that column as the sort key.
+    b.click("#live-opportunities button.sort[data-sort=roi]").await.unwrap();
+    wait_count(
+        &b,
+        "#live-opportunities th[aria-sort=descending] button[data-sort=roi]",
+        1,
+    )
+    .await;
     screenshot(&b, "live").await;
     assert_no_console_errors(&b, &[]).await;
 
@@ -261,6 +305,7 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     // History: the opportunity seen above was recorded as an episode, unmasked for a Trader.
     go(&b, "#/history").await;
     wait_count(&b, "#history-table tbody tr:not(.locked) td.num", 1).await;
+    wait_text(&b, "#history-table td.fee-rates", "venue A").await;
     wait_count(&b, "#spreads-panel table", 1).await;
     screenshot(&b, "history").await;
 
@@ -281,6 +326,20 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     wait_text(&b, ".hook[data-type=whale] .deliveries", "204").await;
     screenshot(&b, "keys").await;
     assert_no_console_errors(&b, &[]).await;
+
+    // With a key the whale panel opens with the latest whale trades the key may see, not empty.
+    let feed = server.url("/v1/whales/public/feed?limit=1");
+    let newest = eventually("a whale trade in the feed", 90, async || {
+        let v = get_json_key(&feed, &keys.trader).await?;
+        let t = &v["trades"][0];
+        match (t["exchange"].as_str(), t["source_trade_id"].as_str()) {
+            (Some(ex), Some(id)) => Ok(format!("{ex}:{id}")),
+            _ => Err(format!("{v}")),
+        }
+    })
+    .await;
+    go(&b, "#/live").await;
+    wait_count(&b, &format!("#live-whales tr[data-trade={}]", json!(newest)), 1).await;
 
     b.quit().await.unwrap();
     server.stop().await.unwrap();

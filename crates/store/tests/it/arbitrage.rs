@@ -6,7 +6,7 @@ use crossbook_core::{
     Amount, Category, Event, Exchange, IntervalCode, Market, Price, Status, Timestamp,
     arb::{
         BookSide, Episode, EpisodeBook, ExecutionLeg, ListingKind, MarketType, MicroUsd, Opportunity, PairOverride,
-        Roi, VenueALeg, VenueBLeg,
+        Roi, SettlementBasis, VenueALeg, VenueBLeg,
     },
 };
 use crossbook_store::{ArbitrageStore, HistoryQuery};
@@ -36,6 +36,7 @@ fn opp(event_id: &str, interval: Option<IntervalCode>, net: i64, at: Timestamp) 
         resolution_time: Some(ts(900)),
         venue_a_event_ticker: Some("EV-A".into()),
         venue_b_event_slug: Some("slug-b".into()),
+        settlement_basis: SettlementBasis::Identical,
         venue_a: VenueALeg {
             market_ticker: "KX-A".into(),
             yes_ask: Some(Price(450_000)),

@@ -123,6 +123,10 @@ pub struct OpportunityOut {
     pub venue_a_event_ticker: Option<String>,
     #[schema(required = true)]
     pub venue_b_event_slug: Option<String>,
+    /// Whether the two legs settle on the same facts, as `settlement_basis` in `/v1/arbitrage/pairs`:
+    /// `identical`, `same_window_different_source` or `unverified`.
+    #[schema(examples("identical"))]
+    pub settlement_basis: String,
     pub venue_a: VenueALegOut,
     pub venue_b: VenueBLegOut,
     /// Venue on which to buy YES.
@@ -147,6 +151,11 @@ pub struct OpportunityOut {
     /// Summed net of those contracts, dollars; null on locked rows.
     #[schema(required = true)]
     pub max_profit_dollars: Option<f64>,
+    /// Dollars needed to buy those contracts on both legs, fees included: `executable_size` less
+    /// `max_profit_dollars`, since each pair of contracts pays one dollar however the market settles; null
+    /// on locked rows.
+    #[schema(required = true)]
+    pub capital_dollars: Option<f64>,
     /// Best `net_cents` of the episode (history), the current one otherwise; null on locked rows.
     #[schema(required = true)]
     pub peak_net_cents: Option<f64>,

@@ -51,6 +51,22 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
   return json;
 }
 
+/**
+ * The service's readiness (`/readyz`, public): its body whether the process is ready (200) or not (503), so
+ * a page can say why. Rejects with ApiError when the service does not answer.
+ */
+export async function readiness() {
+  let resp;
+  try {
+    resp = await fetch('/readyz', { headers: { Accept: 'application/json' } });
+  } catch (e) {
+    throw new ApiError(0, { code: 'unavailable', detail: `the service did not answer (${e.message})` });
+  }
+  const body = await resp.json().catch(() => null);
+  if (!body || !body.venues) throw new ApiError(resp.status, body || { detail: resp.statusText });
+  return body;
+}
+
 /** A query string from an object, leaving out empty values. */
 export function query(params) {
   const q = new URLSearchParams();

@@ -7,6 +7,21 @@ import { clock, errorNotice, fill, h, num, panel, price, venue } from './dom.js'
 
 const PAGE = 50;
 
+/**
+ * The fee rates of an opportunity's `fee_model` in words: `venue_a:0.07;venue_b:crypto=0.07` reads
+ * "venue A 7 % × p × (1 − p); venue B (crypto) 7 % × p × (1 − p)", each per contract at the leg's price p.
+ */
+export function feeWords(model) {
+  if (!model) return '';
+  return model.split(';').map((entry) => {
+    const [ex, rest = ''] = entry.split(':');
+    const [category, rate] = rest.includes('=') ? rest.split('=') : [null, rest];
+    const pct = Number(rate) * 100;
+    const shown = Number.isFinite(pct) ? `${pct.toLocaleString('en-US', { maximumFractionDigits: 3 })} %` : rate;
+    return `${venue(ex)}${category ? ` (${category})` : ''} ${shown} × p × (1 − p)`;
+  }).join('; ');
+}
+
 function choice(id, label, values) {
   return h('label', {}, `${label} `, h('select', { id }, h('option', { value: '' }, 'any'), values.map((v) => h('option', { value: v }, v))));
 }
@@ -26,10 +41,11 @@ export function mount(root) {
   const note = h('div');
   const body = h('tbody');
   const more = h('button', { type: 'button', class: 'more', hidden: true }, 'More');
-  hist.body.append(form, note, h('table', { class: 'data', id: 'history-table' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'First seen'), h('th', {}, 'Last seen'), h('th', {}, 'Pair'), h('th', {}, 'Buy YES / NO'),
-      h('th', { class: 'num' }, 'Net ¢'), h('th', { class: 'num' }, 'Peak ¢'), h('th', { class: 'num' }, 'Size'), h('th', {}, 'Fees'))),
-    body), more);
+  hist.body.append(form, note, h('div', { class: 'scroll-x' }, h('table', { class: 'data', id: 'history-table' },
+    h('caption', { class: 'muted' }, 'Sorted by last seen, newest first. Fees are both legs\' taker fees per contract, in cents, at the rates named.'),
+    h('thead', {}, h('tr', {}, h('th', {}, 'First seen'), h('th', { 'aria-sort': 'descending' }, 'Last seen ▼'), h('th', {}, 'Pair'), h('th', {}, 'Buy YES / NO'),
+      h('th', { class: 'num' }, 'Net ¢'), h('th', { class: 'num' }, 'Peak ¢'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Fees ¢'), h('th', {}, 'Fee rates'))),
+    body)), more);
 
   let offset = 0;
   let ctl = null;
@@ -44,9 +60,10 @@ export function mount(root) {
       h('td', { title: o.event_title }, o.label || o.event_title),
       h('td', {}, `${venue(o.buy_yes_market)} / ${venue(o.buy_no_market)}`),
       locked
-        ? h('td', { colspan: 3, class: 'muted' }, 'locked: the Trader plan shows every episode')
-        : [h('td', { class: 'num' }, num(o.net_cents, 2)), h('td', { class: 'num' }, num(o.peak_net_cents, 2)), h('td', { class: 'num' }, num(o.executable_size, 2))],
-      h('td', { class: 'muted' }, o.fee_model || ''));
+        ? h('td', { colspan: 4, class: 'muted' }, 'locked: the Trader plan shows every episode')
+        : [h('td', { class: 'num' }, num(o.net_cents, 2)), h('td', { class: 'num' }, num(o.peak_net_cents, 2)), h('td', { class: 'num' }, num(o.executable_size, 2)),
+          h('td', { class: 'num fees' }, num(o.fee_cents, 2))],
+      h('td', { class: 'muted fee-rates', title: o.fee_model || '' }, feeWords(o.fee_model)));
   };
   const load = async (append) => {
     ctl?.abort();
@@ -68,7 +85,7 @@ export function mount(root) {
       body.append(...r.items.map(row));
       offset += r.items.length;
       more.hidden = !r.has_more;
-      if (!body.childElementCount) body.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No episode matches.')));
+      if (!body.childElementCount) body.append(h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No episode matches.')));
     } catch (e) {
       if (e.name === 'AbortError') return;
       fill(note, errorNotice(e));

@@ -2,13 +2,20 @@
 // gaps, all from the stream. Opportunities already open when the page loads come from /v1/arbitrage/current
 // (the stream does not replay them).
 
-import { api, getKey } from './api.js';
+import { api, getKey, readiness } from './api.js';
 import { age, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const MAX_WHALES = 100;
 const MAX_GAPS = 50;
 const CLOSED_SHOWN_MS = 5000;
+
+/** A pair's settlement basis, in words: whether its two legs settle on the same facts. */
+const BASIS = {
+  identical: { text: 'same terms', title: 'Same window and the same resolution source on both venues.' },
+  same_window_different_source: { text: 'sources differ', title: 'Same window, but the venues name different resolution sources: the legs may settle differently.' },
+  unverified: { text: 'unverified', title: 'A venue states no resolution source (or the windows differ): check both markets\' rules before trading.' },
+};
 
 export const liveStats = { opportunities: 0, whales: 0 };
 
@@ -23,36 +30,68 @@ export function mount(root) {
   const whales = panel('Whale trades', 'live-whales');
   const venues = panel('Venues', 'live-venues');
   const gaps = panel('Capture gaps', 'live-gaps');
+  opp.el.classList.add('wide');
   fill(root, h('div', { class: 'grid' }, opp.el, venues.el, whales.el, gaps.el));
 
   // --- opportunities ---
   const rows = new Map(); // key -> {o, firstSeen, closedAt, tr}
   const oppNote = h('div');
   const oppBody = h('tbody');
+  // The sortable columns: the figure each sorts on (descending, best first), and its header.
+  const SORTS = {
+    net: { label: 'Net ¢', of: (o) => o.net_cents },
+    roi: { label: 'ROI %', of: (o) => o.roi_percent },
+    profit: { label: 'Max $', of: (o) => o.max_profit_dollars },
+  };
+  let sortBy = 'net';
+  const sortHeads = {};
+  const sortHead = (key) => {
+    const button = h('button', { type: 'button', class: 'sort', dataset: { sort: key }, onclick: () => { sortBy = key; renderOpps(); } }, SORTS[key].label);
+    sortHeads[key] = h('th', { class: 'num', scope: 'col' }, button);
+    return sortHeads[key];
+  };
+  const th = (text, cls) => h('th', { class: cls, scope: 'col' }, text);
   opp.body.append(
     oppNote,
-    h('table', { class: 'data' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Pair'), h('th', {}, 'Buy YES / NO'), h('th', { class: 'num' }, 'Net ¢'),
-        h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Max $'), h('th', { class: 'num' }, 'Age'))),
-      oppBody),
+    h('div', { class: 'scroll-x' }, h('table', { class: 'data opps' },
+      h('caption', { class: 'muted' }, 'Buy YES on one venue and NO on the other; each pair of contracts pays $1. Prices are asks; fees are both legs\' taker fees per contract.'),
+      h('thead', {}, h('tr', {}, th('Pair'), th('Basis'), th('Buy YES'), th('Buy NO'), sortHead('net'), sortHead('roi'),
+        th('Size', 'num'), th('Capital $', 'num'), th('Fees ¢', 'num'), sortHead('profit'), th('Age', 'num'))),
+      oppBody)),
   );
+  /** A leg: its venue (a link to the market's page) and its ask. */
+  const leg = (o, side) => {
+    const ex = side === 'yes' ? o.buy_yes_market : o.buy_no_market;
+    const market = ex === 'venue_a' ? o.venue_a.market_ticker : o.venue_b.condition_id;
+    const ask = (ex === 'venue_a' ? o.venue_a : o.venue_b)[side === 'yes' ? 'yes_ask' : 'no_ask'];
+    return h('td', { class: 'leg' },
+      h('a', { href: `#/market/${ex}/${encodeURIComponent(market)}`, title: `${side.toUpperCase()} on ${venue(ex)}: ${market}` }, venue(ex)),
+      ` @ ${price(ask)}`);
+  };
   const renderOpps = () => {
     const now = Date.now();
     for (const [k, r] of rows) {
       if (r.closedAt && now - r.closedAt > CLOSED_SHOWN_MS) rows.delete(k);
     }
+    const of = SORTS[sortBy].of;
+    for (const [key, cell] of Object.entries(sortHeads)) cell.setAttribute('aria-sort', key === sortBy ? 'descending' : 'none');
     fill(oppBody, [...rows.values()]
-      .sort((a, b) => (a.closedAt ? 1 : 0) - (b.closedAt ? 1 : 0) || b.o.net_cents - a.o.net_cents)
+      .sort((a, b) => (a.closedAt ? 1 : 0) - (b.closedAt ? 1 : 0) || (of(b.o) ?? -Infinity) - (of(a.o) ?? -Infinity))
       .map((r) => h('tr', { class: r.closedAt ? 'closed' : r.flash && now - r.flash < 1500 ? 'flash' : null, dataset: { pair: r.o.pair_id || r.o.event_id } },
         h('td', { title: r.o.event_title }, r.o.label || r.o.event_title),
-        h('td', {}, `${venue(r.o.buy_yes_market)} / ${venue(r.o.buy_no_market)}`),
+        h('td', { class: `basis basis-${r.o.settlement_basis}`, title: BASIS[r.o.settlement_basis]?.title }, BASIS[r.o.settlement_basis]?.text ?? r.o.settlement_basis ?? '–'),
+        leg(r.o, 'yes'),
+        leg(r.o, 'no'),
         h('td', { class: 'num net' }, r.closedAt ? 'closed' : num(r.o.net_cents, 2)),
+        h('td', { class: 'num roi' }, num(r.o.roi_percent, 2)),
         h('td', { class: 'num' }, num(r.o.executable_size, 2)),
+        h('td', { class: 'num capital' }, num(r.o.capital_dollars, 2)),
+        h('td', { class: 'num fees' }, num(r.o.fee_cents, 2)),
         h('td', { class: 'num' }, num(r.o.max_profit_dollars, 2)),
         h('td', { class: 'num' }, age(r.firstSeen, now)))));
     liveStats.opportunities = [...rows.values()].filter((r) => !r.closedAt).length;
     if (!rows.size && !oppNote.childElementCount) {
-      oppBody.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No open opportunity right now.')));
+      oppBody.append(h('tr', {}, h('td', { colspan: 11, class: 'muted' }, 'No open opportunity right now.')));
     }
   };
   const upsert = (o, firstSeen, closed) => {
@@ -85,21 +124,28 @@ export function mount(root) {
         h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Market'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Notional $'))),
         whaleBody)),
   );
-  const whaleRow = (t) => h('tr', {},
+  const whaleRow = (t) => h('tr', { dataset: { trade: `${t.exchange}:${t.source_trade_id}` } },
     h('td', {}, clock(t.executed_at)),
     h('td', { title: t.market_title }, `${venue(t.exchange)} · ${t.market_title || t.event_title || t.market_id}`),
     h('td', {}, `${t.taker_side || ''} ${t.outcome || ''}`),
     h('td', { class: 'num' }, price(t.price)),
     h('td', { class: 'num' }, num(t.notional_usd, 0)));
+  // Trades shown, by venue and venue trade id: the opening list and the stream may both carry one.
+  const whaleIds = new Set();
+  const whaleId = (t) => `${t.exchange}:${t.source_trade_id}`;
   const addWhale = (t) => {
+    if (whaleIds.has(whaleId(t))) return;
+    whaleIds.add(whaleId(t));
     whaleBody.prepend(whaleRow(t));
     while (whaleBody.childElementCount > MAX_WHALES) whaleBody.lastElementChild.remove();
     liveStats.whales = whaleBody.childElementCount;
   };
+  // The latest whale trades this caller may see (the whole daily pool with a paid key, its preview
+  // otherwise), oldest first so the newest ends on top; live ones are added above them.
   const publicFeed = async () => {
     try {
       const feed = await api('/v1/whales/public/feed?limit=20');
-      fill(whaleBody, feed.trades.map(whaleRow));
+      for (const t of [...feed.trades].reverse()) addWhale(t);
       liveStats.whales = whaleBody.childElementCount;
     } catch (e) {
       whaleNote.append(errorNotice(e));
@@ -107,23 +153,48 @@ export function mount(root) {
   };
 
   // --- venues and gaps ---
+  // Each venue as /readyz (public) and then the stream's status channel tell it: whether its data can be
+  // vouched for, why not, and how old the latest data is.
   const venueState = new Map();
+  const venueNote = h('div');
   const venueBody = h('tbody');
-  venues.body.append(h('table', { class: 'data' },
+  venues.body.append(venueNote, h('div', { class: 'scroll-x' }, h('table', { class: 'data' },
     h('thead', {}, h('tr', {}, h('th', {}, 'Venue'), h('th', {}, 'Connection'), h('th', {}, 'Data'), h('th', {}, 'Mode'),
-      h('th', { class: 'num' }, 'Books'), h('th', { class: 'num' }, 'Stale'), h('th', { class: 'num' }, 'Since'))),
-    venueBody));
+      h('th', { class: 'num' }, 'Books'), h('th', { class: 'num' }, 'Stale'), h('th', { class: 'num' }, 'Last data'), h('th', {}, 'Why'))),
+    venueBody)));
   const renderVenues = () => {
     const now = Date.now();
     fill(venueBody, [...venueState.values()].map((v) => h('tr', { dataset: { venue: v.exchange } },
       h('td', {}, venue(v.exchange)),
       h('td', { class: v.connected ? 'good' : 'bad' }, v.connected ? 'connected' : 'down'),
-      h('td', { class: v.fresh ? 'good' : 'bad' }, v.fresh ? 'fresh' : 'stale'),
+      h('td', { class: v.fresh ? 'good' : 'bad' }, v.status || (v.fresh ? 'fresh' : 'stale')),
       h('td', {}, v.mode || '–'),
       h('td', { class: 'num' }, num(v.books, 0)),
       h('td', { class: 'num' }, num(v.stale_books, 0)),
-      h('td', { class: 'num' }, age(v.at, now)))));
+      h('td', { class: 'num' }, v.last_data ? `${age(v.last_data, now)} ago` : '–'),
+      h('td', { class: 'reason', title: v.reason || '' }, v.reason || '–'))));
   };
+  const loadReady = async () => {
+    try {
+      const r = await readiness();
+      for (const [ex, v] of Object.entries(r.venues || {})) {
+        if (v.status === 'not_configured') continue;
+        venueState.set(ex, {
+          exchange: ex, connected: v.connected, fresh: v.status === 'fresh', status: v.status, mode: v.mode,
+          books: v.books, stale_books: v.stale_books, last_data: v.last_update_at, reason: v.reason || v.last_error,
+        });
+      }
+      if (venueState.size) venueNote.replaceChildren();
+      else fill(venueNote, notice('info', r.live?.reason || 'This process does not ingest the venues; the ingesting process reports them.'));
+      renderVenues();
+    } catch (e) {
+      fill(venueNote, errorNotice(e));
+    }
+  };
+  loadReady();
+  // The stream says when a venue's state changes; the ages move on between, so /readyz is read again.
+  const readyTick = setInterval(loadReady, 5000);
+  cleanups.push(() => clearInterval(readyTick));
   const gapBody = h('tbody');
   gaps.body.append(h('div', { class: 'scroll' }, h('table', { class: 'data' },
     h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Venue'), h('th', {}, 'Cause'), h('th', { class: 'num' }, 'Books'))),
@@ -134,12 +205,11 @@ export function mount(root) {
   if (!getKey()) {
     const ask = () => notice('info', 'Enter an API key on the Keys page to follow the live stream.');
     opp.body.prepend(ask());
-    venues.body.prepend(ask());
     gaps.body.prepend(ask());
     whaleNote.append(notice('info', 'The public whale feed (a preview); a key on the Builder plan streams every whale trade.'));
     publicFeed();
     renderOpps();
-    return () => {};
+    return () => cleanups.forEach((f) => f());
   }
 
   // The list as /v1/arbitrage/current has it now: rows it no longer has are closed. Run on load, after every
@@ -165,16 +235,17 @@ export function mount(root) {
       }
     }
   }));
+  publicFeed();
   cleanups.push(stream.subscribe('whales', null, (m) => {
     if (m.type === 'whale') addWhale(m.data);
     else if (m.type === 'error') {
       fill(whaleNote, errorNotice(refusal(m), 'Live whale trades: ', ' Below: the public feed.'));
-      publicFeed();
     }
   }));
   cleanups.push(stream.subscribe('status', null, (m) => {
     if (m.type === 'venue') {
-      venueState.set(m.exchange, { ...m, at: Date.now() });
+      venueNote.replaceChildren();
+      venueState.set(m.exchange, { ...m, status: m.fresh ? 'fresh' : 'not fresh', last_data: m.received_at || venueState.get(m.exchange)?.last_data });
       renderVenues();
     } else if (m.type === 'gap') {
       noGaps.remove();
