@@ -277,6 +277,19 @@ impl Browser {
         Ok(())
     }
 
+    /// Resizes the browser window to `width` × `height` CSS pixels (W3C "Set Window Rect"), so a page can
+    /// be checked at a phone's width and at a desktop's.
+    pub async fn set_window_size(&self, width: u32, height: u32) -> anyhow::Result<()> {
+        self.cmd(
+            reqwest::Method::POST,
+            "/window/rect",
+            json!({ "width": width, "height": height }),
+        )
+        .await
+        .with_context(|| format!("resizing the window to {width}×{height}"))?;
+        Ok(())
+    }
+
     /// A PNG of the viewport.
     pub async fn screenshot_png(&self) -> anyhow::Result<Vec<u8>> {
         let v = self.cmd(reqwest::Method::GET, "/screenshot", Value::Null).await?;

@@ -257,6 +257,8 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     wait_count(&b, "#market-book .book[data-levels] canvas", 2).await;
     assert!(count(&b, "#market-book .ladder-table tbody tr").await > 0);
     wait_text(&b, "#market-book", "Paired with").await;
+    // The pair's settlement terms are named and explained where the pairing is shown.
+    wait_text(&b, "#market-book .pair-note", "settlement terms").await;
     wait(
         &b,
         "candles drawn",
@@ -341,6 +343,49 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     go(&b, "#/live").await;
     wait_count(&b, &format!("#live-whales tr[data-trade={}]", json!(newest)), 1).await;
 
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
+}
+
+/// Every page fits a desktop's width and a phone's: nothing makes the page scroll sideways (wide tables
+/// scroll inside their panels).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_fits_a_wide_and_a_narrow_screen() {
+    let Some(b) = launch().await else { return };
+    let (_db, keys, server) = simulated_on_sqlite(34, |_| {}).await;
+    let market = long_btc_market(&server, "venue_a", &keys.trader).await;
+    let market_page = format!("#/market/venue_a/{}", market["market_id"].as_str().unwrap());
+    open(&b, &server, Some(&keys.trader), "#/live").await;
+    let pages: [(&str, &str); 5] = [
+        ("#/live", "#live-venues tr[data-venue]"),
+        ("#/market", "#search-results tbody tr"),
+        (&market_page, "#market-book .book"),
+        ("#/history", "#history-table"),
+        ("#/keys", "#key-input"),
+    ];
+    for width in [1280, 390] {
+        b.set_window_size(width, 900).await.unwrap();
+        for (hash, drawn) in pages {
+            go(&b, hash).await;
+            wait_count(&b, drawn, 1).await;
+            let sizes = b
+                .execute(
+                    "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let (scroll, client) = (sizes[0].as_u64().unwrap(), sizes[1].as_u64().unwrap());
+            assert!(
+                scroll <= client,
+                "{hash} at {width} px scrolls sideways: {scroll} px of content in {client} px"
+            );
+            if width == 390 && hash == "#/live" {
+                screenshot(&b, "live-phone").await;
+            }
+        }
+    }
+    assert_no_console_errors(&b, &[]).await;
     b.quit().await.unwrap();
     server.stop().await.unwrap();
 }

@@ -92,6 +92,18 @@ export function venue(exchange) {
   return exchange === 'venue_a' ? 'venue A' : exchange === 'venue_b' ? 'venue B' : exchange || '–';
 }
 
+/** A pair's settlement basis, in words: whether its two legs settle on the same facts. */
+const BASIS = {
+  identical: { text: 'same terms', title: 'Same window and the same resolution source on both venues.' },
+  same_window_different_source: { text: 'sources differ', title: 'Same window, but the venues name different resolution sources: the legs may settle differently.' },
+  unverified: { text: 'unverified', title: 'A venue states no resolution source (or the windows differ): check both markets\' rules before trading.' },
+};
+
+/** A settlement basis as the page words it (`text`) and explains it on hover (`title`). */
+export function basisWords(basis) {
+  return BASIS[basis] || { text: basis || '–', title: '' };
+}
+
 /** A long id shortened for a table cell; the whole id is its title. */
 export function shortId(id) {
   const s = String(id ?? '');

@@ -3,19 +3,13 @@
 // (the stream does not replay them).
 
 import { api, getKey, readiness } from './api.js';
-import { age, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
+import { age, basisWords, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const MAX_WHALES = 100;
 const MAX_GAPS = 50;
 const CLOSED_SHOWN_MS = 5000;
 
-/** A pair's settlement basis, in words: whether its two legs settle on the same facts. */
-const BASIS = {
-  identical: { text: 'same terms', title: 'Same window and the same resolution source on both venues.' },
-  same_window_different_source: { text: 'sources differ', title: 'Same window, but the venues name different resolution sources: the legs may settle differently.' },
-  unverified: { text: 'unverified', title: 'A venue states no resolution source (or the windows differ): check both markets\' rules before trading.' },
-};
 
 export const liveStats = { opportunities: 0, whales: 0 };
 
@@ -79,7 +73,7 @@ export function mount(root) {
       .sort((a, b) => (a.closedAt ? 1 : 0) - (b.closedAt ? 1 : 0) || (of(b.o) ?? -Infinity) - (of(a.o) ?? -Infinity))
       .map((r) => h('tr', { class: r.closedAt ? 'closed' : r.flash && now - r.flash < 1500 ? 'flash' : null, dataset: { pair: r.o.pair_id || r.o.event_id } },
         h('td', { title: r.o.event_title }, r.o.label || r.o.event_title),
-        h('td', { class: `basis basis-${r.o.settlement_basis}`, title: BASIS[r.o.settlement_basis]?.title }, BASIS[r.o.settlement_basis]?.text ?? r.o.settlement_basis ?? '–'),
+        h('td', { class: `basis basis-${r.o.settlement_basis}`, title: basisWords(r.o.settlement_basis).title }, basisWords(r.o.settlement_basis).text),
         leg(r.o, 'yes'),
         leg(r.o, 'no'),
         h('td', { class: 'num net' }, r.closedAt ? 'closed' : num(r.o.net_cents, 2)),

@@ -4,7 +4,7 @@
 
 import { api, getKey, query } from './api.js';
 import { depthChart, priceChart } from './charts.js';
-import { clock, debounce, errorNotice, fill, h, notice, num, panel, price, shortId, venue } from './dom.js';
+import { basisWords, clock, debounce, errorNotice, fill, h, notice, num, panel, price, shortId, venue } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const INTERVALS = ['1m', '5m', '1h', '6h', '1d', '1w'];
@@ -39,7 +39,8 @@ function mountSearch(root) {
       h('td', {}, h('a', { href: marketHref(m.exchange, m.market_id) }, m.title || m.question || m.market_id),
         m.subtitle ? h('span', { class: 'muted' }, ` ${m.subtitle}`) : null),
       h('td', {}, m.status),
-      h('td', { class: 'num' }, m.last_yes_price ?? '–'),
+      // A binary market never trades at 0: a zero last price means no trade yet, not a price.
+      h('td', { class: 'num' }, Number(m.last_yes_price) > 0 ? m.last_yes_price : h('span', { class: 'muted' }, 'no trade yet')),
       h('td', { class: 'num' }, num(m.volume, 0)))));
   };
   const run = async () => {
@@ -263,8 +264,9 @@ function mountMarket(root, exchange, marketId) {
       return;
     }
     const other = exchange === 'venue_a' ? pair.venue_b : pair.venue_a;
-    bookNote.append(h('p', { class: 'muted' }, 'Paired with ', h('a', { href: marketHref(other.exchange, other.market_id) }, other.title),
-      ` (${pair.settlement_basis.replaceAll('_', ' ')}${pair.status === 'rejected' ? ', rejected' : ''}).`));
+    const basis = basisWords(pair.settlement_basis);
+    bookNote.append(h('p', { class: 'muted pair-note' }, 'Paired with ', h('a', { href: marketHref(other.exchange, other.market_id) }, other.title),
+      ` (settlement terms: ${basis.text}${pair.status === 'rejected' ? '; rejected by the operator' : ''}). ${basis.title}`));
     follow(other.exchange, other.market_id, 'paired market', null);
   }).catch((e) => bookNote.append(errorNotice(e)));
 
