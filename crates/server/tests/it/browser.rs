@@ -311,22 +311,50 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     wait_count(&b, "#spreads-panel table", 1).await;
     screenshot(&b, "history").await;
 
-    // Webhooks: a registration is listed, sent a test, and its delivery log shows the delivery.
+    // Webhooks from the page: registered (its secret shown once), sent a test whose delivery shows in the
+    // log, disabled, and deleted, each step as the API then has it.
     let url = receiver().await;
-    let r = client()
-        .post(server.url("/v1/webhooks/whale"))
+    go(&b, "#/keys").await;
+    wait_text(&b, "#key-status", &keys.trader[..12]).await;
+    let hook = ".hook[data-type=whale]";
+    b.type_into(&format!("{hook} form.hook-register input.hook-url"), &url)
+        .await
+        .unwrap();
+    b.click(&format!("{hook} form.hook-register button[type=submit]"))
+        .await
+        .unwrap();
+    let secret = wait(
+        &b,
+        "the secret shown",
+        &format!("const s = document.querySelector('{hook} .secret-value'); return s && s.innerText"),
+    )
+    .await;
+    let registration = server.url("/v1/webhooks/whale");
+    let api_hook = get_json_key(&registration, &keys.trader).await.unwrap();
+    assert_eq!(api_hook["data"]["url"], json!(url));
+    assert_eq!(secret, api_hook["data"]["secret"], "the page shows the registration's secret");
+    b.click(&format!("{hook} button.test")).await.unwrap();
+    wait_text(&b, &format!("{hook} .deliveries"), "webhook.test").await;
+    wait_text(&b, &format!("{hook} .deliveries"), "204").await;
+    screenshot(&b, "keys").await;
+    b.click(&format!("{hook} button.toggle")).await.unwrap();
+    wait_text(&b, &format!("{hook} .hook-state"), "disabled").await;
+    assert_eq!(
+        get_json_key(&registration, &keys.trader).await.unwrap()["data"]["enabled"],
+        false
+    );
+    assert!(count(&b, &format!("{hook} .secret-value")).await == 0, "the secret is shown once");
+    b.click(&format!("{hook} button.delete")).await.unwrap();
+    wait_text(&b, &format!("{hook} button.delete"), "confirm").await;
+    b.click(&format!("{hook} button.delete")).await.unwrap();
+    wait_text(&b, hook, "No whale webhook registered").await;
+    let gone = client()
+        .get(&registration)
         .header("x-api-key", &keys.trader)
-        .json(&json!({ "url": url }))
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
-    go(&b, "#/keys").await;
-    wait_text(&b, ".hook[data-type=whale]", &url).await;
-    b.click(".hook[data-type=whale] button.test").await.unwrap();
-    wait_text(&b, ".hook[data-type=whale] .deliveries", "webhook.test").await;
-    wait_text(&b, ".hook[data-type=whale] .deliveries", "204").await;
-    screenshot(&b, "keys").await;
+    assert_eq!(gone.status(), 404);
     assert_no_console_errors(&b, &[]).await;
 
     // With a key the whale panel opens with the latest whale trades the key may see, not empty.
