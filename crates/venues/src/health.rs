@@ -9,7 +9,8 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, RwLock},
+    mem::Discriminant,
+    sync::{Arc, Mutex, RwLock},
     time::Duration,
 };
 
@@ -245,12 +246,17 @@ impl FeedHealth {
     }
 }
 
+/// A venue's state (which [`Freshness`], whatever its reason) and when it began.
+type StateSince = (Discriminant<Freshness>, Timestamp);
+
 /// Shared per-venue health; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct VenueHealth {
     inner: Arc<RwLock<BTreeMap<Exchange, FeedHealth>>>,
     /// The books ingestion holds, counted into every copy read.
     live: LiveBooks,
+    /// Each venue's state (fresh, waiting, stale, degraded) when a reader last looked, and since when it held.
+    since: Arc<Mutex<BTreeMap<Exchange, StateSince>>>,
 }
 
 impl VenueHealth {
@@ -259,7 +265,28 @@ impl VenueHealth {
         VenueHealth {
             inner: Arc::default(),
             live: live.clone(),
+            since: Arc::default(),
         }
+    }
+
+    /// `h`'s freshness at `now` and since when that state (fresh, waiting, stale or degraded) has held. A
+    /// change is dated when a reader in this process first sees it: the live stream checks every second,
+    /// `/readyz` on each call, so the date is at most a second late while the stream runs.
+    pub fn freshness_since(
+        &self,
+        exchange: Exchange,
+        h: &FeedHealth,
+        now: Timestamp,
+        max_age: Duration,
+    ) -> (Freshness, Timestamp) {
+        let freshness = h.freshness(now, max_age);
+        let state = std::mem::discriminant(&freshness);
+        let mut since = self.since.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = since.entry(exchange).or_insert((state, now));
+        if entry.0 != state {
+            *entry = (state, now);
+        }
+        (freshness, entry.1)
     }
 
     /// `h` with the book counts of `exchange` as they are now.
@@ -400,6 +427,33 @@ mod tests {
         h.update(Exchange::VenueB, |e| e.mode = FeedMode::WebSocket);
         assert!(!h.all_fresh(t0, LIMIT));
         assert_eq!(h.get(Exchange::VenueB).map(|e| e.mode), Some(FeedMode::WebSocket));
+    }
+
+    /// A state is dated from when it was first seen, and keeps that date while it holds.
+    #[test]
+    fn a_state_holds_since_it_was_first_seen() {
+        let live = LiveBooks::new();
+        let h = VenueHealth::new(&live);
+        let ex = Exchange::VenueA;
+        let at = Timestamp::from_millis;
+        live.upsert(book(ex, "a1"));
+        h.update(ex, |e| e.connected = true);
+        h.touch(ex, at(1_000_000));
+        let seen = |now: i64| {
+            let f = h.get(ex).unwrap();
+            let (freshness, since) = h.freshness_since(ex, &f, at(now), LIMIT);
+            (freshness == Freshness::Fresh, since.millis())
+        };
+        assert_eq!(seen(1_000_500), (true, 1_000_500));
+        assert_eq!(seen(1_030_000), (true, 1_000_500), "still fresh: the same since");
+        assert_eq!(
+            seen(1_070_000),
+            (false, 1_070_000),
+            "silent past the limit: stale from now"
+        );
+        assert_eq!(seen(1_080_000), (false, 1_070_000));
+        h.touch(ex, at(1_090_000));
+        assert_eq!(seen(1_090_000), (true, 1_090_000), "fresh again");
     }
 
     /// The counts and the freshness are those of the moment of reading, whatever the feed loop last wrote:

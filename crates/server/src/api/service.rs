@@ -257,6 +257,9 @@ pub struct VenueHealthOut {
     /// yet`, `trades failing (3 times in a row): …`); null when fresh or not configured.
     #[schema(required = true)]
     pub reason: Option<String>,
+    /// Since when `status` has held (ISO 8601), as this process watched it; null when not configured.
+    #[schema(required = true, format = DateTime)]
+    pub status_since: Option<String>,
     /// Books, trades and catalog, each with its status, last success and last error.
     pub parts: PartsOut,
 }
@@ -376,8 +379,8 @@ async fn healthz() -> Json<HealthOut> {
     })
 }
 
-/// One venue's entry: `health` is `None` when this process does not ingest.
-fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
+/// One venue's entry: `health` is `None` when this process does not ingest; `since` is when its status began.
+fn venue_health(health: Option<FeedHealth>, since: Option<Timestamp>, now: Timestamp) -> VenueHealthOut {
     let max_age = FRESHNESS_LIMIT.as_secs();
     let configured = health.is_some();
     let h = health.unwrap_or_default();
@@ -421,6 +424,7 @@ fn venue_health(health: Option<FeedHealth>, now: Timestamp) -> VenueHealthOut {
         },
         last_error: h.last_error,
         reason,
+        status_since: since.map(Timestamp::to_iso),
     }
 }
 
@@ -483,10 +487,16 @@ async fn readyz(State(state): State<AppState>) -> Response {
     let now = Timestamp::now();
     // Ingestion follows both venues while it runs; a venue without an entry yet is waiting.
     let leader = state.ingest.is_running();
-    let health = |ex: Exchange| leader.then(|| state.health.get(ex).unwrap_or_default());
+    let venue = |ex: Exchange| {
+        let health = leader.then(|| state.health.get(ex).unwrap_or_default());
+        let since = health
+            .as_ref()
+            .map(|h| state.health.freshness_since(ex, h, now, FRESHNESS_LIMIT).1);
+        venue_health(health, since, now)
+    };
     let venues = VenuesOut {
-        venue_a: venue_health(health(Exchange::VenueA), now),
-        venue_b: venue_health(health(Exchange::VenueB), now),
+        venue_a: venue(Exchange::VenueA),
+        venue_b: venue(Exchange::VenueB),
     };
     let venues_ok = [&venues.venue_a, &venues.venue_b]
         .iter()
@@ -685,7 +695,7 @@ mod tests {
                 books: 1,
                 ..FeedHealth::default()
             });
-            venue_health(h, now).status
+            venue_health(h, None, now).status
         };
         assert_eq!(v(false, Some(99_000)), VenueStatus::NotConfigured);
         assert_eq!(v(true, None), VenueStatus::Waiting);
@@ -701,7 +711,7 @@ mod tests {
         for _ in 0..crossbook_venues::DEGRADED_AFTER_FAILURES {
             h.part_failed(Part::Trades, "HTTP 500".into(), now);
         }
-        let out = venue_health(Some(h), now);
+        let out = venue_health(Some(h), Some(now), now);
         assert_eq!(out.status, VenueStatus::Degraded);
         assert_eq!(out.parts.trades.status, PartStatus::Failing);
         assert_eq!(out.parts.books.status, PartStatus::Unknown);

@@ -105,9 +105,9 @@ pub fn gap(exchange: Exchange, keys: &[BookKey], book_seqs: &[u64], cause: GapCa
     )
 }
 
-/// A `venue` message: a venue's feed as `/readyz` sees it (the same freshness rule, the same counts, and
-/// the same reason when it is not fresh).
-pub fn venue(exchange: Exchange, h: &FeedHealth, freshness: &Freshness) -> Frag {
+/// A `venue` message: a venue's feed as `/readyz` sees it (the same freshness rule, the same counts, the
+/// same reason when it is not fresh, and since when its state has held).
+pub fn venue(exchange: Exchange, h: &FeedHealth, freshness: &Freshness, since: Timestamp) -> Frag {
     let reason = match freshness {
         Freshness::Fresh => None,
         Freshness::Waiting(why) | Freshness::Stale(why) | Freshness::Degraded(why) => Some(why),
@@ -122,6 +122,7 @@ pub fn venue(exchange: Exchange, h: &FeedHealth, freshness: &Freshness) -> Frag 
             "connected": h.connected,
             "fresh": reason.is_none(),
             "reason": reason,
+            "since": since.to_iso(),
             "mode": h.mode.as_str(),
             "books": h.books,
             "stale_books": h.stale_books,

@@ -147,8 +147,14 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     open(&b, &server, None, "#/live").await;
     wait_text(&b, "#live-opportunities .notice-info", "Enter an API key").await;
     assert_eq!(b.text("#who").await.unwrap().as_deref(), Some("no key"));
-    // The venues card reads the public /readyz, key or not.
+    // The venues card reads the public /readyz, key or not, with since when each state holds.
     wait_count(&b, "#live-venues tr[data-venue]", 2).await;
+    wait(
+        &b,
+        "the venues' states dated",
+        "return [...document.querySelectorAll('#live-venues td.since')].every(c => /^\\d+ (s|min|h|d)$/.test(c.innerText))",
+    )
+    .await;
 
     // The key, entered once on the Keys page, is kept and the stream accepts it.
     go(&b, "#/keys").await;
@@ -332,7 +338,10 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     let registration = server.url("/v1/webhooks/whale");
     let api_hook = get_json_key(&registration, &keys.trader).await.unwrap();
     assert_eq!(api_hook["data"]["url"], json!(url));
-    assert_eq!(secret, api_hook["data"]["secret"], "the page shows the registration's secret");
+    assert_eq!(
+        secret, api_hook["data"]["secret"],
+        "the page shows the registration's secret"
+    );
     b.click(&format!("{hook} button.test")).await.unwrap();
     wait_text(&b, &format!("{hook} .deliveries"), "webhook.test").await;
     wait_text(&b, &format!("{hook} .deliveries"), "204").await;
@@ -343,7 +352,10 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
         get_json_key(&registration, &keys.trader).await.unwrap()["data"]["enabled"],
         false
     );
-    assert!(count(&b, &format!("{hook} .secret-value")).await == 0, "the secret is shown once");
+    assert!(
+        count(&b, &format!("{hook} .secret-value")).await == 0,
+        "the secret is shown once"
+    );
     b.click(&format!("{hook} button.delete")).await.unwrap();
     wait_text(&b, &format!("{hook} button.delete"), "confirm").await;
     b.click(&format!("{hook} button.delete")).await.unwrap();

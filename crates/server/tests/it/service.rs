@@ -23,7 +23,7 @@ async fn health_and_readiness() {
         let not_configured = json!({
             "status": "not_configured", "last_update_at": null, "age_seconds": null, "max_age_seconds": 60,
             "mode": "idle", "connected": false, "books": 0, "stale_books": 0, "books_missing": 0, "last_catalog_sync_at": null,
-            "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null, "reason": null,
+            "reconnects": 0, "malformed": 0, "capture_gaps": 0, "last_error": null, "reason": null, "status_since": null,
             "last_alive_at": null,
             "connections": {"total": 0, "connected": 0, "reconnects": 0},
             "parts": {

@@ -258,13 +258,13 @@ impl Hub {
     pub(super) fn status_tick(&self, last: &mut BTreeMap<Exchange, (bool, FeedMode, bool)>) {
         let now = Timestamp::now();
         for (ex, h) in self.health.snapshot() {
-            let freshness = h.freshness(now, FRESHNESS_LIMIT);
+            let (freshness, since) = self.health.freshness_since(ex, &h, now, FRESHNESS_LIMIT);
             let state = (h.connected, h.mode, freshness == Freshness::Fresh);
             if last.insert(ex, state) != Some(state) {
                 self.send_all(
                     Channel::Status,
                     &[],
-                    &at_pos(self.position(), frames::venue(ex, &h, &freshness)),
+                    &at_pos(self.position(), frames::venue(ex, &h, &freshness, since)),
                 );
             }
         }

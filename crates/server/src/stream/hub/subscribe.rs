@@ -289,8 +289,11 @@ impl Hub {
             }
             Channel::Status => {
                 for (ex, h) in self.health.snapshot() {
-                    let freshness = h.freshness(Timestamp::now(), FRESHNESS_LIMIT);
-                    pushed(s.push_locked(&mut st, at_pos(self.position(), frames::venue(ex, &h, &freshness))));
+                    let (freshness, since) = self.health.freshness_since(ex, &h, Timestamp::now(), FRESHNESS_LIMIT);
+                    pushed(s.push_locked(
+                        &mut st,
+                        at_pos(self.position(), frames::venue(ex, &h, &freshness, since)),
+                    ));
                 }
             }
             _ => {}

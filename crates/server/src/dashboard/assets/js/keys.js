@@ -67,7 +67,7 @@ export function mount(root) {
         + 'ok = any(hmac.compare_digest("v1," + base64.b64encode(mac).decode(), s) for s in signature_header.split(" "))'));
   };
   const registerForm = (type, result) => {
-    const url = h('input', { type: 'url', class: 'hook-url', required: true, placeholder: 'https://…/hooks', size: 40, 'aria-label': `${type} webhook URL` });
+    const url = h('input', { type: 'url', class: 'hook-url', required: true, placeholder: 'URL of your receiver', size: 40, 'aria-label': `${type} webhook URL` });
     const form = h('form', { class: 'hook-register' }, url, ' ', h('button', { type: 'submit' }, 'Register'));
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();

@@ -154,7 +154,7 @@ export function mount(root) {
   const venueBody = h('tbody');
   venues.body.append(venueNote, h('div', { class: 'scroll-x' }, h('table', { class: 'data' },
     h('thead', {}, h('tr', {}, h('th', {}, 'Venue'), h('th', {}, 'Connection'), h('th', {}, 'Data'), h('th', {}, 'Mode'),
-      h('th', { class: 'num' }, 'Books'), h('th', { class: 'num' }, 'Stale'), h('th', { class: 'num' }, 'Last data'), h('th', {}, 'Why'))),
+      h('th', { class: 'num' }, 'Books'), h('th', { class: 'num' }, 'Stale'), h('th', { class: 'num' }, 'For'), h('th', { class: 'num' }, 'Last data'), h('th', {}, 'Why'))),
     venueBody)));
   const renderVenues = () => {
     const now = Date.now();
@@ -165,6 +165,7 @@ export function mount(root) {
       h('td', {}, v.mode || '–'),
       h('td', { class: 'num' }, num(v.books, 0)),
       h('td', { class: 'num' }, num(v.stale_books, 0)),
+      h('td', { class: 'num since', title: v.since ? `since ${clock(v.since)} UTC` : '' }, v.since ? age(v.since, now) : '–'),
       h('td', { class: 'num' }, v.last_data ? `${age(v.last_data, now)} ago` : '–'),
       h('td', { class: 'reason', title: v.reason || '' }, v.reason || '–'))));
   };
@@ -176,6 +177,7 @@ export function mount(root) {
         venueState.set(ex, {
           exchange: ex, connected: v.connected, fresh: v.status === 'fresh', status: v.status, mode: v.mode,
           books: v.books, stale_books: v.stale_books, last_data: v.last_update_at, reason: v.reason || v.last_error,
+          since: v.status_since,
         });
       }
       if (venueState.size) venueNote.replaceChildren();
