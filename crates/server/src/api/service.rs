@@ -379,14 +379,17 @@ async fn healthz() -> Json<HealthOut> {
     })
 }
 
-/// One venue's entry: `health` is `None` when this process does not ingest; `since` is when its status began.
-fn venue_health(health: Option<FeedHealth>, since: Option<Timestamp>, now: Timestamp) -> VenueHealthOut {
+/// One venue's entry from its health, its freshness at `now` and since when that has held
+/// ([`crossbook_venues::VenueHealth::freshness_since`]); `None` when this process does not ingest.
+fn venue_health(health: Option<(FeedHealth, Freshness, Timestamp)>, now: Timestamp) -> VenueHealthOut {
     let max_age = FRESHNESS_LIMIT.as_secs();
-    let configured = health.is_some();
-    let h = health.unwrap_or_default();
+    let (h, freshness, since) = match health {
+        Some((h, freshness, since)) => (h, Some(freshness), Some(since)),
+        None => (FeedHealth::default(), None, None),
+    };
     let last = h.last_message_at;
     let age_ms = last.map(|t| (now.millis() - t.millis()).max(0));
-    let (status, reason) = match configured.then(|| h.freshness(now, FRESHNESS_LIMIT)) {
+    let (status, reason) = match freshness {
         None => (VenueStatus::NotConfigured, None),
         Some(Freshness::Fresh) => (VenueStatus::Fresh, None),
         Some(Freshness::Waiting(why)) => (VenueStatus::Waiting, Some(why)),
@@ -488,11 +491,12 @@ async fn readyz(State(state): State<AppState>) -> Response {
     // Ingestion follows both venues while it runs; a venue without an entry yet is waiting.
     let leader = state.ingest.is_running();
     let venue = |ex: Exchange| {
-        let health = leader.then(|| state.health.get(ex).unwrap_or_default());
-        let since = health
-            .as_ref()
-            .map(|h| state.health.freshness_since(ex, h, now, FRESHNESS_LIMIT).1);
-        venue_health(health, since, now)
+        let health = leader.then(|| {
+            let h = state.health.get(ex).unwrap_or_default();
+            let (freshness, since) = state.health.freshness_since(ex, &h, now, FRESHNESS_LIMIT);
+            (h, freshness, since)
+        });
+        venue_health(health, now)
     };
     let venues = VenuesOut {
         venue_a: venue(Exchange::VenueA),
@@ -685,6 +689,12 @@ async fn docs() -> Html<&'static str> {
 mod tests {
     use super::*;
 
+    /// `h` as `/readyz` reads it at `now`, first seen then.
+    fn seen(h: FeedHealth, now: Timestamp) -> (FeedHealth, Freshness, Timestamp) {
+        let freshness = h.freshness(now, FRESHNESS_LIMIT);
+        (h, freshness, now)
+    }
+
     #[test]
     fn venue_states() {
         let now = Timestamp::from_millis(100_000);
@@ -695,7 +705,7 @@ mod tests {
                 books: 1,
                 ..FeedHealth::default()
             });
-            venue_health(h, None, now).status
+            venue_health(h.map(|h| seen(h, now)), now).status
         };
         assert_eq!(v(false, Some(99_000)), VenueStatus::NotConfigured);
         assert_eq!(v(true, None), VenueStatus::Waiting);
@@ -711,7 +721,7 @@ mod tests {
         for _ in 0..crossbook_venues::DEGRADED_AFTER_FAILURES {
             h.part_failed(Part::Trades, "HTTP 500".into(), now);
         }
-        let out = venue_health(Some(h), Some(now), now);
+        let out = venue_health(Some(seen(h, now)), now);
         assert_eq!(out.status, VenueStatus::Degraded);
         assert_eq!(out.parts.trades.status, PartStatus::Failing);
         assert_eq!(out.parts.books.status, PartStatus::Unknown);

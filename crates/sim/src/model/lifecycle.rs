@@ -22,15 +22,20 @@ impl Model {
             .map(|(k, _)| k.clone())
             .collect();
         for key in keys {
-            while let Some(m) = self.markets.get(&key) {
-                let next = match m.phase {
-                    Phase::Upcoming if now >= m.open_time => Phase::Open,
-                    Phase::Open if now >= m.close_time => Phase::Closed,
-                    Phase::Closed if now.millis() >= m.close_time.millis() + m.settle_delay_ms => Phase::Settled,
-                    _ => break,
-                };
-                self.enter_phase(&key, next, out);
-            }
+            self.advance_phases(&key, now, out);
+        }
+    }
+
+    /// Moves `key` through every phase change due by `now` (it may open, close and settle in one step).
+    pub(super) fn advance_phases(&mut self, key: &Key, now: Timestamp, out: &mut Vec<Update>) {
+        while let Some(m) = self.markets.get(key) {
+            let next = match m.phase {
+                Phase::Upcoming if now >= m.open_time => Phase::Open,
+                Phase::Open if now >= m.close_time => Phase::Closed,
+                Phase::Closed if now.millis() >= m.close_time.millis() + m.settle_delay_ms => Phase::Settled,
+                _ => break,
+            };
+            self.enter_phase(key, next, out);
         }
     }
 

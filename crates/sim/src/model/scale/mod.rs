@@ -349,15 +349,7 @@ impl Model {
                     continue;
                 }
                 let was_trading = m.trading();
-                while let Some(m) = self.markets.get(&key) {
-                    let next = match m.phase {
-                        Phase::Upcoming if now >= m.open_time => Phase::Open,
-                        Phase::Open if now >= m.close_time => Phase::Closed,
-                        Phase::Closed if now.millis() >= m.close_time.millis() + m.settle_delay_ms => Phase::Settled,
-                        _ => break,
-                    };
-                    self.enter_phase(&key, next, out);
-                }
+                self.advance_phases(&key, now, out);
                 let m = &self.markets[&key];
                 if m.trading() && !was_trading {
                     self.open_book(bulk, &key, out);

@@ -11,7 +11,7 @@ const PAGE = 50;
  * The fee rates of an opportunity's `fee_model` in words: `venue_a:0.07;venue_b:crypto=0.07` reads
  * "venue A 7 % × p × (1 − p); venue B (crypto) 7 % × p × (1 − p)", each per contract at the leg's price p.
  */
-export function feeWords(model) {
+function feeWords(model) {
   if (!model) return '';
   return model.split(';').map((entry) => {
     const [ex, rest = ''] = entry.split(':');
