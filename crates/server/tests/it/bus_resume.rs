@@ -221,11 +221,15 @@ async fn a_client_resumes_on_another_api_process_without_losing_a_message() {
         .map(|(k, _)| k.clone())
         .collect();
     let stayed: Vec<(String, u64)> = stayed.into_iter().filter(|(_, n)| *n > cut_at && *n <= at).collect();
-    if notices.is_empty() && !repaired {
+    // The stayer's process may have repaired its own book from a keyframe after a message the bus dropped on
+    // the way to it; the resumed client's replay came from the event stream, which holds every change, so
+    // it chains on with changes where the stayer got the repair's snapshot.
+    let stayer_repaired = stayed.iter().any(|(k, _)| k == "snapshot" || k == "stale");
+    if notices.is_empty() && !repaired && !stayer_repaired {
         assert_eq!(got, stayed, "the resumed client got what the stayer got");
     } else {
-        // The stayer fell behind its process's bus, or the process repaired the book (a loaded machine):
-        // every change the stayer got, the resumed client got too.
+        // The stayer fell behind its process's bus, or a process repaired the book: every change the
+        // stayer got, the resumed client got too.
         eprintln!("the client that stayed got {notices:?}: {stayed:?}; the resumed one {got:?}");
         for m in stayed.iter().filter(|(k, _)| k == "change") {
             assert!(got.contains(m), "{m:?} of the stayer: {got:?}");
