@@ -67,6 +67,14 @@ impl<'a> Masked<&'a Opportunity> {
     pub fn fee(&self) -> Option<MicroUsd> {
         self.open(self.item.fee)
     }
+    /// The `fee_cents` of the leg that buys `outcome`, `None` when locked.
+    pub fn leg_fee(&self, outcome: crate::Outcome) -> Option<MicroUsd> {
+        let leg = match outcome {
+            crate::Outcome::Yes => &self.item.yes_leg,
+            crate::Outcome::No => &self.item.no_leg,
+        };
+        self.open(leg.fee)
+    }
     /// `net_cents`, `None` when locked.
     pub fn net(&self) -> Option<MicroUsd> {
         self.open(self.item.net)
@@ -167,6 +175,7 @@ mod tests {
                 market: o.buy_no_market,
                 asks: vec![],
             },
+            walk: vec![],
         });
         let mut book = EpisodeBook::new();
         let eps: Vec<Episode> = book

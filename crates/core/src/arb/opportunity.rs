@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Amount, Category, Exchange, IntervalCode, Level, Price, Timestamp};
 
 use super::{
+    depth::Fill,
     pairing::SettlementBasis,
     units::{MicroUsd, Roi},
 };
@@ -106,6 +107,10 @@ pub struct ExecutionLeg {
     pub identifier: String,
     /// See [`BookSide`].
     pub book_side: BookSide,
+    /// The leg's taker fee per contract at its ask (`fee_cents` of the leg): the two legs' fees sum to the
+    /// opportunity's `fee`. Zero in an opportunity recorded before the legs kept their fees.
+    #[serde(default)]
+    pub fee: MicroUsd,
 }
 
 /// Top ask levels of one leg (`orderbook.yes` / `orderbook.no`).
@@ -124,6 +129,10 @@ pub struct OrderbookDepth {
     pub yes: LegAsks,
     /// Asks of the NO leg.
     pub no: LegAsks,
+    /// The chunks the depth walk took (`orderbook.walk`), best first: how `executable_size` and
+    /// `max_profit` were reached. Empty in depth recorded before the walk was kept.
+    #[serde(default)]
+    pub walk: Vec<Fill>,
 }
 
 /// One fee-adjusted cross-venue opportunity, exact.

@@ -282,6 +282,13 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
     let no_token = bm.no_token_id.clone().unwrap_or_default();
     // venue_a trades both outcomes on one ticker (YES = bid, NO = ask side of its YES book); venue_b buys
     // the outcome's own token. See `BookSide`.
+    let leg_fee = |outcome: Outcome| {
+        if outcome == Outcome::Yes {
+            edge.yes_fee
+        } else {
+            edge.no_fee
+        }
+    };
     let leg = |outcome: Outcome| match (direction.venue_of(outcome), outcome) {
         (Exchange::VenueA, side) => ExecutionLeg {
             market: Exchange::VenueA,
@@ -291,6 +298,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
             } else {
                 BookSide::Ask
             },
+            fee: leg_fee(outcome),
         },
         (Exchange::VenueB, side) => ExecutionLeg {
             market: Exchange::VenueB,
@@ -300,6 +308,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
                 no_token.clone()
             },
             book_side: BookSide::Bid,
+            fee: leg_fee(outcome),
         },
     };
     let top = |levels: &[Level]| levels.iter().take(ORDERBOOK_LEVELS).copied().collect::<Vec<_>>();
@@ -312,6 +321,7 @@ fn opportunity(pair: &MarketPair<'_>, books: &PairBooks<'_>, params: &ScanParams
             market: no_venue,
             asks: top(no_asks),
         },
+        walk: depth.fills.clone(),
     });
 
     Some(Opportunity {
@@ -411,7 +421,9 @@ pub(crate) mod tests {
             ExecutionLeg {
                 market: Exchange::VenueA,
                 identifier: "KXBTC15M-26NOV211415-15".into(),
-                book_side: BookSide::Bid
+                book_side: BookSide::Bid,
+                // ceil(7 × 0.45 × 0.55) = 2 c.
+                fee: MicroUsd::from_cents(2),
             }
         );
         assert_eq!(
@@ -419,10 +431,26 @@ pub(crate) mod tests {
             ExecutionLeg {
                 market: Exchange::VenueB,
                 identifier: "0xb1-down".into(),
-                book_side: BookSide::Bid
+                book_side: BookSide::Bid,
+                // 0.07 × 0.50 × 0.50 = 1.75 c.
+                fee: MicroUsd(17_500),
             }
         );
+        assert_eq!(o.yes_leg.fee + o.no_leg.fee, o.fee);
         let ob = o.orderbook.as_ref().unwrap();
+        // The walk behind the size and the profit, chunk by chunk.
+        let walk: Vec<_> = ob
+            .walk
+            .iter()
+            .map(|f| (f.yes_price, f.no_price, f.size, f.net))
+            .collect();
+        assert_eq!(
+            walk,
+            vec![
+                (Price(450_000), Price(500_000), Amount::from_units(10), MicroUsd(12_500)),
+                (Price(460_000), Price(500_000), Amount::from_units(2), MicroUsd(2_500)),
+            ]
+        );
         assert_eq!(ob.yes.market, Exchange::VenueA);
         assert_eq!(ob.yes.asks, vec![lvl(4500, 10), lvl(4600, 5)]);
         assert_eq!(ob.no.asks, vec![lvl(5000, 12), lvl(5100, 100)]);

@@ -21,20 +21,35 @@ pub fn level_json(l: &Level) -> Value {
     json!({ "price": l.price.to_string4(), "size": l.size.to_f64(6) })
 }
 
-/// `{"yes": {"market": "venue_a", "asks": [...]}, "no": {...}}`.
+/// `{"yes": {"market": "venue_a", "asks": [...]}, "no": {...}, "walk": [...]}`: each leg's top asks and the
+/// chunks of the depth walk, `{"yes_price": "0.4500", "no_price": "0.5000", "size": 10.0, "net_cents": 1.25}`.
 pub fn orderbook_json(ob: &OrderbookDepth) -> Value {
     let leg = |market: &str, asks: &[Level]| json!({ "market": market, "asks": asks.iter().map(level_json).collect::<Vec<_>>() });
-    json!({ "yes": leg(ob.yes.market.as_str(), &ob.yes.asks), "no": leg(ob.no.market.as_str(), &ob.no.asks) })
+    let walk: Vec<Value> = ob
+        .walk
+        .iter()
+        .map(|f| {
+            json!({
+                "yes_price": f.yes_price.to_string4(),
+                "no_price": f.no_price.to_string4(),
+                "size": f.size.to_f64(6),
+                "net_cents": f.net.cents_f64(),
+            })
+        })
+        .collect();
+    json!({ "yes": leg(ob.yes.market.as_str(), &ob.yes.asks), "no": leg(ob.no.market.as_str(), &ob.no.asks), "walk": walk })
 }
 
 /// An execution leg. `outcome` is the outcome the leg buys (YES for `yes_leg`, NO for `no_leg`): `book_side`
 /// alone does not say it, since venue_b buys either outcome with a `bid` on that outcome's own token book.
-fn leg_json(l: &ExecutionLeg, outcome: Outcome) -> Value {
+/// `fee_cents` is the leg's taker fee per contract at its ask, null when the row is locked.
+fn leg_json(l: &ExecutionLeg, outcome: Outcome, fee: Option<MicroUsd>) -> Value {
     json!({
         "market": l.market.as_str(),
         "identifier": l.identifier,
         "book_side": l.book_side.as_str(),
         "action": leg_action(outcome),
+        "fee_cents": fee.map(MicroUsd::cents_f64),
     })
 }
 
@@ -107,8 +122,8 @@ fn body(m: &Masked<&Opportunity>) -> Map<String, Value> {
     put("peak_net_cents", json!(cents(m.peak_net())));
     // Not masked: it names the rates, not a figure, and a locked row's figures are computed at them too.
     put("fee_model", json!(o.fee_model));
-    put("yes_leg", leg_json(&o.yes_leg, Outcome::Yes));
-    put("no_leg", leg_json(&o.no_leg, Outcome::No));
+    put("yes_leg", leg_json(&o.yes_leg, Outcome::Yes, m.leg_fee(Outcome::Yes)));
+    put("no_leg", leg_json(&o.no_leg, Outcome::No, m.leg_fee(Outcome::No)));
     if let Some(ob) = m.orderbook() {
         put("orderbook", orderbook_json(ob));
     }
@@ -240,8 +255,9 @@ mod tests {
         assert_eq!(v["buy_yes_market"], "venue_a");
         assert_eq!(
             v["yes_leg"],
-            json!({"market": "venue_a", "identifier": "KXBTC15M-26NOV211415-15", "book_side": "bid", "action": "buy_yes"})
+            json!({"market": "venue_a", "identifier": "KXBTC15M-26NOV211415-15", "book_side": "bid", "action": "buy_yes", "fee_cents": 2.0})
         );
+        assert_eq!(v["no_leg"]["fee_cents"], 1.75);
         // The fixture buys NO on venue_b: a bid on the NO token's own book.
         assert_eq!(v["no_leg"]["market"], "venue_b");
         assert_eq!(v["no_leg"]["identifier"], v["venue_b"]["no_token_id"]);
@@ -252,6 +268,13 @@ mod tests {
             json!({"price": "0.4500", "size": 10.0})
         );
         assert_eq!(v["orderbook"]["no"]["market"], "venue_b");
+        assert_eq!(
+            v["orderbook"]["walk"],
+            json!([
+                {"yes_price": "0.4500", "no_price": "0.5000", "size": 10.0, "net_cents": 1.25},
+                {"yes_price": "0.4600", "no_price": "0.5000", "size": 2.0, "net_cents": 0.25},
+            ])
+        );
         assert_eq!(v["timestamp"], "2026-11-21T19:01:00.000Z");
         assert_eq!(v["resolution_time"], "2026-11-21T19:15:02.000Z");
         assert_eq!(v["interval_code"], "15m");
@@ -292,6 +315,12 @@ mod tests {
         }
         for leg in ["venue_a", "venue_b"] {
             assert!(lo[leg]["yes_ask"].is_null() && lo[leg]["no_ask"].is_null());
+        }
+        for leg in ["yes_leg", "no_leg"] {
+            assert!(
+                lo[leg]["fee_cents"].is_null() && lo[leg].get("fee_cents").is_some(),
+                "{leg}"
+            );
         }
         assert!(lo.get("orderbook").is_none());
         assert_eq!(lo["fee_model"], "venue_a:0.07;venue_b:crypto=0.07");

@@ -69,6 +69,7 @@ const ASSETS: &[Asset] = &[
     asset!("js/market.js", JS),
     asset!("js/history.js", JS),
     asset!("js/keys.js", JS),
+    asset!("js/opportunity.js", JS),
     asset!("vendor/uPlot.iife.min.js", JS),
     asset!("vendor/uPlot.min.css", CSS),
     asset!("vendor/uPlot.LICENSE", "text/plain; charset=utf-8"),

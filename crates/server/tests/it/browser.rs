@@ -217,15 +217,23 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
         assert!(link.as_str().unwrap().starts_with("#/market/venue_"), "{cells}");
     }
     assert_eq!(cells["legs"].as_array().unwrap().len(), 2, "{cells}");
-    for figure in ["roi", "capital", "fees"] {
-        let v: f64 = cells[figure]
-            .as_str()
-            .unwrap()
-            .replace(',', "")
-            .parse()
-            .unwrap_or(f64::NAN);
+    let number = |s: &str| s.trim().replace(',', "").parse::<f64>().unwrap_or(f64::NAN);
+    for figure in ["roi", "capital"] {
+        let v = number(cells[figure].as_str().unwrap());
         assert!(v >= 0.0, "{figure} is a number: {cells}");
     }
+    // Fees: the total, then each leg's ("3.75 = 2.00 YES + 1.75 NO"), which add up to it.
+    let fees = cells["fees"].as_str().unwrap();
+    let (total, legs) = fees.split_once('=').unwrap_or_else(|| panic!("{cells}"));
+    let (yes, no) = legs.split_once('+').unwrap_or_else(|| panic!("{cells}"));
+    let (yes, no) = (
+        number(yes.trim().trim_end_matches("YES")),
+        number(no.trim().trim_end_matches("NO")),
+    );
+    assert!(
+        yes >= 0.0 && no >= 0.0 && ((yes + no) - number(total)).abs() < 0.006,
+        "the legs' fees add up: {cells}"
+    );
     // Sorting by ROI marks that column as the sort key.
     b.click("#live-opportunities button.sort[data-sort=roi]").await.unwrap();
     wait_count(
@@ -235,6 +243,85 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     )
     .await;
     screenshot(&b, "live").await;
+    assert_no_console_errors(&b, &[]).await;
+
+    // A row opens its opportunity: both legs' books side by side, the depth walk behind its size, the
+    // legs' prices charted live, and links to both markets. Opportunities come and go on the simulator, so
+    // this retries with another row when the one clicked closed before its view opened.
+    eventually("an open opportunity's view", 120, async || {
+        go(&b, "#/live").await;
+        let clicked = b
+            .execute(
+                "const a = document.querySelector('#live-opportunities tr.opp-row:not(.closed) a.opp-link');                  if (!a) return null; a.click(); return a.getAttribute('href')",
+                vec![],
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(href) = clicked.as_str() else { return Err("no open row".into()) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            let state = b
+                .execute("const s = document.querySelector('#opp-status'); return s && s.innerText", vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+            match state.as_str() {
+                Some(s) if s.starts_with("Open") => return Ok(()),
+                Some(s) if s.starts_with("Not open") => return Err(format!("{href} closed: {s}")),
+                _ => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+            }
+        }
+        Err(format!("{href}: the view did not open"))
+    })
+    .await;
+    wait_count(&b, "#opp-books .book[data-leg=yes][data-levels] canvas", 1).await;
+    wait_count(&b, "#opp-books .book[data-leg=no][data-levels] canvas", 1).await;
+    let figures = b.text("#opp-figures").await.unwrap().unwrap();
+    for label in ["Buy YES", "Buy NO", "Net ¢ per contract", "ROI %", "Capital $", "fee "] {
+        assert!(figures.contains(label), "{label}: {figures}");
+    }
+    let links = b
+        .execute(
+            "return [...document.querySelectorAll('#opp-figures a')].map(a => a.getAttribute('href'))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let links: Vec<String> = serde_json::from_value(links).unwrap();
+    assert!(
+        links.iter().any(|l| l.starts_with("#/market/venue_a/"))
+            && links.iter().any(|l| l.starts_with("#/market/venue_b/")),
+        "both markets are linked: {links:?}"
+    );
+    // The walk was captured with the row: its sizes add up to the executable size shown.
+    // The walk and the figures are read together (the view refreshes them every few seconds).
+    let walk = wait(
+        &b,
+        "the depth walk",
+        "const rows = [...document.querySelectorAll('#opp-walk-table tbody tr')].filter(r => r.cells.length === 7); \
+         const size = [...document.querySelectorAll('#opp-figures tr')].find(r => r.cells[0].innerText === 'Executable size'); \
+         const n = (t) => Number(t.replace(/,/g, '')); \
+         return rows.length && size ? { sizes: rows.map(r => n(r.cells[3].innerText)), size: n(size.cells[1].innerText) } : null",
+    )
+    .await;
+    let sizes = walk["sizes"].as_array().unwrap();
+    let walked: f64 = sizes.iter().map(|v| v.as_f64().unwrap()).sum();
+    let size = walk["size"].as_f64().unwrap();
+    // Each figure is shown to the cent: the sum may differ from the total by that rounding.
+    let rounding = 0.005 * (sizes.len() + 1) as f64;
+    assert!(
+        (walked - size).abs() <= rounding,
+        "the walk adds up to the size: {walk}"
+    );
+    wait(
+        &b,
+        "the legs' prices charted",
+        "return Number(document.querySelector('#opp-legs-chart').dataset.points) >= 2",
+    )
+    .await;
+    // Tall enough for the whole view: the books, the prices and the episode.
+    b.set_window_size(1280, 2100).await.unwrap();
+    screenshot(&b, "opportunity").await;
+    b.set_window_size(1280, 1400).await.unwrap();
     assert_no_console_errors(&b, &[]).await;
 
     // Market: typing finds the market; its page draws both books (it is paired) and its price history.
@@ -387,6 +474,18 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
     server.stop().await.unwrap();
 }
 
+/// A path segment as the page's links encode it (`encodeURIComponent`).
+fn urlencoding(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// Every page fits a desktop's width and a phone's: nothing makes the page scroll sideways (wide tables
 /// scroll inside their panels).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -395,11 +494,30 @@ async fn every_page_fits_a_wide_and_a_narrow_screen() {
     let (_db, keys, server) = simulated_on_sqlite(34, |_| {}).await;
     let market = long_btc_market(&server, "venue_a", &keys.trader).await;
     let market_page = format!("#/market/venue_a/{}", market["market_id"].as_str().unwrap());
+    // An opportunity's view, open or closed by the time it is drawn: its panels are laid out either way.
+    let current = server.url("/v1/arbitrage/current");
+    let opportunity = eventually("an opportunity", 120, async || {
+        let v = get_json_key(&current, &keys.trader).await?;
+        let o = &v[0];
+        let part = |k: &str| urlencoding(o[k].as_str().unwrap_or_default());
+        o.is_object()
+            .then(|| {
+                format!(
+                    "#/opportunity/{}/{}/{}",
+                    part("pair_id"),
+                    part("outcome_key"),
+                    part("buy_yes_market")
+                )
+            })
+            .ok_or(format!("{v}"))
+    })
+    .await;
     open(&b, &server, Some(&keys.trader), "#/live").await;
-    let pages: [(&str, &str); 5] = [
+    let pages: [(&str, &str); 6] = [
         ("#/live", "#live-venues tr[data-venue]"),
         ("#/market", "#search-results tbody tr"),
         (&market_page, "#market-book .book"),
+        (&opportunity, "#opp-episode-table tr"),
         ("#/history", "#history-table"),
         ("#/keys", "#key-input"),
     ];
@@ -537,4 +655,64 @@ async fn a_capture_gap_is_shaded_on_the_price_history() {
 
     b.quit().await.unwrap();
     server.stop().await.unwrap();
+}
+
+/// The venues card, without a key, says why a venue that was cut off is down: the venue's last error in
+/// words, as `/readyz` has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_venues_card_says_why_a_cut_venue_is_down() {
+    let Some(b) = launch().await else { return };
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let sim = crossbook_sim::Simulator::start(crossbook_sim::SimConfig::new(35, crossbook_sim::SimClock::default()))
+        .await
+        .unwrap();
+    let mut config = crossbook_server::config::Config::for_tests(&db.url);
+    crate::util::point_at(&mut config, &sim);
+    let silence = config.feed_silence_seconds;
+    let server = Server::start(config).await;
+    open(&b, &server, None, "#/live").await;
+    wait(
+        &b,
+        "both venues connected",
+        "const c = [...document.querySelectorAll('#live-venues tr[data-venue] td:nth-child(2)')].map(t => t.innerText); \
+         return c.length === 2 && c.every(t => t === 'connected')",
+    )
+    .await;
+
+    sim.shutdown().await;
+    // The card reads /readyz every few seconds: within the silence limit both venues are down, with why.
+    let deadline = std::time::Instant::now() + Duration::from_secs(silence + 10);
+    let reasons = loop {
+        let v = b
+            .execute(
+                "return [...document.querySelectorAll('#live-venues tr[data-venue]')].map(r => \
+                 [r.cells[1].innerText, r.cells[2].innerText, r.querySelector('td.reason').innerText])",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let rows: Vec<(String, String, String)> = serde_json::from_value(v).unwrap();
+        if rows.len() == 2
+            && rows
+                .iter()
+                .all(|(conn, _, why)| conn == "down" && why.starts_with("disconnected"))
+        {
+            break rows;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the card did not say why: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    for (_, data, why) in &reasons {
+        assert_eq!(data, "stale", "{reasons:?}");
+        // The reason carries the venue's error, not only the word.
+        assert!(why.len() > "disconnected".len(), "{reasons:?}");
+    }
+    screenshot(&b, "live-venue-down").await;
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
+    db.cleanup().await;
 }

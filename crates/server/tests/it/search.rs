@@ -60,6 +60,8 @@ const MARKET_FIELDS: &[&str] = &[
     "last_no_price",
     "event_id",
     "settled_at",
+    "window_start",
+    "window_end",
 ];
 
 #[tokio::test]
@@ -351,7 +353,7 @@ async fn markets_filters_sorts_and_shape() {
                 "market_id": M_BTC_B, "exchange": "venue_b", "series_id": "btc-up-or-down-15m", "title": null,
                 "subtitle": null, "question": "Bitcoin Up or Down - November 21, 7:00PM-7:15PM ET", "status": "active",
                 "volume": 2500.51, "liquidity": 800.25, "last_yes_price": "0.5556", "last_no_price": "0.4445",
-                "event_id": E_BTC_B, "settled_at": null
+                "event_id": E_BTC_B, "settled_at": null, "window_start": null, "window_end": null
             })
         );
         let a = app.get(&format!("/v1/search/markets?q={M_BTC_A}")).await.ok();
@@ -1036,6 +1038,12 @@ async fn venue_markets_have_last_prices_and_closed_ones_a_settlement_time() {
             .ok();
         assert_eq!(ids(&closed, "market_id"), ["KXBTC5M-26NOV211415-15"]);
         assert_eq!(closed[0]["settled_at"], "2026-11-21T19:15:00.000Z");
+        // The window it settles on, as the venue lists it: what tells it apart from the series' other windows,
+        // which share its title.
+        assert_eq!(
+            (&closed[0]["window_start"], &closed[0]["window_end"]),
+            (&json!("2026-11-21T19:10:00.000Z"), &json!("2026-11-21T19:15:00.000Z"))
+        );
     })
     .await;
 }

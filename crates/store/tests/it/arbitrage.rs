@@ -67,11 +67,13 @@ fn opp(event_id: &str, interval: Option<IntervalCode>, net: i64, at: Timestamp) 
             market: Exchange::VenueA,
             identifier: "KX-A".into(),
             book_side: BookSide::Bid,
+            fee: MicroUsd(20_000),
         },
         no_leg: ExecutionLeg {
             market: Exchange::VenueB,
             identifier: "222".into(),
             book_side: BookSide::Bid,
+            fee: MicroUsd(17_500),
         },
         orderbook: None,
         fee_model: format!("venue_a:0.07;venue_b:{}=0.07", category.as_str()),

@@ -57,6 +57,10 @@ pub struct ExecutionLegOut {
     pub book_side: String,
     /// The order the leg places: `buy_yes` on `yes_leg`, `buy_no` on `no_leg`.
     pub action: LegAction,
+    /// The leg's taker fee per contract at its ask, cents; the two legs' fees sum to `fee_cents`. Null on a
+    /// locked history row.
+    #[schema(examples(2.0))]
+    pub fee_cents: Option<f64>,
 }
 
 /// What an execution leg buys.
@@ -87,11 +91,31 @@ pub struct LegAsksOut {
     pub asks: Vec<LevelOut>,
 }
 
-/// Top ask levels per leg.
+/// One chunk of the depth walk: `size` contracts bought on both legs at one pair of asks, each netting
+/// `net_cents` after both fees.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WalkStepOut {
+    /// YES ask of the chunk, a four-decimal price string.
+    #[schema(examples("0.4500"))]
+    pub yes_price: String,
+    /// NO ask of the chunk, a four-decimal price string.
+    #[schema(examples("0.5000"))]
+    pub no_price: String,
+    /// Contracts on each leg.
+    pub size: f64,
+    /// Net edge per contract after both legs' fees, cents.
+    pub net_cents: f64,
+}
+
+/// Top ask levels per leg, and the depth walk over them.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OrderbookOut {
     pub yes: LegAsksOut,
     pub no: LegAsksOut,
+    /// The chunks the depth walk took, best first: the YES and NO ladders are merged cheapest first, and
+    /// the walk stops at the first chunk whose net is below the threshold. Their sizes sum to
+    /// `executable_size` and their `net × size` to `max_profit_dollars`.
+    pub walk: Vec<WalkStepOut>,
 }
 
 /// An arbitrage opportunity: buy YES on one venue and NO on the other for less than 1 dollar

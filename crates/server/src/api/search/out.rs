@@ -134,6 +134,13 @@ pub struct MarketOut {
     /// null.
     #[schema(required = true, format = DateTime)]
     pub settled_at: Option<String>,
+    /// Start of the window the market settles on (a price window's start), null when the venue states none.
+    /// With `window_end` it tells apart markets of one series that share a title.
+    #[schema(required = true, format = DateTime)]
+    pub window_start: Option<String>,
+    /// End of that window, when the venue closes trading on the market; null when the venue states none.
+    #[schema(required = true, format = DateTime)]
+    pub window_end: Option<String>,
 }
 
 impl From<StoredMarket> for MarketOut {
@@ -156,6 +163,8 @@ impl From<StoredMarket> for MarketOut {
             last_no_price: m.last_no_price.unwrap_or(last_yes.complement()).to_string4(),
             event_id: m.event_id,
             settled_at: iso_opt(m.settled_at),
+            window_start: iso_opt(m.window_start),
+            window_end: iso_opt(m.window_end),
         }
     }
 }

@@ -7,9 +7,12 @@ import * as history from './history.js';
 import * as keys from './keys.js';
 import * as live from './live.js';
 import * as market from './market.js';
+import * as opportunity from './opportunity.js';
 import { stats, stream } from './stream.js';
 
-const PAGES = { live, market, history, keys };
+const PAGES = { live, market, history, keys, opportunity };
+// The page a page's tab belongs to (an opportunity is opened from Live).
+const TAB = { opportunity: 'live' };
 
 window.crossbookStats = {
   get messages() {
@@ -32,7 +35,7 @@ let unmount = null;
 function route() {
   const [name, ...params] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   const page = PAGES[name] ? name : 'live';
-  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === page);
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.page === (TAB[page] || page));
   if (unmount) unmount();
   unmount = null;
   fill(root);

@@ -9,6 +9,43 @@ function width(el) {
   return Math.max(280, el.clientWidth || 480);
 }
 
+/** A time as the page shows it everywhere: 24-hour, UTC ("14:05:09"). */
+export function utcTime(sec) {
+  return new Date(sec * 1000).toISOString().slice(11, 19);
+}
+
+/**
+ * The time axis of every chart: 24-hour UTC labels (with the date when the range spans more than a day, and
+ * seconds when ticks are less than a minute apart), and the zone named on the axis.
+ */
+function timeAxis() {
+  return {
+    label: 'UTC',
+    labelSize: 20,
+    values: (u, ticks, axisIdx, space, incr) => {
+      const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
+      return ticks.map((t) => {
+        const iso = new Date(t * 1000).toISOString();
+        if (span > 86400) return `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
+        return incr < 60 ? iso.slice(11, 19) : iso.slice(11, 16);
+      });
+    },
+  };
+}
+
+/**
+ * Shows the latest values in a chart's legend whenever the cursor is not over it (uPlot shows none then),
+ * so that a legend never reads "--" on a chart that has data.
+ */
+function latestInLegend() {
+  return (u) => {
+    if (u.legend.idx != null || !u.data[0]?.length) return;
+    let last = u.data[0].length - 1;
+    while (last > 0 && u.data.slice(1).every((s) => s[last] == null)) last--;
+    u.setLegend({ idx: last }, false);
+  };
+}
+
 /** Keeps a chart as wide as its container. Returns the function that stops it. */
 function follow(el, plot, height) {
   const ro = new ResizeObserver(() => plot.setSize({ width: width(el), height }));
@@ -35,8 +72,8 @@ export function depthData(bids, asks) {
   return [prices, bidY, askY];
 }
 
-/** A depth chart in `el`. Returns {update(bids, asks), destroy()}. */
-export function depthChart(el, title) {
+/** A depth chart in `el` of a book trading `outcome`. Returns {update(bids, asks), destroy()}. */
+export function depthChart(el, title, outcome = 'YES') {
   const height = 220;
   const stepped = uPlot.paths.stepped;
   const opts = {
@@ -45,13 +82,15 @@ export function depthChart(el, title) {
     height,
     scales: { x: { time: false } },
     cursor: { drag: { x: false, y: false } },
-    legend: { show: true },
+    // The legend names the series; its values would be the depth at the cursor's price, which the ladder
+    // below already lists.
+    legend: { show: true, live: false },
     axes: [
       { values: (u, ticks) => ticks.map((t) => t.toFixed(2)) },
       { size: 60 },
     ],
     series: [
-      { label: 'YES price', value: (u, v) => (v == null ? '–' : v.toFixed(4)) },
+      { label: `${outcome} price`, value: (u, v) => (v == null ? '–' : v.toFixed(4)) },
       { label: 'bids', stroke: BID, fill: 'rgba(21,128,61,0.15)', paths: stepped({ align: -1 }), points: { show: false } },
       { label: 'asks', stroke: ASK, fill: 'rgba(185,28,28,0.15)', paths: stepped({ align: 1 }), points: { show: false } },
     ],
@@ -82,11 +121,12 @@ export function priceChart(el, title) {
     height,
     scales: { x: { time: true }, y: { range: (u, min, max) => [Math.max(0, (min ?? 0) - 0.02), Math.min(1, (max ?? 1) + 0.02)] } },
     series: [
-      {},
+      { label: 'time', value: (u, v) => (v == null ? '–' : `${utcTime(v)} UTC`) },
       { label: 'YES close', stroke: '#1d4ed8', width: 2, spanGaps: false, points: { show: true, size: 5 }, value: (u, v) => (v == null ? '–' : v.toFixed(4)) },
     ],
-    axes: [{}, { size: 60, values: (u, ticks) => ticks.map((t) => t.toFixed(2)) }],
+    axes: [timeAxis(), { size: 60, values: (u, ticks) => ticks.map((t) => t.toFixed(2)) }],
     hooks: {
+      setLegend: [latestInLegend()],
       drawClear: [
         (u) => {
           const { ctx, bbox } = u;
@@ -116,6 +156,92 @@ export function priceChart(el, title) {
     update(candles, newGaps) {
       gaps = newGaps;
       plot.setData([candles.map((c) => c.timestamp / 1000), candles.map((c) => (c.close == null ? null : Number(c.close)))]);
+    },
+    destroy() {
+      unfollow();
+      plot.destroy();
+    },
+  };
+}
+
+/**
+ * The prices of an opportunity's two legs over time, as YES prices: the YES ask on the venue where YES is
+ * bought, and 1 − the NO ask on the other venue (the YES price the NO leg sells at). The band below the
+ * second line is as wide as both legs' fees: while the YES ask is under the band, the pair nets after fees;
+ * inside it the fees eat the edge; above it there is no edge. Returns {push(t, yesAsk, yesViaNo, feeCents),
+ * destroy()}, times in ms and prices in dollars (null when a side is empty).
+ */
+export function legsChart(el, yesLabel, noLabel) {
+  const height = 240;
+  const data = [[], [], [], []];
+  const four = (u, v) => (v == null ? '–' : v.toFixed(4));
+  const opts = {
+    title: 'Both legs as YES prices',
+    width: width(el),
+    height,
+    scales: { x: { time: true }, y: { range: (u, min, max) => [Math.max(0, (min ?? 0) - 0.02), Math.min(1, (max ?? 1) + 0.02)] } },
+    series: [
+      { label: 'time', value: (u, v) => (v == null ? '–' : `${utcTime(v)} UTC`) },
+      { label: yesLabel, stroke: BID, width: 2, spanGaps: false, points: { show: false }, value: four },
+      { label: noLabel, stroke: '#1d4ed8', width: 2, spanGaps: false, points: { show: false }, value: four },
+      { label: 'less both fees', stroke: 'rgba(29,78,216,0.5)', dash: [4, 4], spanGaps: false, points: { show: false }, value: four },
+    ],
+    bands: [{ series: [2, 3], fill: 'rgba(29,78,216,0.12)' }],
+    axes: [timeAxis(), { size: 60, values: (u, ticks) => ticks.map((t) => t.toFixed(2)) }],
+    hooks: { setLegend: [latestInLegend()] },
+  };
+  const plot = new uPlot(opts, data, el);
+  const unfollow = follow(el, plot, height);
+  // A few minutes at one sample a second is plenty for a live view and keeps the page's memory flat.
+  const MAX_POINTS = 900;
+  return {
+    push(t, yesAsk, yesViaNo, feeCents) {
+      data[0].push(t / 1000);
+      data[1].push(yesAsk);
+      data[2].push(yesViaNo);
+      data[3].push(yesViaNo == null || feeCents == null ? null : yesViaNo - feeCents / 100);
+      if (data[0].length > MAX_POINTS) for (const s of data) s.shift();
+      plot.setData(data);
+      el.dataset.points = String(data[0].length);
+    },
+    destroy() {
+      unfollow();
+      plot.destroy();
+    },
+  };
+}
+
+/** The net of an opportunity over time, cents per contract (null while closed). Returns {push(t, net), destroy()}. */
+export function netChart(el) {
+  const height = 180;
+  const data = [[], []];
+  const opts = {
+    title: 'Net ¢ per contract',
+    width: width(el),
+    height,
+    scales: { x: { time: true } },
+    series: [
+      { label: 'time', value: (u, v) => (v == null ? '–' : `${utcTime(v)} UTC`) },
+      { label: 'net ¢', stroke: BID, width: 2, spanGaps: false, points: { show: true, size: 4 }, paths: uPlot.paths.stepped({ align: 1 }), value: (u, v) => (v == null ? '–' : v.toFixed(2)) },
+    ],
+    axes: [timeAxis(), { size: 50 }],
+    hooks: { setLegend: [latestInLegend()] },
+  };
+  const plot = new uPlot(opts, data, el);
+  const unfollow = follow(el, plot, height);
+  return {
+    push(t, net) {
+      const sec = t / 1000;
+      // One point per second: a burst of updates keeps the latest.
+      if (data[0].length && Math.floor(data[0][data[0].length - 1]) === Math.floor(sec)) {
+        data[1][data[1].length - 1] = net;
+      } else {
+        data[0].push(sec);
+        data[1].push(net);
+      }
+      if (data[0].length > 900) for (const s of data) s.shift();
+      plot.setData(data);
+      el.dataset.points = String(data[0].length);
     },
     destroy() {
       unfollow();

@@ -87,6 +87,21 @@ export function price(v) {
   return Number.isFinite(n) ? n.toFixed(4) : String(v);
 }
 
+/**
+ * A market's window in words ("window 14:45–15:00 UTC", "closes 2026-11-28 11:00 UTC"): what tells apart the
+ * markets of one series that share a title. Empty when the market states no window.
+ */
+export function windowWords(start, end) {
+  if (!end) return '';
+  // Today's times without seconds ("14:45"), other days' with their date ("2026-11-28 11:00").
+  const short = (t) => {
+    const c = clock(t);
+    return c.length === 8 ? c.slice(0, 5) : c;
+  };
+  if (!start) return `closes ${short(end)} UTC`;
+  return `window ${short(start)}–${short(end)} UTC`;
+}
+
 /** The venue as the page shows it. */
 export function venue(exchange) {
   return exchange === 'venue_a' ? 'venue A' : exchange === 'venue_b' ? 'venue B' : exchange || '–';
@@ -102,6 +117,18 @@ const BASIS = {
 /** A settlement basis as the page words it (`text`) and explains it on hover (`title`). */
 export function basisWords(basis) {
   return BASIS[basis] || { text: basis || '–', title: '' };
+}
+
+/**
+ * An opportunity's fees per contract as a cell's content: the total in cents and, when the legs carry
+ * theirs, each leg's ("3.75 = 2.00 YES + 1.75 NO").
+ */
+export function feeCell(o) {
+  const yes = o.yes_leg?.fee_cents;
+  const no = o.no_leg?.fee_cents;
+  const cents = (v) => (v == null ? '–' : Number(v).toFixed(2));
+  if (yes == null || no == null) return cents(o.fee_cents);
+  return [cents(o.fee_cents), h('span', { class: 'muted' }, ` = ${cents(yes)} YES + ${cents(no)} NO`)];
 }
 
 /** A long id shortened for a table cell; the whole id is its title. */

@@ -3,7 +3,7 @@
 // /v1/arbitrage/current/difference, a Trader-only route whose refusal the panel shows as the API words it.
 
 import { api, query } from './api.js';
-import { clock, errorNotice, fill, h, num, panel, price, venue } from './dom.js';
+import { clock, errorNotice, feeCell, fill, h, num, panel, price, venue } from './dom.js';
 
 const PAGE = 50;
 
@@ -42,8 +42,8 @@ export function mount(root) {
   const body = h('tbody');
   const more = h('button', { type: 'button', class: 'more', hidden: true }, 'More');
   hist.body.append(form, note, h('div', { class: 'scroll-x' }, h('table', { class: 'data', id: 'history-table' },
-    h('caption', { class: 'muted' }, 'Sorted by last seen, newest first. Fees are both legs\' taker fees per contract, in cents, at the rates named.'),
-    h('thead', {}, h('tr', {}, h('th', {}, 'First seen'), h('th', { 'aria-sort': 'descending' }, 'Last seen ▼'), h('th', {}, 'Pair'), h('th', {}, 'Buy YES / NO'),
+    h('caption', { class: 'muted' }, 'Sorted by last seen, newest first. Fees are per contract, in cents: the total, then each leg\'s taker fee at the rates named.'),
+    h('thead', {}, h('tr', {}, h('th', {}, 'First seen (UTC)'), h('th', { 'aria-sort': 'descending' }, 'Last seen (UTC) ▼'), h('th', {}, 'Pair'), h('th', {}, 'Buy YES / NO'),
       h('th', { class: 'num' }, 'Net ¢'), h('th', { class: 'num' }, 'Peak ¢'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Fees ¢'), h('th', {}, 'Fee rates'))),
     body)), more);
 
@@ -62,7 +62,7 @@ export function mount(root) {
       locked
         ? h('td', { colspan: 4, class: 'muted' }, 'locked: the Trader plan shows every episode')
         : [h('td', { class: 'num' }, num(o.net_cents, 2)), h('td', { class: 'num' }, num(o.peak_net_cents, 2)), h('td', { class: 'num' }, num(o.executable_size, 2)),
-          h('td', { class: 'num fees' }, num(o.fee_cents, 2))],
+          h('td', { class: 'num fees' }, feeCell(o))],
       h('td', { class: 'muted fee-rates', title: o.fee_model || '' }, feeWords(o.fee_model)));
   };
   const load = async (append) => {

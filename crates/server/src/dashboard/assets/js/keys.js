@@ -46,7 +46,7 @@ export function mount(root) {
   const deliveries = (type, into) => api(`/v1/webhooks/${type}/deliveries`)
     .then((r) => fill(into, r.data.length
       ? h('table', { class: 'data' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Event'), h('th', {}, 'Status'), h('th', {}, 'Latency'), h('th', {}, 'Error'))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'Time (UTC)'), h('th', {}, 'Event'), h('th', {}, 'Status'), h('th', {}, 'Latency'), h('th', {}, 'Error'))),
         h('tbody', {}, r.data.map((d) => h('tr', {}, h('td', {}, clock(d.created_at)), h('td', {}, d.event_type),
           h('td', { class: d.status_code >= 200 && d.status_code < 300 ? 'good' : 'bad' }, d.status_code ?? (d.blocked ? 'blocked' : 'no answer')),
           h('td', {}, `${d.latency_ms} ms`), h('td', {}, d.error || '')))))

@@ -3,7 +3,8 @@
 // (the stream does not replay them).
 
 import { api, getKey, readiness } from './api.js';
-import { age, basisWords, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
+import { age, basisWords, clock, errorNotice, feeCell, fill, h, notice, num, panel, price, venue } from './dom.js';
+import { opportunityHref } from './opportunity.js';
 import { refusal, stream } from './stream.js';
 
 const MAX_WHALES = 100;
@@ -48,7 +49,7 @@ export function mount(root) {
   opp.body.append(
     oppNote,
     h('div', { class: 'scroll-x' }, h('table', { class: 'data opps' },
-      h('caption', { class: 'muted' }, 'Buy YES on one venue and NO on the other; each pair of contracts pays $1. Prices are asks; fees are both legs\' taker fees per contract.'),
+      h('caption', { class: 'muted' }, 'Buy YES on one venue and NO on the other; each pair of contracts pays $1. Prices are asks; fees are each leg\'s taker fee per contract, in cents.'),
       h('thead', {}, h('tr', {}, th('Pair'), th('Basis'), th('Buy YES'), th('Buy NO'), sortHead('net'), sortHead('roi'),
         th('Size', 'num'), th('Capital $', 'num'), th('Fees ¢', 'num'), sortHead('profit'), th('Age', 'num'))),
       oppBody)),
@@ -71,8 +72,13 @@ export function mount(root) {
     for (const [key, cell] of Object.entries(sortHeads)) cell.setAttribute('aria-sort', key === sortBy ? 'descending' : 'none');
     fill(oppBody, [...rows.values()]
       .sort((a, b) => (a.closedAt ? 1 : 0) - (b.closedAt ? 1 : 0) || (of(b.o) ?? -Infinity) - (of(a.o) ?? -Infinity))
-      .map((r) => h('tr', { class: r.closedAt ? 'closed' : r.flash && now - r.flash < 1500 ? 'flash' : null, dataset: { pair: r.o.pair_id || r.o.event_id } },
-        h('td', { title: r.o.event_title }, r.o.label || r.o.event_title),
+      .map((r) => h('tr', {
+        class: `opp-row${r.closedAt ? ' closed' : r.flash && now - r.flash < 1500 ? ' flash' : ''}`,
+        dataset: { pair: r.o.pair_id || r.o.event_id },
+        // The whole row opens the opportunity; its first cell is the link, for the keyboard.
+        onclick: (ev) => { if (!ev.target.closest('a')) location.hash = opportunityHref(r.o); },
+      },
+        h('td', { title: r.o.event_title }, h('a', { href: opportunityHref(r.o), class: 'opp-link' }, r.o.label || r.o.event_title)),
         h('td', { class: `basis basis-${r.o.settlement_basis}`, title: basisWords(r.o.settlement_basis).title }, basisWords(r.o.settlement_basis).text),
         leg(r.o, 'yes'),
         leg(r.o, 'no'),
@@ -80,7 +86,7 @@ export function mount(root) {
         h('td', { class: 'num roi' }, num(r.o.roi_percent, 2)),
         h('td', { class: 'num' }, num(r.o.executable_size, 2)),
         h('td', { class: 'num capital' }, num(r.o.capital_dollars, 2)),
-        h('td', { class: 'num fees' }, num(r.o.fee_cents, 2)),
+        h('td', { class: 'num fees' }, feeCell(r.o)),
         h('td', { class: 'num' }, num(r.o.max_profit_dollars, 2)),
         h('td', { class: 'num' }, age(r.firstSeen, now)))));
     liveStats.opportunities = [...rows.values()].filter((r) => !r.closedAt).length;
@@ -115,7 +121,7 @@ export function mount(root) {
     whaleNote,
     h('div', { class: 'scroll' },
       h('table', { class: 'data' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Market'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Notional $'))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'Time (UTC)'), h('th', {}, 'Market'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Notional $'))),
         whaleBody)),
   );
   const whaleRow = (t) => h('tr', { dataset: { trade: `${t.exchange}:${t.source_trade_id}` } },
@@ -129,6 +135,7 @@ export function mount(root) {
   const whaleId = (t) => `${t.exchange}:${t.source_trade_id}`;
   const addWhale = (t) => {
     if (whaleIds.has(whaleId(t))) return;
+    if (!whaleIds.size) whaleNote.querySelector('p.muted')?.remove();
     whaleIds.add(whaleId(t));
     whaleBody.prepend(whaleRow(t));
     while (whaleBody.childElementCount > MAX_WHALES) whaleBody.lastElementChild.remove();
@@ -140,6 +147,7 @@ export function mount(root) {
     try {
       const feed = await api('/v1/whales/public/feed?limit=20');
       for (const t of [...feed.trades].reverse()) addWhale(t);
+      if (!whaleBody.childElementCount) whaleNote.append(h('p', { class: 'muted' }, 'No whale trade yet; new ones appear here.'));
       liveStats.whales = whaleBody.childElementCount;
     } catch (e) {
       whaleNote.append(errorNotice(e));
@@ -193,7 +201,7 @@ export function mount(root) {
   cleanups.push(() => clearInterval(readyTick));
   const gapBody = h('tbody');
   gaps.body.append(h('div', { class: 'scroll' }, h('table', { class: 'data' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Venue'), h('th', {}, 'Cause'), h('th', { class: 'num' }, 'Books'))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'Time (UTC)'), h('th', {}, 'Venue'), h('th', {}, 'Cause'), h('th', { class: 'num' }, 'Books'))),
     gapBody)));
   const noGaps = h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No gap since this page opened.'));
   gapBody.append(noGaps);

@@ -4,7 +4,7 @@
 
 import { api, getKey, query } from './api.js';
 import { depthChart, priceChart } from './charts.js';
-import { basisWords, clock, debounce, errorNotice, fill, h, notice, num, panel, price, shortId, venue } from './dom.js';
+import { basisWords, clock, debounce, errorNotice, fill, h, notice, num, panel, price, shortId, venue, windowWords } from './dom.js';
 import { refusal, stream } from './stream.js';
 
 const INTERVALS = ['1m', '5m', '1h', '6h', '1d', '1w'];
@@ -36,8 +36,9 @@ function mountSearch(root) {
     status.textContent = list.length ? what : 'No market matches.';
     fill(results, list.map((m) => h('tr', {},
       h('td', {}, venue(m.exchange)),
+      // The subtitle (a strike, a team) and the window tell apart the markets of a series with one title.
       h('td', {}, h('a', { href: marketHref(m.exchange, m.market_id) }, m.title || m.question || m.market_id),
-        m.subtitle ? h('span', { class: 'muted' }, ` ${m.subtitle}`) : null),
+        h('span', { class: 'muted' }, [m.subtitle, windowWords(m.window_start, m.window_end)].filter(Boolean).map((x) => ` · ${x}`).join(''))),
       h('td', {}, m.status),
       // A binary market never trades at 0: a zero last price means no trade yet, not a price.
       h('td', { class: 'num' }, Number(m.last_yes_price) > 0 ? m.last_yes_price : h('span', { class: 'muted' }, 'no trade yet')),
@@ -73,11 +74,12 @@ function priceOf(t) {
 }
 
 /**
- * The YES book of one market, kept from the stream's snapshots and changes. venue_a sends YES bids and NO
- * bids (a NO bid at p is a YES ask at 1 − p); venue_b sends one book per token, of which the YES token's is
- * shown.
+ * The book of one market, kept from the stream's snapshots and changes. venue_a sends YES bids and NO bids
+ * (a NO bid at p is a YES ask at 1 − p) and its YES book is drawn; venue_b sends one book per token, of which
+ * the token `asset` is drawn (the YES token on a market's page, the token a leg buys on an opportunity's).
+ * `outcome` names what the drawn book trades.
  */
-function bookView(exchange, marketId, title, yesAsset) {
+export function bookView(exchange, marketId, title, asset, outcome = 'YES') {
   const chartEl = h('div', { class: 'chart' });
   const ladder = h('div', { class: 'ladder' });
   const state = h('p', { class: 'muted' }, 'Waiting for the book…');
@@ -86,8 +88,8 @@ function bookView(exchange, marketId, title, yesAsset) {
   const books = new Map();
   let chart = null;
   let frame = 0;
-  let yes = yesAsset;
-  let yesKnown = exchange === 'venue_a' || !!yesAsset;
+  let yes = asset;
+  let yesKnown = exchange === 'venue_a' || !!asset;
 
   const shown = () => {
     if (exchange === 'venue_a') return books.values().next().value;
@@ -107,7 +109,7 @@ function bookView(exchange, marketId, title, yesAsset) {
     const book = shown();
     if (!book) return;
     const { bids, asks } = yesSides(book);
-    if (!chart) chart = depthChart(chartEl, 'Depth (YES)');
+    if (!chart) chart = depthChart(chartEl, `Depth (${outcome})`, outcome);
     chart.update(bids, asks);
     el.dataset.levels = String(bids.length + asks.length);
     const cells = (l) => [h('td', { class: 'num' }, l ? l.price : ''), h('td', { class: 'num' }, l ? num(l.size, 2) : '')];
@@ -129,8 +131,26 @@ function bookView(exchange, marketId, title, yesAsset) {
     return books.get(k);
   };
   const ladderOf = (list) => new Map((list || []).map((l) => [ticks(l.price), l.size]));
+  const best = (m, desc) => {
+    let b = null;
+    for (const t of m.keys()) if (b === null || (desc ? t > b : t < b)) b = t;
+    return b;
+  };
   return {
     el,
+    /**
+     * The best ask of an outcome in basis points (null when that side is empty): on venue_a a YES ask is
+     * 1 − the best NO bid and a NO ask 1 − the best YES bid; on venue_b it is the ask of the outcome's token.
+     */
+    bestAsk(which, tokens = {}) {
+      if (exchange === 'venue_a') {
+        const book = books.values().next().value;
+        const bid = book && best(which === 'YES' ? book.no_bids : book.bids, true);
+        return bid === null || bid === undefined ? null : 10000 - bid;
+      }
+      const book = books.get(which === 'YES' ? tokens.yes : tokens.no);
+      return book ? best(book.asks, false) : null;
+    },
     /** The YES token of a venue_b market, once known (null: it cannot be known; the first token is drawn). */
     setYesAsset(id) {
       yes = id;
@@ -196,9 +216,18 @@ function mountMarket(root, exchange, marketId) {
 
   if (!getKey()) {
     for (const p of [books, hist, trades]) p.body.append(notice('info', 'Enter an API key on the Keys page: the books, history and trades need one (any plan).'));
+    // The catalog is public: the heading names the market even without a key.
+    api(`/v1/search/markets${query({ q: marketId, exchange, limit: 10 })}`)
+      .then((list) => {
+        const m = list.find((x) => x.market_id === marketId);
+        if (m) fill(head, h('h1', {}, m.title || m.question || marketId), h('p', { class: 'muted' }, `${venue(exchange)} · `, shortId(marketId), m.subtitle ? ` · ${m.subtitle}` : '', ` · ${m.status}`));
+      })
+      .catch(() => {});
     return () => {};
   }
 
+  // What YES stands for (the team YES backs on a game), once the pair says it.
+  const yesNote = h('p', { class: 'yes-note' });
   // Header and price history from the OHLCV route.
   const select = h('select', { id: 'history-interval', 'aria-label': 'Interval' }, INTERVALS.map((i) => h('option', { value: i }, i)));
   const histNote = h('div');
@@ -214,15 +243,23 @@ function mountMarket(root, exchange, marketId) {
     try {
       const r = await api(`/v1/markets/ohlcv${query({ market_ids: marketId, exchange, interval: select.value })}`, { signal });
       const m = r.markets[0];
+      // A binary market never trades at 0: a zero last price means no trade yet.
+      const last = Number(m.last_price) > 0 ? `last price ${price(m.last_price)} · 1-day change ${price(m.change_1d)}` : 'no trade yet: the book below has its prices';
       fill(head, h('h1', {}, m.title || marketId),
-        h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · last price ${price(m.last_price)} · 1-day change ${price(m.change_1d)}`));
-      const from = Date.parse(r.from);
+        h('p', { class: 'muted' }, `${venue(m.exchange)} · `, shortId(m.market_id), ` · event ${m.event_id} · ${last}`),
+        yesNote);
+      // The chart opens where this market's data begins (a market recorded for minutes would otherwise be a
+      // dot at the end of an empty window); a capture gap in the window still widens it.
+      const firstData = m.candles.find((c) => c.close != null)?.timestamp;
       const to = Date.parse(r.to);
-      const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: from, end_time: to, limit: 200 })}`, { signal });
+      const windowFrom = Date.parse(r.from);
+      const g = await api(`/v1/historical/gaps${query({ exchange, market_id: marketId, start_time: windowFrom, end_time: to, limit: 200 })}`, { signal });
+      const gapStart = Math.min(...g.gaps.map((x) => Math.max(windowFrom, x.start_time)));
+      const from = Math.min(firstData ?? windowFrom, gapStart);
       const gaps = g.gaps.map((x) => ({ start: Math.max(from, x.start_time), end: x.end_time ? Math.min(to, x.end_time) : to, cause: x.cause }));
       if (!chart) chart = priceChart(chartEl, 'YES price');
-      // The chart spans the whole window, to `to`: a gap in the interval still open is inside it.
-      chart.update([...m.candles, { timestamp: to, close: null }], gaps);
+      // The chart spans to `to`: a gap in the interval still open is inside it.
+      chart.update([...m.candles.filter((c) => c.timestamp >= from), { timestamp: to, close: null }], gaps);
       chartEl.dataset.candles = String(m.candles.filter((c) => c.close != null).length);
       chartEl.dataset.gaps = String(gaps.length);
       gapNote.textContent = gaps.length
@@ -264,6 +301,8 @@ function mountMarket(root, exchange, marketId) {
       return;
     }
     const other = exchange === 'venue_a' ? pair.venue_b : pair.venue_a;
+    const self = pair[exchange];
+    if (self?.yes_outcome) yesNote.textContent = `YES here is ${self.yes_outcome}; on the paired market YES is ${other.yes_outcome || 'not stated'}.`;
     const basis = basisWords(pair.settlement_basis);
     bookNote.append(h('p', { class: 'muted pair-note' }, 'Paired with ', h('a', { href: marketHref(other.exchange, other.market_id) }, other.title),
       ` (settlement terms: ${basis.text}${pair.status === 'rejected' ? '; rejected by the operator' : ''}). ${basis.title}`));
@@ -274,7 +313,7 @@ function mountMarket(root, exchange, marketId) {
   const tradeBody = h('tbody');
   const tradeNote = h('div');
   trades.body.append(tradeNote, h('div', { class: 'scroll' }, h('table', { class: 'data', id: 'trades-table' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Notional $'))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'Time (UTC)'), h('th', {}, 'Side'), h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Notional $'))),
     tradeBody)));
   const tradeRow = (t) => h('tr', {}, h('td', {}, clock(t.executed_at)), h('td', {}, `${t.side || t.taker_side || ''} ${t.outcome || ''}`),
     h('td', { class: 'num' }, price(t.price)), h('td', { class: 'num' }, num(t.size, 2)), h('td', { class: 'num' }, num(t.notional ?? t.notional_usd, 2)));
