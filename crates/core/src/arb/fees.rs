@@ -240,6 +240,25 @@ impl FeeModel {
         self
     }
 
+    /// The rates one market is priced at alone: its own category as the catalog stores it (case-insensitive),
+    /// else `crypto` for a price window and `other` for the rest, as pairs are categorised.
+    pub fn for_market(&self, market: &crate::Market) -> PairFees {
+        let category = market
+            .category
+            .as_deref()
+            .and_then(|c| {
+                Category::ALL
+                    .into_iter()
+                    .find(|k| k.as_str().eq_ignore_ascii_case(c.trim()))
+            })
+            .unwrap_or(if market.interval_code.is_some() {
+                Category::Crypto
+            } else {
+                Category::Other
+            });
+        self.for_category(category)
+    }
+
     /// The rates a pair whose venue_b market is in `category` is priced at.
     pub fn for_category(&self, category: Category) -> PairFees {
         PairFees {

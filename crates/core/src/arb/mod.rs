@@ -12,6 +12,8 @@
 //! - [`pricing`]: ask ladders per venue ([`AskLadders`]), the per-contract [`Edge`] of a pair, the choice
 //!   of [`Direction`], and the top-of-book summary of a book ([`BookTop`]).
 //! - [`depth`]: the depth walk (`executable_size`, `max_profit_dollars`).
+//! - [`execution`]: what a taker order for a size of one outcome pays against one ask ladder
+//!   (`/v1/historical/{venue}/execution-price`).
 //! - [`listing`]: the markets the pairing sees ([`Listing`]) and how each is classified ([`ListingKind`]).
 //! - [`pairing`]: which markets pair ([`PairOverride`], [`pair_markets`]) and their canonical ids.
 //! - [`scan`](mod@scan): the scanner ([`scan()`], [`scan_pairs`], [`scan_one`], [`ScanParams`],
@@ -42,6 +44,7 @@
 pub mod changes;
 pub mod depth;
 pub mod episode;
+pub mod execution;
 pub mod fees;
 #[cfg(any(test, feature = "testing"))]
 pub mod fixtures;
@@ -59,6 +62,7 @@ pub use depth::{Depth, Fill, walk};
 pub use episode::{
     Cooldown, DEFAULT_COOLDOWN_SECONDS, EPISODE_GAP_SECONDS, Episode, EpisodeBook, EpisodeChange, EpisodeKey,
 };
+pub use execution::{Execution, execute};
 pub use fees::{FeeModel, FeeRate, PairFees, taker_fee, venue_a_fee, venue_b_fee, venue_b_fee_at};
 pub use mask::{Masked, is_locked, mask_page};
 pub use opportunity::{

@@ -224,26 +224,36 @@ async fn current_answers_from_the_live_books_with_every_parameter() {
         // NO with a bid on the NO token's own book.
         assert_eq!(
             o["yes_leg"],
-            json!({"market": "venue_a", "identifier": A_WIN, "book_side": "bid", "action": "buy_yes"})
+            json!({"market": "venue_a", "identifier": A_WIN, "book_side": "bid", "action": "buy_yes", "fee_cents": 2.0})
         );
+        // Each leg's fee at its ask: ceil(7 × 0.45 × 0.55) = 2 c on venue_a, 0.07 × 0.50 × 0.50 = 1.75 c on
+        // venue_b; together the opportunity's fee.
         assert_eq!(
             o["no_leg"],
-            json!({"market": "venue_b", "identifier": format!("{B_WIN}-down"), "book_side": "bid", "action": "buy_no"})
+            json!({"market": "venue_b", "identifier": format!("{B_WIN}-down"), "book_side": "bid", "action": "buy_no", "fee_cents": 1.75})
         );
+        assert_eq!(o["fee_cents"], 3.75);
         assert!(o.get("opinion").is_some_and(Value::is_null));
         assert!(o.get("locked").is_none());
         assert!(o.get("orderbook").is_none(), "only with orderbook=true");
         assert_eq!(v[0]["interval_code"], Value::Null);
         assert_eq!(v[0]["buy_yes_market"], "venue_b");
         // The other direction: venue_b buys YES on its YES token; venue_a buys NO by an ask on its YES book.
+        let without_fee = |leg: &Value| {
+            let mut leg = leg.clone();
+            leg.as_object_mut().unwrap().remove("fee_cents");
+            leg
+        };
         assert_eq!(
-            v[0]["yes_leg"],
+            without_fee(&v[0]["yes_leg"]),
             json!({"market": "venue_b", "identifier": format!("{B_OVR}-yes"), "book_side": "bid", "action": "buy_yes"})
         );
         assert_eq!(
-            v[0]["no_leg"],
+            without_fee(&v[0]["no_leg"]),
             json!({"market": "venue_a", "identifier": A_OVR, "book_side": "ask", "action": "buy_no"})
         );
+        let leg_fees = v[0]["yes_leg"]["fee_cents"].as_f64().unwrap() + v[0]["no_leg"]["fee_cents"].as_f64().unwrap();
+        assert!((leg_fees - v[0]["fee_cents"].as_f64().unwrap()).abs() < 0.011, "{}", v[0]);
 
         // min_net_cents is inclusive and exact.
         let v = app
@@ -1512,7 +1522,7 @@ fn every_rendered_field_is_documented() {
     }
     let mut leg_props = props("ExecutionLegOut");
     leg_props.sort();
-    assert_eq!(leg_props, ["action", "book_side", "identifier", "market"]);
+    assert_eq!(leg_props, ["action", "book_side", "fee_cents", "identifier", "market"]);
     let leg = &schemas["ExecutionLegOut"]["properties"];
     let book_side = leg["book_side"]["description"].as_str().unwrap();
     assert!(

@@ -1363,3 +1363,228 @@ async fn top_of_book_rows_are_the_best_quotes_of_the_order_book_rows() {
     })
     .await;
 }
+
+/// The execution price of a size at an instant, worked out by hand from the logged books: venue_a's asks
+/// derived from the opposite bids, venue_b's token asks walked across two levels, each venue's fee per
+/// contract at each level's price, the book's state at the instant (not later), the walk's best ask equal to
+/// the order-book route's `best_yes_ask` at that instant, and an instant inside a capture gap priced at
+/// nothing with the gap named.
+#[tokio::test]
+async fn the_execution_price_walks_the_book_as_it_stood() {
+    for_each_backend(async |db| {
+        seed_markets(db.store.as_ref()).await;
+        let s = db.store.as_ref();
+        let heads = s
+            .register_log_books(&[BookKey::venue_a(A_PLAIN), BookKey::venue_b(B_COND, YES_TOKEN)])
+            .await
+            .unwrap();
+        // venue_a: YES bids 0.50 × 10 and NO bids 0.40 × 5 from 0 s; a disconnect from 10 s to 12 s.
+        let a = vec![
+            keyframe(1, 0),
+            gap_at(2, 10_000, GapCause::Disconnect),
+            keyframe(3, 12_000),
+        ];
+        // venue_b's YES token: asks 0.55 × 4 and 0.56 × 10 from 0 s; from 20 s a single ask 0.90 × 1.
+        let asks = |levels: Vec<Level>, seq: u64, offset_ms: i64| BookEvent {
+            seq,
+            venue_seq: None,
+            venue_ts: None,
+            received_at: Timestamp::from_millis(BASE + offset_ms),
+            change: BookChange::Snapshot {
+                bids: vec![lv(500_000, 3)],
+                asks: levels,
+                no_bids: vec![],
+            },
+        };
+        let yes = vec![
+            asks(vec![lv(550_000, 4), lv(560_000, 10)], 1, 0),
+            asks(vec![lv(900_000, 1)], 2, 20_000),
+        ];
+        let runs: Vec<LogRun> = [a, yes]
+            .into_iter()
+            .zip(&heads)
+            .map(|(events, h)| LogRun { book_id: h.id, events })
+            .collect();
+        s.append_log(&runs).await.unwrap();
+        let app = TestApp::new(db, |_| {});
+        let k = create_keys(&db.store).await;
+        let price = |venue: &str, market: &str, side: &str, size: &str, offset_ms: i64| {
+            format!(
+                "/v1/historical/{venue}/execution-price?market_id={market}&side={side}&size={size}&time={}",
+                BASE + offset_ms
+            )
+        };
+
+        // YES on venue_a at 1 s: the YES asks are 1 − the NO bids, 0.60 × 5; 3 contracts at 0.60 = 1.80, fee
+        // ceil(7 × 0.60 × 0.40) = 2 c each.
+        let v = app
+            .get_key(&price("venue_a", A_PLAIN, "yes", "3", 1_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            v,
+            json!({
+                "exchange": "venue_a", "market_id": A_PLAIN, "asset_id": null, "side": "yes", "time": BASE + 1_000,
+                "continuous": true, "gap": null, "book_time": BASE, "size": 3.0, "filled_size": 3.0,
+                "available_size": 5.0, "average_price": 0.6, "worst_price": 0.6, "cost_dollars": 1.8,
+                "fee_dollars": 0.06, "total_dollars": 1.86, "fee_model": "venue_a:0.07",
+                "levels": [{"price": "0.6000", "size": 3.0}]
+            })
+        );
+        // The order-book route at that instant has the same best ask.
+        let book = app
+            .get_key(
+                &format!(
+                    "/v1/historical/venue_a/orderbook?market_id={A_PLAIN}&start_time={}&end_time={}&granularity=1s",
+                    BASE,
+                    BASE + 1_000
+                ),
+                &k.free,
+            )
+            .await
+            .ok();
+        assert_eq!(book["snapshots"][0]["best_yes_ask"], v["worst_price"]);
+        // NO on venue_a: 1 − the YES bids, 0.50 × 10; 12 asked, 10 there. Fee ceil(7 × 0.25) = 2 c each.
+        let v = app
+            .get_key(&price("venue_a", A_PLAIN, "no", "12", 1_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (
+                &v["filled_size"],
+                &v["available_size"],
+                &v["cost_dollars"],
+                &v["fee_dollars"],
+                &v["average_price"]
+            ),
+            (&json!(10.0), &json!(10.0), &json!(5.0), &json!(0.2), &json!(0.5))
+        );
+        // Inside the disconnect: nothing priced, the gap named; at its end the book is known again.
+        let v = app
+            .get_key(&price("venue_a", A_PLAIN, "yes", "3", 11_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (
+                &v["continuous"],
+                &v["gap"],
+                &v["filled_size"],
+                &v["average_price"],
+                &v["levels"]
+            ),
+            (
+                &json!(false),
+                &json!({"cause": "disconnect", "start_time": BASE + 10_000, "end_time": BASE + 12_000}),
+                &json!(0.0),
+                &Value::Null,
+                &json!([])
+            )
+        );
+        let v = app
+            .get_key(&price("venue_a", A_PLAIN, "yes", "3", 12_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (&v["continuous"], &v["book_time"]),
+            (&json!(true), &json!(BASE + 12_000))
+        );
+
+        // venue_b, YES at 5 s: 4 at 0.55 and 2 at 0.56 = 3.32; the average 0.5533. Fees at 0.07:
+        // 0.07 × 0.55 × 0.45 = 0.017325 → 0.01733 per contract, 0.07 × 0.56 × 0.44 = 0.017248 → 0.01725;
+        // 4 × 0.01733 + 2 × 0.01725 = 0.10382 → 0.10 dollars.
+        let v = app
+            .get_key(&price("venue_b", B_COND, "yes", "6", 5_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (
+                &v["asset_id"],
+                &v["average_price"],
+                &v["worst_price"],
+                &v["cost_dollars"],
+                &v["fee_dollars"]
+            ),
+            (
+                &json!(YES_TOKEN),
+                &json!(0.5533),
+                &json!(0.56),
+                &json!(3.32),
+                &json!(0.1)
+            )
+        );
+        assert_eq!(v["fee_model"], "venue_b:other=0.07");
+        assert_eq!(
+            v["levels"],
+            json!([{"price": "0.5500", "size": 4.0}, {"price": "0.5600", "size": 2.0}])
+        );
+        // At 25 s the book had changed: the state then is walked, not the earlier one.
+        let v = app
+            .get_key(&price("venue_b", B_COND, "yes", "6", 25_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (&v["filled_size"], &v["worst_price"], &v["book_time"]),
+            (&json!(1.0), &json!(0.9), &json!(BASE + 20_000))
+        );
+        // The NO token was never recorded: not continuous, no gap, nothing priced.
+        let v = app
+            .get_key(&price("venue_b", B_COND, "no", "1", 5_000), &k.free)
+            .await
+            .ok();
+        assert_eq!(
+            (&v["continuous"], &v["gap"], &v["filled_size"]),
+            (&json!(false), &Value::Null, &json!(0.0))
+        );
+
+        // Bad input: each a 400 naming the parameter, an unknown market a 404.
+        for (query, code, param) in [
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=3"),
+                "missing_parameter",
+                "time",
+            ),
+            (format!("side=yes&size=3&time={BASE}"), "missing_parameter", "market_id"),
+            (
+                format!("market_id={A_PLAIN}&side=maybe&size=3&time={BASE}"),
+                "invalid_parameter",
+                "side",
+            ),
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=0&time={BASE}"),
+                "invalid_parameter",
+                "size",
+            ),
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=-1&time={BASE}"),
+                "invalid_parameter",
+                "size",
+            ),
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=1.0000001&time={BASE}"),
+                "invalid_parameter",
+                "size",
+            ),
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=2000000000&time={BASE}"),
+                "invalid_parameter",
+                "size",
+            ),
+            (
+                format!("market_id={A_PLAIN}&side=yes&size=3&time=1763000100"),
+                "invalid_parameter",
+                "time",
+            ),
+        ] {
+            app.get_key(&format!("/v1/historical/venue_a/execution-price?{query}"), &k.free)
+                .await
+                .error(400, code, Some(param));
+        }
+        app.get_key(&price("venue_a", "KXNOPE", "yes", "3", 1_000), &k.free)
+            .await
+            .error(404, "not_found", None);
+        app.get(&price("venue_a", A_PLAIN, "yes", "3", 1_000))
+            .await
+            .error(401, "unauthorized", None);
+    })
+    .await;
+}

@@ -84,6 +84,10 @@ fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
         // The replay's range: the last minute (its only required times).
         "start_time" => (Timestamp::now().millis() - 60_000).to_string(),
         "end_time" => Timestamp::now().millis().to_string(),
+        // The execution price: 10 YES contracts now.
+        "side" => "yes".into(),
+        "size" => "10".into(),
+        "time" => Timestamp::now().millis().to_string(),
         _ => return None,
     })
 }

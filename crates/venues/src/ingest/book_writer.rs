@@ -14,6 +14,9 @@
 //! - **Losses.** [`BookInput::Lost`] (a dropped socket, a silent feed, a sequence gap, a failed poll) writes
 //!   one gap per book, with the number the live books gave it (a second loss before the book's next
 //!   snapshot took none and is not sent).
+//! - **Slow writes** never hold up the feeds: a write runs on its own task while the writer goes on taking
+//!   changes, and a flush that falls due meanwhile starts as soon as it ends (so a backlog is written in
+//!   bigger batches). Past the bound below, what is buffered is dropped with gaps, as for failed writes.
 //! - **Failed writes** keep their events buffered and are retried at the next flush. Past
 //!   its bound ([`MAX_UNWRITTEN_EVENTS`] unless configured) the buffer is dropped, counted in
 //!   `crossbook_book_events_dropped_total` and `crossbook_writes_dropped_total{kind="book_events"}`, and each
@@ -28,7 +31,7 @@ use crossbook_core::{
     book::{BookChange, BookEvent, BookKey, GapCause, KeyframePolicy},
 };
 use crossbook_live::{Bus, DomainEvent, LiveBooks};
-use crossbook_store::{LogRun, Store, WriteKind};
+use crossbook_store::{LogRun, Store, StoreError, WriteKind};
 use tokio::{sync::mpsc, time::Instant};
 use tracing::{error, warn};
 
@@ -208,27 +211,64 @@ impl LogBuffer {
     /// Moves the pending events to `unwritten` (registering new books first) and writes them with any earlier
     /// unwritten runs, in one append. On failure the runs stay for the next flush, up to the bound.
     pub(crate) async fn flush(&mut self, store: &dyn Store) {
+        if let Some(batch) = self.take_batch(store).await {
+            let result = store.append_log(&batch.runs).await;
+            self.written(store, batch, result);
+        }
+    }
+
+    /// The runs to write next: the pending events (new books registered first) with any earlier unwritten
+    /// runs, taken out of the buffer so that it goes on taking changes while they are written. `None` when
+    /// there is nothing to write, or registration failed (the events stay pending for the next flush).
+    pub(crate) async fn take_batch(&mut self, store: &dyn Store) -> Option<Batch> {
         if !self.pending.is_empty() && self.register(store).await.is_err() {
-            // Registration failed: the events stay pending for the next flush.
             self.enforce_bound(store);
-            return;
+            return None;
         }
         if self.unwritten.is_empty() {
-            return;
+            return None;
         }
-        match store.append_log(&self.unwritten).await {
+        Some(Batch {
+            runs: std::mem::take(&mut self.unwritten),
+            keys: std::mem::take(&mut self.unwritten_keys),
+        })
+    }
+
+    /// The outcome of writing `batch`: counted when written; on failure put back ahead of what came since
+    /// (runs stay oldest first), up to the bound.
+    pub(crate) fn written(&mut self, store: &dyn Store, batch: Batch, result: Result<(), StoreError>) {
+        match result {
             Ok(()) => {
                 store.write_health().ok(WriteKind::BookEvents);
-                for (key, run) in self.unwritten_keys.drain(..).zip(self.unwritten.drain(..)) {
+                for (key, run) in batch.keys.iter().zip(&batch.runs) {
                     metrics::counter!("crossbook_book_events_written_total", "venue" => key.exchange.as_str())
                         .increment(run.events.len() as u64);
                 }
             }
             Err(e) => {
+                let mut runs = batch.runs;
+                let mut keys = batch.keys;
+                runs.append(&mut self.unwritten);
+                keys.append(&mut self.unwritten_keys);
+                self.unwritten = runs;
+                self.unwritten_keys = keys;
                 error!(error = %e, events = self.buffered(), "writing the book log failed; keeping the events for the next flush");
                 store.write_health().failed(WriteKind::BookEvents, &e);
                 self.enforce_bound(store);
             }
+        }
+    }
+
+    /// Past the bound while a write is under way (the store is slower than the feeds), drops what is
+    /// buffered and records gaps, as after failed writes: memory stays bounded and the feeds are never held
+    /// up by the store.
+    pub(crate) fn overflowed(&mut self, store: &dyn Store) {
+        if self.buffered() > self.bound {
+            warn!(
+                events = self.buffered(),
+                "the book log's store is slower than the feeds"
+            );
+            self.enforce_bound(store);
         }
     }
 
@@ -320,6 +360,15 @@ impl LogBuffer {
     }
 }
 
+/// A write of a [`Batch`] under way on its own task; it gives the batch back with the outcome.
+type Writing = tokio::task::JoinHandle<(Batch, Result<(), StoreError>)>;
+
+/// Runs taken out of the buffer to be written, with the book of each.
+pub(crate) struct Batch {
+    runs: Vec<LogRun>,
+    keys: Vec<BookKey>,
+}
+
 /// A keyframe of `book`'s whole ladders.
 fn whole(book: BookSnapshot) -> BookChange {
     BookChange::Snapshot {
@@ -370,10 +419,19 @@ pub async fn book_writer(
     flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Messages are taken in batches: one wake-up of the feeds' side per batch rather than per change.
     let mut inbox = Vec::with_capacity(INBOX);
+    // The write under way, if any. The writer goes on taking changes while the store writes, so a slow store
+    // (a database on the same cores, in a burst) never holds up the feeds' reading of their sockets; what
+    // arrives meanwhile is bounded by `bound`, past which gaps are recorded.
+    let mut writing: Option<Writing> = None;
+    // A flush fell due during a write: the next one starts as soon as that write ends.
+    let mut due = false;
     loop {
         tokio::select! {
             n = rx.recv_many(&mut inbox, INBOX) => {
                 if n == 0 {
+                    if let Some(w) = writing.take() {
+                        finish(&mut log, store.as_ref(), w).await;
+                    }
                     log.flush(store.as_ref()).await;
                     return;
                 }
@@ -385,8 +443,50 @@ pub async fn book_writer(
                         BookInput::Lost { books, cause, at } => log.lost(&books, cause, at),
                     }
                 }
+                if writing.is_some() {
+                    log.overflowed(store.as_ref());
+                }
             },
-            _ = flush.tick() => log.flush(store.as_ref()).await,
+            _ = flush.tick() => {
+                if writing.is_some() {
+                    due = true;
+                } else {
+                    writing = start(&mut log, &store).await;
+                }
+            },
+            done = async {
+                match writing.as_mut() {
+                    Some(w) => w.await,
+                    None => std::future::pending().await,
+                }
+            }, if writing.is_some() => {
+                writing = None;
+                match done {
+                    Ok((batch, result)) => log.written(store.as_ref(), batch, result),
+                    Err(e) => error!(error = %e, "the book log's write task failed"),
+                }
+                if std::mem::take(&mut due) {
+                    writing = start(&mut log, &store).await;
+                }
+            },
         }
+    }
+}
+
+/// Takes the next batch and writes it on its own task.
+async fn start(log: &mut LogBuffer, store: &Arc<dyn Store>) -> Option<Writing> {
+    let batch = log.take_batch(store.as_ref()).await?;
+    let store = store.clone();
+    Some(tokio::spawn(async move {
+        let result = store.append_log(&batch.runs).await;
+        (batch, result)
+    }))
+}
+
+/// Waits for the write under way and records its outcome.
+async fn finish(log: &mut LogBuffer, store: &dyn Store, w: Writing) {
+    match w.await {
+        Ok((batch, result)) => log.written(store, batch, result),
+        Err(e) => error!(error = %e, "the book log's write task failed"),
     }
 }

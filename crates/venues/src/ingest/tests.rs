@@ -54,6 +54,10 @@ struct MemStore {
     log: Mutex<Vec<(BookKey, Vec<BookEvent>)>>,
     /// `log_heads` fails this many more times.
     heads_fail: AtomicUsize,
+    /// Every `append_log` waits for this lock (a test holds it to make the store slow)...
+    append_gate: tokio::sync::Mutex<()>,
+    /// ...after counting itself here.
+    appends_started: AtomicUsize,
     health: crossbook_store::WriteHealth,
 }
 
@@ -197,6 +201,8 @@ impl BookLogStore for MemStore {
             .collect())
     }
     async fn append_log(&self, runs: &[LogRun]) -> StoreResult<()> {
+        self.appends_started.fetch_add(1, Ordering::SeqCst);
+        let _gate = self.append_gate.lock().await;
         let mut log = self.log.lock().unwrap();
         for r in runs {
             log[r.book_id as usize].1.extend(r.events.iter().cloned());
@@ -597,6 +603,51 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         (1..=10).collect::<Vec<_>>()
     );
     assert_eq!(m[6].venue_seq, Some(7));
+}
+
+/// A store slower than the feeds never holds them up: while a write waits, the writer goes on taking
+/// changes (here 1,000 through a queue of 64), and once the store answers they are all logged, in order,
+/// without a gap.
+#[tokio::test(start_paused = true)]
+async fn a_slow_store_never_holds_up_the_feeds() {
+    let store = Arc::new(MemStore::default());
+    let held = store.append_gate.lock().await;
+    let (tx, rx) = mpsc::channel(64);
+    let writer = tokio::spawn(book_writer(
+        store.clone(),
+        rx,
+        KeyframePolicy::DEFAULT,
+        VenueHealth::new(&LiveBooks::new()),
+        LiveBooks::new(),
+        Bus::default(),
+        crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
+    ));
+    tx.send(snapshot_of(book("M", None, 40, 1), 1)).await.unwrap();
+    wait_until("a write under way", 5, || {
+        store.appends_started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    for v in 2..=1_001 {
+        // The clock is paused: were the writer held up, the queue would stay full, the runtime idle, and
+        // the timeout would fire at once.
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            tx.send(delta_of(book("M", None, 40 + v % 50, v), v)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("change {v} waited for the store"))
+        .unwrap();
+    }
+    drop(held);
+    drop(tx);
+    writer.await.unwrap();
+    let log = store.log.lock().unwrap();
+    let (_, m) = log.iter().find(|(k, _)| k.market_id == "M").unwrap();
+    assert_eq!(
+        m.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=1_001).collect::<Vec<_>>()
+    );
+    assert!(!kinds(m).contains('G'), "no gap: {}", kinds(m));
 }
 
 /// The log half of the book writer on a real SQLite store, fed as the feed feeds it (numbered by the live

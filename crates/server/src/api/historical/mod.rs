@@ -58,11 +58,14 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(also_unversioned(routes!(venue_b_orderbook)))
         .routes(also_unversioned(routes!(unified_orderbook)))
         .routes(also_unversioned(routes!(gaps::gaps)))
+        .routes(also_unversioned(routes!(execution::venue_a_execution_price)))
+        .routes(also_unversioned(routes!(execution::venue_b_execution_price)))
         .merge(trades::router())
         .merge(top::router())
 }
 
 mod cursor;
+mod execution;
 mod gaps;
 mod out;
 mod paging;
@@ -71,6 +74,7 @@ mod top;
 mod trades;
 
 pub use self::cursor::{Cursor, TradeKey};
+pub use self::execution::{ExecutionParams, ExecutionPriceOut};
 pub use self::gaps::{GapEnd, GapOut, GapsOut, GapsParams};
 use self::paging::*;
 pub use self::top::{TopOfBookHistoryOut, TopOfBookOut};

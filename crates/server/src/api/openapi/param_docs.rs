@@ -34,7 +34,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         return if is_array { Value::from(vec![t]) } else { Value::from(t) };
     }
     match name {
-        "start_time" => return Value::from(1_763_748_000_000_i64),
+        "start_time" | "time" => return Value::from(1_763_748_000_000_i64),
+        "size" => return Value::from(250),
         "end_time" => return Value::from(1_763_751_600_000_i64),
         "from" | "start_date" | "discovered_after" | "settled_after" => return Value::from("2026-11-21T00:00:00Z"),
         "to" | "end_date" | "settled_before" => return Value::from("2026-11-22T00:00:00Z"),
