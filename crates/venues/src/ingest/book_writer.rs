@@ -40,9 +40,10 @@ use crate::{health::VenueHealth, venue::BookUpdate};
 /// How often buffered events are written to the log. What a `kill -9` can lose is at most this much.
 pub const LOG_FLUSH: Duration = Duration::from_millis(500);
 
-/// The most numbered events kept for a retry after failed writes (about 30 MB); past it they are dropped
+/// The most numbered events kept for a retry after failed writes, or while a slow write is under way (at most
+/// about 300 MB: a 10-second burst of both whole venues at ten times their average rate); past it they are dropped
 /// and gaps recorded.
-pub const MAX_UNWRITTEN_EVENTS: usize = 200_000;
+pub const MAX_UNWRITTEN_EVENTS: usize = 2_000_000;
 
 /// Messages the writer takes from its queue at once.
 const INBOX: usize = 1_024;
