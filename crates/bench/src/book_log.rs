@@ -22,6 +22,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use anyhow::Context as _;
 use clap::Args;
 use crossbook_core::{
     Amount, BookSnapshot, Exchange, Market, Plan, Price, Timestamp,
@@ -337,7 +338,7 @@ pub struct LogReadArgs {
 /// A day of one book at `--rate` changes a second, through the writer's numbering and keyframes, stored and
 /// compacted; then the historical reads from the log, at the store (`log_history`) and over HTTP (the real
 /// server on a loopback listener, a free key, `/v1/historical/venue_a/orderbook`): the latest 100 rows, and
-/// the whole day at 1m walked in pages of 200.
+/// the whole day at 1m walked in pages of 200; and the execution price of 100 contracts at instants of the day.
 /// Seeds the UTC day from `start` of `books` venue_a books (`KXBENCH-00000`, …) at `rate` changes a second
 /// each, through the ingest writer (its numbering and keyframes), then compacts it; returns the books' tickers.
 /// The books change a millisecond apart, so readers of several interleave them.
@@ -439,7 +440,30 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         anyhow::ensure!(rows == 1_440, "day at 1m: {rows} rows");
     }
 
-    // The same two reads over HTTP, through the real server with a free key (the market in the catalog first).
+    // The execution price of 100 YES contracts at instants spread over the day: the book as it stood (the
+    // log's keyframe at or before the instant and the changes after it), then the walk of its asks.
+    let instants: Vec<i64> = {
+        let mut rng = StdRng::seed_from_u64(9);
+        (0..args.repeat).map(|_| start + rng.random_range(0..day)).collect()
+    };
+    let size = Amount::from_units(100);
+    let mut executions = Vec::new();
+    for &t in &instants {
+        let began = Instant::now();
+        let book = crossbook_store::books::history::books_as_of(store.as_ref(), &key, &[Timestamp::from_millis(t)])
+            .await?
+            .pop()
+            .flatten()
+            .context("a book at every instant of the day")?;
+        let asks = crossbook_core::arb::AskLadders::from_venue_a(&book);
+        let e = crossbook_core::arb::execute(asks.side(crossbook_core::Outcome::Yes), size, |p| {
+            crossbook_core::arb::fees::taker_fee(Exchange::VenueA, p)
+        });
+        executions.push(began.elapsed());
+        anyhow::ensure!(e.filled.micros() > 0, "the walk at {t} filled nothing");
+    }
+
+    // The same reads over HTTP, through the real server with a free key (the market in the catalog first).
     let market = Market::new(Exchange::VenueA, MARKET, "KXBENCH-E", "KXBENCH", "Bench KXBENCH-00000?");
     store.upsert_markets(&[market], Timestamp::now()).await?;
     let api_key = store.create_key("bench-log-read", Plan::Free).await?.key;
@@ -498,6 +522,15 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
         http_walks.push(walk);
         anyhow::ensure!(rows == 1_440, "day at 1m over HTTP: {rows} rows");
     }
+    let mut http_executions = Vec::new();
+    for &t in &instants {
+        let url = format!(
+            "http://{addr}/v1/historical/venue_a/execution-price?market_id={MARKET}&side=yes&size=100&time={t}"
+        );
+        let (took, v) = get(&url).await?;
+        http_executions.push(took);
+        anyhow::ensure!(v["continuous"] == true && v["filled_size"].as_f64() > Some(0.0), "{v}");
+    }
     let _ = stop_tx.send(());
     server.await??;
 
@@ -529,6 +562,14 @@ pub async fn read(args: LogReadArgs) -> anyhow::Result<()> {
     println!(
         "  the day at 1m (1,440 rows) in pages of 200 over HTTP: median {:.1} ms",
         median(http_walks).as_secs_f64() * 1e3
+    );
+    println!(
+        "  execution price of 100 contracts at an instant of the day, at the store: median {:.2} ms",
+        median(executions).as_secs_f64() * 1e3
+    );
+    println!(
+        "  the same over HTTP (/v1/historical/venue_a/execution-price): median {:.2} ms",
+        median(http_executions).as_secs_f64() * 1e3
     );
     Ok(())
 }

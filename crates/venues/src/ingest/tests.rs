@@ -555,11 +555,9 @@ fn kinds(events: &[BookEvent]) -> String {
         .collect()
 }
 
-#[tokio::test(start_paused = true)]
-async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
-    let store = Arc::new(MemStore::default());
-    let (tx, rx) = mpsc::channel(64);
-    let writer = tokio::spawn(book_writer(
+/// The book writer on `store` at the default keyframe policy and bound, fed by `rx`.
+fn spawn_writer(store: &Arc<MemStore>, rx: mpsc::Receiver<BookInput>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(book_writer(
         store.clone(),
         rx,
         KeyframePolicy::DEFAULT,
@@ -567,7 +565,14 @@ async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
         LiveBooks::new(),
         Bus::default(),
         crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
-    ));
+    ))
+}
+
+#[tokio::test(start_paused = true)]
+async fn book_writer_logs_every_change_and_flushes_what_it_holds_at_shutdown() {
+    let store = Arc::new(MemStore::default());
+    let (tx, rx) = mpsc::channel(64);
+    let writer = spawn_writer(&store, rx);
     for v in 1..=5 {
         tx.send(snapshot_of(book("M", None, 40 + v, v), v as u64))
             .await
@@ -613,15 +618,7 @@ async fn a_slow_store_never_holds_up_the_feeds() {
     let store = Arc::new(MemStore::default());
     let held = store.append_gate.lock().await;
     let (tx, rx) = mpsc::channel(64);
-    let writer = tokio::spawn(book_writer(
-        store.clone(),
-        rx,
-        KeyframePolicy::DEFAULT,
-        VenueHealth::new(&LiveBooks::new()),
-        LiveBooks::new(),
-        Bus::default(),
-        crate::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
-    ));
+    let writer = spawn_writer(&store, rx);
     tx.send(snapshot_of(book("M", None, 40, 1), 1)).await.unwrap();
     wait_until("a write under way", 5, || {
         store.appends_started.load(Ordering::SeqCst) == 1
