@@ -174,6 +174,23 @@ async fn kill_mid_write(db: &TestDb, serve: &mut Proc) -> bool {
             seen = sqlx::query_scalar(SQL).fetch_one(&mut c).await.unwrap();
         }
         serve.kill();
+        // The killed process's connections end on PostgreSQL's side only when their backends notice: a
+        // COMMIT it sent just before dying may still land. The checks read the database once it has let go of
+        // all of them, so that what they compare is settled.
+        const OTHERS: &str = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid <> pg_backend_pid()";
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let others: i64 = sqlx::query_scalar(OTHERS).fetch_one(&mut c).await.unwrap();
+            if others == 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{others} connections of the killed process still open after 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         c.close().await.unwrap();
     }
     seen
