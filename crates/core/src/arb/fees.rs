@@ -188,15 +188,30 @@ impl PairFees {
     }
 
     /// The `fee_model` label of an opportunity priced at these rates (format in the module docs), e.g.
-    /// `venue_a:0.07;venue_b:crypto=0.07`.
+    /// `venue_a:0.07;venue_b:crypto=0.07`: both venues' parts.
     pub fn label(&self) -> String {
         format!(
-            "venue_a:{};venue_b:{}={}",
-            FeeRate::SPEC,
-            self.category.as_str(),
-            self.venue_b
+            "{};{}",
+            self.venue_label(Exchange::VenueA),
+            self.venue_label(Exchange::VenueB)
         )
     }
+
+    /// One venue's part of the label: `venue_a:0.07`, or `venue_b:crypto=0.07`.
+    pub fn venue_label(&self, exchange: Exchange) -> String {
+        match exchange {
+            Exchange::VenueA => format!("venue_a:{}", FeeRate::SPEC),
+            Exchange::VenueB => format!("venue_b:{}={}", self.category.as_str(), self.venue_b),
+        }
+    }
+}
+
+/// A category as the catalog stores it (any case, spaces around), `None` when it names none of ours.
+pub fn stored_category(text: &str) -> Option<Category> {
+    let text = text.trim();
+    Category::ALL
+        .into_iter()
+        .find(|k| k.as_str().eq_ignore_ascii_case(text))
 }
 
 /// venue_b's taker rate per market category, configurable (`venue_b_fee_rate`); every category defaults to
@@ -243,19 +258,16 @@ impl FeeModel {
     /// The rates one market is priced at alone: its own category as the catalog stores it (case-insensitive),
     /// else `crypto` for a price window and `other` for the rest, as pairs are categorised.
     pub fn for_market(&self, market: &crate::Market) -> PairFees {
-        let category = market
-            .category
-            .as_deref()
-            .and_then(|c| {
-                Category::ALL
-                    .into_iter()
-                    .find(|k| k.as_str().eq_ignore_ascii_case(c.trim()))
-            })
-            .unwrap_or(if market.interval_code.is_some() {
-                Category::Crypto
-            } else {
-                Category::Other
-            });
+        let category =
+            market
+                .category
+                .as_deref()
+                .and_then(stored_category)
+                .unwrap_or(if market.interval_code.is_some() {
+                    Category::Crypto
+                } else {
+                    Category::Other
+                });
         self.for_category(category)
     }
 

@@ -131,10 +131,7 @@ impl MarketPair<'_> {
             .market
             .category
             .as_deref()
-            .and_then(|c| {
-                let c = c.trim();
-                Category::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(c))
-            })
+            .and_then(super::fees::stored_category)
             .unwrap_or_else(|| self.category())
     }
 

@@ -179,18 +179,18 @@ async fn kill_mid_write(db: &TestDb, serve: &mut Proc) -> bool {
         // all of them, so that what they compare is settled.
         const OTHERS: &str = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
              AND pid <> pg_backend_pid()";
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let others: i64 = sqlx::query_scalar(OTHERS).fetch_one(&mut c).await.unwrap();
-            if others == 0 {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{others} connections of the killed process still open after 30 s"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        testing::eventually_seen(
+            "the killed process's connections gone",
+            Duration::from_secs(30),
+            async || {
+                let others: i64 = sqlx::query_scalar(OTHERS)
+                    .fetch_one(&mut c)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                (others == 0).then_some(()).ok_or(format!("{others} still open"))
+            },
+        )
+        .await;
         c.close().await.unwrap();
     }
     seen

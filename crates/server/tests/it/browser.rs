@@ -258,19 +258,20 @@ async fn the_dashboard_shows_live_data_books_history_and_webhooks() {
             .await
             .map_err(|e| e.to_string())?;
         let Some(href) = clicked.as_str() else { return Err("no open row".into()) };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-        while std::time::Instant::now() < deadline {
-            let state = b
-                .execute("const s = document.querySelector('#opp-status'); return s && s.innerText", vec![])
-                .await
-                .map_err(|e| e.to_string())?;
-            match state.as_str() {
-                Some(s) if s.starts_with("Open") => return Ok(()),
-                Some(s) if s.starts_with("Not open") => return Err(format!("{href} closed: {s}")),
-                _ => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
-            }
+        // The view says either that it is open or that the opportunity closed before it loaded.
+        let state = b
+            .wait_for(
+                "the opportunity's view",
+                Duration::from_secs(15),
+                "const s = document.querySelector('#opp-status'); \
+                 return s && /^(Open|Not open)/.test(s.innerText) ? s.innerText : null",
+            )
+            .await
+            .map_err(|e| format!("{href}: {e:#}"))?;
+        match state.as_str() {
+            Some(s) if s.starts_with("Open") => Ok(()),
+            _ => Err(format!("{href} closed: {state}")),
         }
-        Err(format!("{href}: the view did not open"))
     })
     .await;
     wait_count(&b, "#opp-books .book[data-leg=yes][data-levels] canvas", 1).await;
@@ -682,30 +683,18 @@ async fn the_venues_card_says_why_a_cut_venue_is_down() {
 
     sim.shutdown().await;
     // The card reads /readyz every few seconds: within the silence limit both venues are down, with why.
-    let deadline = std::time::Instant::now() + Duration::from_secs(silence + 10);
-    let reasons = loop {
-        let v = b
-            .execute(
-                "return [...document.querySelectorAll('#live-venues tr[data-venue]')].map(r => \
-                 [r.cells[1].innerText, r.cells[2].innerText, r.querySelector('td.reason').innerText])",
-                vec![],
-            )
-            .await
-            .unwrap();
-        let rows: Vec<(String, String, String)> = serde_json::from_value(v).unwrap();
-        if rows.len() == 2
-            && rows
-                .iter()
-                .all(|(conn, _, why)| conn == "down" && why.starts_with("disconnected"))
-        {
-            break rows;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the card did not say why: {rows:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let reasons = b
+        .wait_for(
+            "both venues down with a reason",
+            Duration::from_secs(silence + 10),
+            "const rows = [...document.querySelectorAll('#live-venues tr[data-venue]')].map(r => \
+             [r.cells[1].innerText, r.cells[2].innerText, r.querySelector('td.reason').innerText]); \
+             return rows.length === 2 && rows.every(([conn, , why]) => conn === 'down' && why.startsWith('disconnected')) \
+             ? rows : null",
+        )
+        .await
+        .unwrap();
+    let reasons: Vec<(String, String, String)> = serde_json::from_value(reasons).unwrap();
     for (_, data, why) in &reasons {
         assert_eq!(data, "stale", "{reasons:?}");
         // The reason carries the venue's error, not only the word.

@@ -462,10 +462,7 @@ pub async fn book_writer(
                 }
             }, if writing.is_some() => {
                 writing = None;
-                match done {
-                    Ok((batch, result)) => log.written(store.as_ref(), batch, result),
-                    Err(e) => error!(error = %e, "the book log's write task failed"),
-                }
+                ended(&mut log, store.as_ref(), done);
                 if std::mem::take(&mut due) {
                     writing = start(&mut log, &store).await;
                 }
@@ -486,7 +483,16 @@ async fn start(log: &mut LogBuffer, store: &Arc<dyn Store>) -> Option<Writing> {
 
 /// Waits for the write under way and records its outcome.
 async fn finish(log: &mut LogBuffer, store: &dyn Store, w: Writing) {
-    match w.await {
+    ended(log, store, w.await);
+}
+
+/// Records how a write task ended.
+fn ended(
+    log: &mut LogBuffer,
+    store: &dyn Store,
+    joined: Result<(Batch, Result<(), StoreError>), tokio::task::JoinError>,
+) {
+    match joined {
         Ok((batch, result)) => log.written(store, batch, result),
         Err(e) => error!(error = %e, "the book log's write task failed"),
     }

@@ -230,22 +230,19 @@ async fn execution_price(state: &AppState, exchange: Exchange, p: ExecutionParam
         }
     };
     let fees = state.config.venue_b_fee_rate.for_market(&market);
-    let fee_model = match exchange {
-        Exchange::VenueA => "venue_a:0.07".to_string(),
-        Exchange::VenueB => format!("venue_b:{}={}", fees.category.as_str(), fees.venue_b),
-    };
-    let gap = state
-        .store
-        .log_gaps(&key, p.time, p.time)
+    let book = books_as_of(state.store.as_ref(), &key, &[p.time])
         .await?
-        .into_iter()
-        .find(|g| g.start <= p.time && g.end.is_none_or(|e| e > p.time));
-    let book = match gap {
+        .pop()
+        .flatten();
+    // No book at the instant: inside a capture gap (named), or before the book's first recorded state.
+    let gap = match book {
         Some(_) => None,
-        None => books_as_of(state.store.as_ref(), &key, &[p.time])
+        None => state
+            .store
+            .log_gaps(&key, p.time, p.time)
             .await?
-            .pop()
-            .flatten(),
+            .into_iter()
+            .find(|g| g.start <= p.time && g.end.is_none_or(|e| e > p.time)),
     };
     let ladders = book.as_ref().map(|b| match exchange {
         Exchange::VenueA => AskLadders::from_venue_a(b),
@@ -283,7 +280,7 @@ async fn execution_price(state: &AppState, exchange: Exchange, p: ExecutionParam
         cost_dollars: e.cost.dollars_f64(),
         fee_dollars: e.fee.dollars_f64(),
         total_dollars: (e.cost + e.fee).dollars_f64(),
-        fee_model,
+        fee_model: fees.venue_label(exchange),
         levels: e
             .taken
             .iter()

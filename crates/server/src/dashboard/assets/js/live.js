@@ -4,6 +4,7 @@
 
 import { api, getKey, readiness } from './api.js';
 import { age, basisWords, clock, errorNotice, feeCell, fill, h, notice, num, panel, price, venue } from './dom.js';
+import { marketHref } from './market.js';
 import { opportunityHref } from './opportunity.js';
 import { refusal, stream } from './stream.js';
 
@@ -60,7 +61,7 @@ export function mount(root) {
     const market = ex === 'venue_a' ? o.venue_a.market_ticker : o.venue_b.condition_id;
     const ask = (ex === 'venue_a' ? o.venue_a : o.venue_b)[side === 'yes' ? 'yes_ask' : 'no_ask'];
     return h('td', { class: 'leg' },
-      h('a', { href: `#/market/${ex}/${encodeURIComponent(market)}`, title: `${side.toUpperCase()} on ${venue(ex)}: ${market}` }, venue(ex)),
+      h('a', { href: marketHref(ex, market), title: `${side.toUpperCase()} on ${venue(ex)}: ${market}` }, venue(ex)),
       ` @ ${price(ask)}`);
   };
   const renderOpps = () => {

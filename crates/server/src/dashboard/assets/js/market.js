@@ -16,7 +16,8 @@ export function mount(root, params) {
   return mountSearch(root);
 }
 
-function marketHref(exchange, id) {
+/** The hash of a market's page. */
+export function marketHref(exchange, id) {
   return `#/market/${encodeURIComponent(exchange)}/${encodeURIComponent(id)}`;
 }
 

@@ -7,7 +7,7 @@
 import { api, getKey, query } from './api.js';
 import { legsChart, netChart } from './charts.js';
 import { age, basisWords, clock, errorNotice, fill, h, notice, num, panel, price, venue } from './dom.js';
-import { bookView } from './market.js';
+import { bookView, marketHref } from './market.js';
 import { refusal, stream } from './stream.js';
 
 const REFRESH_MS = 5000;
@@ -19,10 +19,6 @@ export function opportunityHref(o) {
 
 function sameOpportunity(o, [pair, outcome, buyYes]) {
   return (o.pair_id || o.event_id) === pair && (o.outcome_key || '') === (outcome || '') && o.buy_yes_market === buyYes;
-}
-
-function marketHref(exchange, id) {
-  return `#/market/${encodeURIComponent(exchange)}/${encodeURIComponent(id)}`;
 }
 
 /** A leg's market id on its venue: the venue_a ticker or the venue_b condition id. */
@@ -68,6 +64,7 @@ export function mount(root, params) {
   episode.body.append(h('table', { class: 'data figures', id: 'opp-episode-table' }, epBody), netEl);
 
   let o = null; // the latest figures
+  let updates = 0;
   let closed = false;
   let firstSeen = null;
   let peak = null;
@@ -123,7 +120,6 @@ export function mount(root, params) {
       row('Net ¢ now', closed ? 'closed' : num(o?.net_cents, 2)),
       row('Updates seen', updates));
   };
-  let updates = 0;
 
   const follow = () => {
     const yesEx = o.buy_yes_market;
