@@ -10,6 +10,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arbitrage;
+mod backtest;
 mod book_log;
 mod bus;
 mod dashboard;
@@ -60,6 +61,9 @@ enum Cmd {
     LogRead(book_log::LogReadArgs),
     /// `/v1/replay` of whole book-days over HTTP, parsed line by line: messages/s and memory.
     Replay(replay::ReplayArgs),
+    /// A cross-venue arbitrage backtest over a recorded day of both venues' BTC windows, at the store: book
+    /// events/s.
+    Backtest(backtest::BacktestArgs),
     /// `/v1/export/books` of one book-day over HTTP, Parquet and CSV: time and file size.
     Export(export::ExportArgs),
     /// `/v1/markets/ohlcv` over millions of trades: a year of one market's daily candles, and the trade
@@ -353,6 +357,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::LogWrite(args) => book_log::write(args).await?,
         Cmd::LogRead(args) => book_log::read(args).await?,
         Cmd::Replay(args) => replay::run(args).await?,
+        Cmd::Backtest(args) => backtest::run(args).await?,
         Cmd::Export(args) => export::run(args).await?,
         Cmd::Ohlcv(args) => ohlcv::run(args).await?,
         Cmd::IngestLatency(args) => ingest::latency(args).await?,

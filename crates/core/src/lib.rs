@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod arb;
+pub mod backtest;
 pub mod book;
 pub mod candle;
 pub mod catalog;

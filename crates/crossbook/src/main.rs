@@ -10,8 +10,8 @@ use crossbook_server::config::Config;
 use serde::Serialize;
 
 use cmd::{
-    export::ExportArgs, keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs, simulate::SimulateArgs,
-    tail::TailArgs,
+    backtest::BacktestArgs, export::ExportArgs, keys::KeysCommand, pairs::PairsCommand, serve::ServeArgs,
+    simulate::SimulateArgs, tail::TailArgs,
 };
 
 mod cmd;
@@ -71,6 +71,9 @@ enum Command {
     /// Write one market's UTC day of order books or trades to a CSV (gzip) or Parquet file, read from the
     /// database: the file GET /v1/export/books or /v1/export/trades serves.
     Export(ExportArgs),
+    /// Run a cross-venue arbitrage backtest on the recorded books, straight from the database: the run
+    /// POST /v1/backtests starts. Prints the report (JSON) and a summary.
+    Backtest(BacktestArgs),
     /// Follow the live stream of a running server (order books, trades, venue status, whales, arbitrage),
     /// one line per message.
     Tail(TailArgs),
@@ -187,6 +190,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Keys(k) => cmd::keys::run(k, config).await,
         Command::Pairs(p) => cmd::pairs::run(p, config).await,
         Command::Export(a) => cmd::export::run(a, config).await,
+        Command::Backtest(a) => cmd::backtest::run(a, config).await,
         // Dispatched before the configuration is loaded (see `main`).
         Command::Tail(args) => cmd::tail::run(args).await,
     }

@@ -31,6 +31,7 @@
 pub mod access;
 pub mod api;
 pub mod arbitrage;
+pub mod backtests;
 pub mod cache;
 pub mod config;
 pub mod dashboard;

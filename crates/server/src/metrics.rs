@@ -211,6 +211,11 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
         Labels::Of("ended", &ENDED),
     ),
     (
+        "crossbook_backtests_total",
+        "Backtests ended, by status (done or failed).",
+        Labels::Of("status", &["done", "failed"]),
+    ),
+    (
         "crossbook_replay_messages_total",
         "Messages sent by replays and exports.",
         Labels::None,

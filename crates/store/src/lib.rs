@@ -11,6 +11,7 @@
 //! - [`arbitrage`]: recorded opportunity episodes, pair overrides, the scanner's catalog view.
 //! - [`whales`]: whale watchlists, the whale-trade reads of the feeds and stats, the daily public pool.
 //! - [`webhooks`]: webhook registrations and their delivery log.
+//! - [`backtests`]: backtest runs, their status and their reports.
 //! - [`lock`]: the ingest leader lock (one ingesting process at a time).
 //! - [`health`]: whether writes succeed, as the writers report it (for `/readyz` and `/metrics`).
 //! - `retention` (private): how old rows leave, which differs per backend (batched deletes on SQLite, daily
@@ -49,6 +50,7 @@ extern crate self as crossbook_store;
 
 pub mod arbitrage;
 mod backend;
+pub mod backtests;
 pub mod books;
 pub mod catalog;
 mod codec;
@@ -70,6 +72,7 @@ pub mod webhooks;
 pub mod whales;
 
 pub use arbitrage::{ArbitrageStore, HistoryPage, HistoryQuery, StoredOverride, StoredRejection};
+pub use backtests::{BacktestStatus, BacktestStore, StoredBacktest};
 pub use books::history::{BookHistoryQuery, HistoryWindow};
 pub use books::{
     BookLogStore, ChunkEnd, ChunkOutline, Compacted, CorruptChunk, EndState, LogHead, LogOutline, LogPage, LogRead,
@@ -105,6 +108,7 @@ pub trait Store:
     + LeaderLock
     + WhaleStore
     + WebhookStore
+    + BacktestStore
     + Send
     + Sync
     + 'static

@@ -75,6 +75,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/postgres/0012_arbitrage_fee_model.sql"),
     ),
     (13, "pairs", include_str!("../migrations/postgres/0013_pairs.sql")),
+    (
+        14,
+        "backtests",
+        include_str!("../migrations/postgres/0014_backtests.sql"),
+    ),
 ];
 
 impl Backend for PgStore {

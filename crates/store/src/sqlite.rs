@@ -90,6 +90,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/sqlite/0012_arbitrage_fee_model.sql"),
     ),
     (13, "pairs", include_str!("../migrations/sqlite/0013_pairs.sql")),
+    (14, "backtests", include_str!("../migrations/sqlite/0014_backtests.sql")),
 ];
 
 impl Backend for SqliteStore {

@@ -1,6 +1,7 @@
 //! The commands of `crossbook`, one module each with its flags; [`open_store`] and [`shutdown_signal`] are
 //! what several of them share.
 
+pub mod backtest;
 pub mod export;
 pub mod keys;
 pub mod migrate;

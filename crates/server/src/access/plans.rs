@@ -47,7 +47,9 @@ impl RouteGroup {
             | RouteGroup::PersonalWhales
             | RouteGroup::WebhooksRead => Access::Plan(Plan::Free),
             RouteGroup::WebhooksWriteWhale => Access::Plan(Plan::Builder),
-            RouteGroup::PriceSpread | RouteGroup::WebhooksWriteArbitrage => Access::Plan(Plan::Trader),
+            RouteGroup::PriceSpread | RouteGroup::WebhooksWriteArbitrage | RouteGroup::Backtests => {
+                Access::Plan(Plan::Trader)
+            }
         }
     }
 }
@@ -85,6 +87,20 @@ pub const fn concurrent_reads(plan: Plan) -> usize {
         Plan::Builder => 4,
         Plan::Trader => 8,
     }
+}
+
+/// Backtests one customer may have running at once. Each replays a range of the whole log on a core of its
+/// own while it runs, so a bound keeps one customer from taking every core of the server.
+pub const fn concurrent_backtests(plan: Plan) -> u64 {
+    match plan {
+        Plan::Free | Plan::Builder => 0,
+        Plan::Trader => 2,
+    }
+}
+
+/// The longest range one backtest may cover, by plan: as long as a replay's.
+pub const fn backtest_window_ms(plan: Plan) -> i64 {
+    replay_window_ms(plan)
 }
 
 /// Connections and markets one plan may hold on the live stream; 0 means no limit.
@@ -222,7 +238,7 @@ mod tests {
     /// contracts §3, copied literally: no key, invalid key, free, builder, trader.
     #[test]
     fn gating_table_matches_contracts() {
-        let table: [(RouteGroup, [Cell; 5]); 10] = [
+        let table: [(RouteGroup, [Cell; 5]); 11] = [
             (RouteGroup::Search, [Yes, Yes, Yes, Yes, Yes]),
             (RouteGroup::PublicWhales, [Preview, Preview, Preview, Yes, Yes]),
             (RouteGroup::ArbitrageHistory, [Preview, Preview, Preview, Preview, Yes]),
@@ -233,6 +249,7 @@ mod tests {
             (RouteGroup::WebhooksRead, [E401, E401, Yes, Yes, Yes]),
             (RouteGroup::WebhooksWriteWhale, [E401, E401, E403, Yes, Yes]),
             (RouteGroup::WebhooksWriteArbitrage, [E401, E401, E403, E403, Yes]),
+            (RouteGroup::Backtests, [E401, E401, E403, E403, Yes]),
         ];
         let callers = [
             Caller::Anonymous,

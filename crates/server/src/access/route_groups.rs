@@ -58,6 +58,8 @@ route_groups!(
     WebhooksWriteWhale,
     /// Webhooks: POST, PUT of type `arbitrage` (and its test delivery).
     WebhooksWriteArbitrage,
+    /// Backtests: run, read and list.
+    Backtests,
 );
 
 impl RouteGroup {
@@ -83,6 +85,7 @@ impl RouteGroup {
             RouteGroup::WebhooksRead => "webhooks: GET, DELETE, list",
             RouteGroup::WebhooksWriteWhale => "webhooks: POST, PUT whale",
             RouteGroup::WebhooksWriteArbitrage => "webhooks: POST, PUT arbitrage",
+            RouteGroup::Backtests => "backtests",
         }
     }
 }

@@ -18,6 +18,7 @@
 //!    and measured in `/metrics`.
 
 pub mod arbitrage;
+pub mod backtests;
 pub mod common;
 pub mod export;
 pub mod historical;
@@ -71,6 +72,7 @@ pub(crate) fn api_routes() -> OpenApiRouter<AppState> {
         .merge(whales::router())
         .merge(arbitrage::router())
         .merge(webhooks::router())
+        .merge(backtests::router())
         .merge(stream::router())
 }
 

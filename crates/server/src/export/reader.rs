@@ -2,7 +2,8 @@
 //! merged in time order into [`Message`]s, which an [`Encoder`] turns into pieces for the channel.
 
 use std::{
-    collections::VecDeque,
+    cmp::Reverse,
+    collections::{BinaryHeap, VecDeque},
     sync::{
         Arc,
         atomic::{AtomicI64, Ordering},
@@ -184,79 +185,83 @@ async fn write_all<E: Encoder>(store: &dyn Store, plan: &ReplayPlan, out: &mut O
         })
         .collect();
 
-    loop {
-        // Every source that can still give something shows its next item, so the earliest is known.
-        for b in books.iter_mut() {
+    // The next item of every source that has one, earliest first: book events before trades of the same
+    // millisecond, then in source order. A source goes back in once its next item is known, so each message
+    // costs a heap step, however many books the replay merges.
+    let mut heads: BinaryHeap<Reverse<(Timestamp, u8, usize)>> = BinaryHeap::new();
+    for (i, b) in books.iter_mut().enumerate() {
+        if b.buf.is_empty() && !b.exhausted {
+            refill_book(store, b, plan.to).await?;
+        }
+        if let Some(e) = b.buf.front() {
+            heads.push(Reverse((e.at(), 0, i)));
+        }
+    }
+    for (i, t) in trades.iter_mut().enumerate() {
+        refill_trades(store, t, &plan.markets[t.market], plan).await?;
+        if let Some(tr) = t.buf.front() {
+            heads.push(Reverse((tr.trade.executed_at, 1, i)));
+        }
+    }
+
+    while let Some(Reverse((_, kind, i))) = heads.pop() {
+        if kind == 0 {
+            let b = &mut books[i];
+            let item = b.buf.pop_front().expect("a head was seen");
+            let opens_gap = matches!(
+                &item,
+                Item::Unreadable { .. }
+                    | Item::Event(BookEvent {
+                        change: BookChange::Gap(_),
+                        ..
+                    })
+            );
+            if opens_gap && b.buf.is_empty() && !b.exhausted {
+                // The gap's end is the book's next event: read it now.
+                refill_book(store, b, plan.to).await?;
+            }
+            match item {
+                Item::Event(e) => book_event(b, e, out).await?,
+                Item::Unreadable { seq, at } => {
+                    b.state = BookState::default();
+                    let end = next_keyframe_at(b);
+                    out.send(Message::Gap {
+                        key: &b.key,
+                        seq,
+                        venue_ts: None,
+                        start: at,
+                        end,
+                        cause: UNREADABLE,
+                    })
+                    .await?;
+                }
+            }
             if b.buf.is_empty() && !b.exhausted {
                 refill_book(store, b, plan.to).await?;
             }
-        }
-        for t in trades.iter_mut() {
-            if t.buf.is_empty() && !t.exhausted {
-                refill_trades(store, t, &plan.markets[t.market], plan).await?;
-            }
-        }
-        // The earliest head; book events before trades of the same millisecond, then in source order.
-        let mut best: Option<(Timestamp, u8, usize)> = None;
-        for (i, b) in books.iter().enumerate() {
             if let Some(e) = b.buf.front() {
-                let k = (e.at(), 0, i);
-                best = Some(best.map_or(k, |x| x.min(k)));
+                heads.push(Reverse((e.at(), 0, i)));
             }
-        }
-        for (i, t) in trades.iter().enumerate() {
-            if let Some(tr) = t.buf.front() {
-                let k = (tr.trade.executed_at, 1, i);
-                best = Some(best.map_or(k, |x| x.min(k)));
+        } else {
+            let t = trades[i].buf.pop_front().expect("a head was seen");
+            let m = &plan.markets[trades[i].market];
+            out.send(Message::Trade {
+                exchange: m.exchange,
+                market_id: &m.market_id,
+                asset_id: m.token_of(t.trade.outcome),
+                trade: &t,
+            })
+            .await?;
+            let src = &mut trades[i];
+            if src.buf.is_empty() && !src.exhausted {
+                refill_trades(store, src, &plan.markets[src.market], plan).await?;
             }
-        }
-        match best {
-            None => return Ok(()),
-            Some((_, 0, i)) => {
-                let b = &mut books[i];
-                let item = b.buf.pop_front().expect("a head was seen");
-                let opens_gap = matches!(
-                    &item,
-                    Item::Unreadable { .. }
-                        | Item::Event(BookEvent {
-                            change: BookChange::Gap(_),
-                            ..
-                        })
-                );
-                if opens_gap && b.buf.is_empty() && !b.exhausted {
-                    // The gap's end is the book's next event: read it now.
-                    refill_book(store, b, plan.to).await?;
-                }
-                match item {
-                    Item::Event(e) => book_event(b, e, out).await?,
-                    Item::Unreadable { seq, at } => {
-                        b.state = BookState::default();
-                        let end = next_keyframe_at(b);
-                        out.send(Message::Gap {
-                            key: &b.key,
-                            seq,
-                            venue_ts: None,
-                            start: at,
-                            end,
-                            cause: UNREADABLE,
-                        })
-                        .await?;
-                    }
-                }
-            }
-            Some((_, _, i)) => {
-                let t = trades[i].buf.pop_front().expect("a head was seen");
-                let m = &plan.markets[trades[i].market];
-                out.send(Message::Trade {
-                    exchange: m.exchange,
-                    market_id: &m.market_id,
-                    asset_id: m.token_of(t.trade.outcome),
-                    trade: &t,
-                })
-                .await?;
+            if let Some(tr) = src.buf.front() {
+                heads.push(Reverse((tr.trade.executed_at, 1, i)));
             }
         }
     }
+    Ok(())
 }
 
 /// The book as it stood at `plan.from`: its `book_snapshot` (or its `gap`) is sent, and reading goes on after

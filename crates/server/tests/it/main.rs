@@ -2,6 +2,7 @@
 //! database (`crossbook_store::testing`; PostgreSQL when `CROSSBOOK_TEST_DATABASE_URL` is set).
 
 mod arbitrage;
+mod backtests;
 mod browser;
 mod bus;
 mod bus_failover;

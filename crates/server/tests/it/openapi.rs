@@ -9,7 +9,9 @@ use std::{collections::BTreeMap, time::Duration};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::util::{Keys, Server, client, eventually_rows, get_json, long_btc_market, simulated_on_sqlite};
+use crate::util::{
+    Keys, Server, client, eventually, eventually_rows, get_json, get_json_key, long_btc_market, simulated_on_sqlite,
+};
 use crossbook_core::Timestamp;
 
 /// Ids from the simulator's own catalog, found through the API as a caller would.
@@ -88,6 +90,9 @@ fn good_value(ids: &Ids, path: &str, name: &str) -> Option<String> {
         "side" => "yes".into(),
         "size" => "10".into(),
         "time" => Timestamp::now().millis().to_string(),
+        // A backtest that does not exist yet: the writes below start one and read it.
+        "id" if path.starts_with("/v1/backtests") => "bt_00000000000000000000000000000000".into(),
+        "format" if path.starts_with("/v1/backtests") => "csv".into(),
         _ => return None,
     })
 }
@@ -474,6 +479,33 @@ async fn writes(c: &mut Checker<'_>, base: &str, ids: &Ids, keys: &Keys) {
     )
     .await;
     c.write(base, Method::DELETE, hook, "/v1/webhooks/whale", k, None).await;
+
+    // A backtest of the last minute, read while it runs or once done, and its trades once done.
+    let now = Timestamp::now().millis();
+    let body = json!({"from": now - 60_000, "to": now, "min_net_cents": 0});
+    let started = c
+        .write(base, Method::POST, "/v1/backtests", "/v1/backtests", k, Some(body))
+        .await;
+    let id = started["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {started}"))
+        .to_string();
+    let run = format!("/v1/backtests/{id}");
+    let done = eventually("the backtest to end", 60, async || {
+        let v = get_json_key(&format!("{base}{run}"), k).await?;
+        match v["status"].as_str() {
+            Some("done") => Ok(v),
+            _ => Err(format!("not done: {}", v["status"])),
+        }
+    })
+    .await;
+    assert_eq!(done["status"], "done");
+    c.write(base, Method::GET, "/v1/backtests/{id}", &run, k, None).await;
+    c.write(base, Method::GET, "/v1/backtests", "/v1/backtests", k, None)
+        .await;
+    let trades = format!("{run}/trades?format=csv");
+    c.write(base, Method::GET, "/v1/backtests/{id}/trades", &trades, k, None)
+        .await;
 }
 
 async fn find_ids(server: &Server, key: &str) -> Ids {
@@ -538,8 +570,9 @@ async fn every_answer_is_documented_with_its_status_and_schema() {
             for call in calls_for(&base, path, &method, op, &ids, &keys) {
                 let (status, text) = checker.check(path, &call).await;
                 // The stream is a WebSocket (its own tests cover the upgrade), and a webhook that is not
-                // registered yet is a documented 404; the writes below register one.
-                let exempt = path == "/v1/stream" || path.starts_with("/v1/webhooks/");
+                // registered yet, or a backtest not started, is a documented 404; the writes below make them.
+                let exempt =
+                    path == "/v1/stream" || path.starts_with("/v1/webhooks/") || path.starts_with("/v1/backtests/");
                 if call.why == "as a Trader" && !(200..300).contains(&status) && !exempt {
                     checker.fail(path, &call, status, &format!("a good request failed: {text}"));
                 }

@@ -85,6 +85,10 @@ pub trait ArbitrageStore: Send + Sync {
     /// Active markets of both venues with their event's title and slug, classified for the pairing.
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>>;
 
+    /// The markets of both venues that were open at some time of `[from, to]` (a backtest's), whatever their
+    /// status now, as [`ArbitrageStore::arbitrage_listings`] lists them.
+    async fn listings_between(&self, from: Timestamp, to: Timestamp) -> StoreResult<Vec<Listing>>;
+
     /// Rejects the pair of these two markets (the scanner never scans it). Rejecting it again replaces the
     /// reason and keeps the first time; `Ok(true)` when the pair was not rejected before.
     async fn reject_pair(&self, pair: &PairOverride, reason: Option<&str>, at: Timestamp) -> StoreResult<bool>;
@@ -280,13 +284,26 @@ async fn remove_pair_override<E: Exec>(ex: &E, market_id: &str) -> StoreResult<u
     ex.exec(&s).await
 }
 
-async fn arbitrage_listings<E: Exec>(ex: &E) -> StoreResult<Vec<Listing>> {
+/// The markets `arbitrage_listings` reads: active now (`None`), or open at some time of a range (a window
+/// overlapping it, or no window and not settled before it starts).
+async fn arbitrage_listings<E: Exec>(ex: &E, range: Option<(Timestamp, Timestamp)>) -> StoreResult<Vec<Listing>> {
     let mut s = Sql::new("SELECT ");
     s.push(crate::catalog::rows::MARKET_COLS).push(
         ", e.title AS event_title, e.slug AS event_slug FROM markets m \
-         LEFT JOIN events e ON e.exchange = m.exchange AND e.event_id = m.event_id \
-         WHERE m.status = 'active' ORDER BY m.exchange, m.market_id",
+         LEFT JOIN events e ON e.exchange = m.exchange AND e.event_id = m.event_id WHERE ",
     );
+    match range {
+        None => s.push("m.status = 'active'"),
+        Some((from, to)) => s
+            .push("(m.window_end IS NULL OR m.window_end >= ")
+            .int(from.millis())
+            .push(") AND (m.window_start IS NULL OR m.window_start <= ")
+            .int(to.millis())
+            .push(") AND (m.settled_at IS NULL OR m.settled_at >= ")
+            .int(from.millis())
+            .push(")"),
+    };
+    s.push(" ORDER BY m.exchange, m.market_id");
     ex.rows(&s)
         .await?
         .iter()
@@ -401,7 +418,11 @@ impl<B: Backend> ArbitrageStore for B {
     }
 
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
-        arbitrage_listings(self.reader()).await
+        arbitrage_listings(self.reader(), None).await
+    }
+
+    async fn listings_between(&self, from: Timestamp, to: Timestamp) -> StoreResult<Vec<Listing>> {
+        arbitrage_listings(self.reader(), Some((from, to))).await
     }
 
     async fn reject_pair(&self, pair: &PairOverride, reason: Option<&str>, at: Timestamp) -> StoreResult<bool> {

@@ -11,6 +11,7 @@
 mod testing;
 
 mod arbitrage;
+mod backtests;
 mod book_log;
 mod history;
 mod lock;

@@ -236,6 +236,13 @@ fn market_inner(m: &model::Market, series_ticker: &str, category: Category, now:
         Status::Closed => m.settlement_ts.or(m.close_time).or(m.expected_expiration_time),
         Status::Active => m.settlement_ts,
     };
+    // A settled market's last price is its payout, as venue_b states it: 1 for the side that won. The
+    // recorded outcome is what backtests settle on.
+    let last_yes = match (status, m.result.as_deref()) {
+        (Status::Closed, Some("yes")) if is_settled(&m.status) => Some(Price::ONE),
+        (Status::Closed, Some("no")) if is_settled(&m.status) => Some(Price::ZERO),
+        _ => last_yes,
+    };
     Ok(Market {
         title,
         subtitle: nonempty(&m.yes_sub_title).or_else(|| nonempty(&m.subtitle)),

@@ -26,6 +26,8 @@ fn example_of(path: &str, name: &str, schema: &Map<String, Value>) -> Value {
         "market_ids" => Some("KXBTC15M-26NOV211915-15"),
         // Enums behind a `$ref`, whose values this function cannot read.
         "type" => Some("whale"),
+        "id" if path.starts_with("/v1/backtests") => Some("bt_3f2a9c1e7b5d4e0f8a6b2c4d1e9f7a3b"),
+        "format" if path.starts_with("/v1/backtests") => Some("csv"),
         "exchange" | "platform" => Some("venue_a"),
         _ => None,
     };
