@@ -41,6 +41,9 @@ pub struct BacktestArgs {
     /// Latency of the run, ms.
     #[arg(long, default_value_t = 250)]
     latency_ms: i64,
+    /// Run on the day an earlier run seeded (same `--hours` and `--rate`) instead of seeding it again.
+    #[arg(long)]
+    no_seed: bool,
 }
 
 /// One window pair being seeded.
@@ -53,43 +56,47 @@ struct Pair {
     /// Fair YES price in cents, and each venue's own noise.
     fair: i64,
     noise: [i64; 3],
+    /// Each book's resting size at each price (cents), so a quote that moves keeps the sizes it finds.
+    sizes: [[i64; 100]; 3],
     seq: [u64; 3],
     last: [Option<Ladders>; 3],
 }
 
-/// Ten levels a cent apart from `best` (cents) away from the middle, sizes 20 to 200.
-fn ladder(best: i64, down: bool, rng: &mut StdRng) -> Vec<Level> {
+/// Ten levels a cent apart from `best` (cents) away from the middle, at the sizes resting there.
+fn ladder(best: i64, down: bool, sizes: &[i64; 100]) -> Vec<Level> {
     (0..10)
         .map(|i| best + if down { -i } else { i })
         .filter(|c| (1..=99).contains(c))
         .map(|c| Level {
             price: Price::from_cents(c),
-            size: Amount::from_units(rng.random_range(20..=200)),
+            size: Amount::from_units(sizes[c as usize]),
         })
         .collect()
 }
 
 impl Pair {
     /// The three books now: venue_a (YES bids, NO bids), venue_b YES token, venue_b NO token.
-    fn ladders(&self, rng: &mut StdRng) -> [Ladders; 3] {
-        let (p, [na, ny, nn]) = (self.fair, self.noise);
-        [
-            Ladders {
-                bids: ladder(p - 1 + na, true, rng),
+    /// Book `k` now: venue_a (YES bids, NO bids), venue_b YES token, venue_b NO token.
+    fn ladders(&self, k: usize) -> Ladders {
+        let (p, [na, ny, nn], z) = (self.fair, self.noise, &self.sizes[k]);
+        match k {
+            0 => Ladders {
+                bids: ladder(p - 1 + na, true, z),
                 asks: vec![],
-                no_bids: ladder(100 - p - 1 - na, true, rng),
+                // Sizes of NO bids rest at their own prices, in the upper half of the table.
+                no_bids: ladder(100 - p - 1 - na, true, z),
             },
-            Ladders {
-                bids: ladder(p - 1 + ny, true, rng),
-                asks: ladder(p + 1 + ny, false, rng),
+            1 => Ladders {
+                bids: ladder(p - 1 + ny, true, z),
+                asks: ladder(p + 1 + ny, false, z),
                 no_bids: vec![],
             },
-            Ladders {
-                bids: ladder(100 - p - 1 + nn, true, rng),
-                asks: ladder(100 - p + 1 + nn, false, rng),
+            _ => Ladders {
+                bids: ladder(100 - p - 1 + nn, true, z),
+                asks: ladder(100 - p + 1 + nn, false, z),
                 no_bids: vec![],
             },
-        ]
+        }
     }
 
     fn snapshot(&self, book: usize, at: Timestamp, l: &Ladders) -> BookSnapshot {
@@ -133,10 +140,62 @@ impl Pair {
 }
 
 pub async fn run(args: BacktestArgs) -> anyhow::Result<()> {
-    let store = crate::fresh_store(&args.database_url, "book_chunks, log_books, markets, events, backtests").await?;
     let day = crossbook_core::time::DAY_MS;
     let start = (Timestamp::now().millis() / day - 1) * day;
     let end = start + args.hours * 3_600_000;
+    let store = if args.no_seed {
+        let store = crossbook_store::open(&args.database_url).await?;
+        store.migrate().await?;
+        store
+    } else {
+        let store =
+            crate::fresh_store(&args.database_url, "book_chunks, log_books, markets, events, backtests").await?;
+        seed(&store, start, end, args.rate, args.hours).await?;
+        store
+    };
+    let params = BacktestParams {
+        latency_ms: args.latency_ms,
+        capital_per_trade: Some(MicroUsd(100_000_000)),
+        capital_total: None,
+        ..BacktestParams::new(Timestamp::from_millis(start), Timestamp::from_millis(end - 1))
+    };
+    let mut rates = Vec::new();
+    for run in 0..args.runs.max(1) {
+        let began = Instant::now();
+        let report = backtests::run(Arc::clone(&store), params, None).await?;
+        let secs = began.elapsed().as_secs_f64();
+        let rate = report.events as f64 / secs;
+        rates.push(rate);
+        println!(
+            "run {}: {} events of {} books, {} pairs in {secs:.2} s = {rate:.0} events/s; {} opportunities seen, \
+             {} taken, P&L net {} dollars ({} with no latency)",
+            run + 1,
+            report.events,
+            report.books,
+            report.pairs,
+            report.opportunities_seen,
+            report.summary.opportunities_taken,
+            crossbook_server::backtests::render::dollars(report.summary.pnl_net),
+            crossbook_server::backtests::render::dollars(report.zero_latency.pnl_net),
+        );
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "median {:.0} book events/s over {} runs",
+        rates[rates.len() / 2],
+        rates.len()
+    );
+    Ok(())
+}
+
+/// Seeds the windows of `[start, end)`, settled, and their books.
+async fn seed(
+    store: &Arc<dyn crossbook_store::Store>,
+    start: i64,
+    end: i64,
+    rate: u32,
+    hours: i64,
+) -> anyhow::Result<()> {
     let mut rng = StdRng::seed_from_u64(7);
 
     // The windows of the range, and their markets.
@@ -153,6 +212,7 @@ pub async fn run(args: BacktestArgs) -> anyhow::Result<()> {
                 b: format!("0xbench{n:04}"),
                 fair: rng.random_range(30..=70),
                 noise: [0; 3],
+                sizes: [(); 3].map(|_| std::array::from_fn(|_| rng.random_range(20..=200))),
                 seq: [0; 3],
                 last: [None, None, None],
             };
@@ -190,28 +250,38 @@ pub async fn run(args: BacktestArgs) -> anyhow::Result<()> {
         crossbook_live::Bus::default(),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
-    let step = 1000 / i64::from(args.rate.max(1));
+    let step = 1000 / i64::from(rate.max(1));
     let seeded = tokio::task::spawn_blocking(move || {
         let mut n = 0u64;
         let mut t = start;
         while t < end {
             for (j, p) in pairs.iter_mut().enumerate().filter(|(_, p)| p.start <= t && t < p.end) {
-                // The fair price wanders; each venue's quotes wander around it.
-                if rng.random_bool(0.2) {
+                // Each book changes once a step: mostly one resting size, now and then its quotes move a
+                // cent (the fair price wanders, and each venue's quotes wander around it), as venues' feeds do.
+                if rng.random_bool(0.05) {
                     p.fair = (p.fair + rng.random_range(-1..=1)).clamp(15, 85);
                 }
                 for k in 0..3 {
-                    p.noise[k] = (p.noise[k] + rng.random_range(-1..=1)).clamp(-4, 4);
-                }
-                let ladders = p.ladders(&mut rng);
-                for (k, l) in ladders.into_iter().enumerate() {
+                    if rng.random_bool(0.15) {
+                        p.noise[k] = (p.noise[k] + rng.random_range(-1..=1)).clamp(-4, 4);
+                    } else {
+                        let c = rng.random_range(1..100usize);
+                        p.sizes[k][c] = rng.random_range(20..=200);
+                    }
+                    let l = p.ladders(k);
                     let ts = Timestamp::from_millis(t + (j as i64 * 3 + k as i64) % step.max(1));
-                    p.seq[k] += 1;
                     let snap = p.snapshot(k, ts, &l);
                     let update = match &p.last[k] {
                         None => BookUpdate::snapshot(snap, None, None),
-                        Some(before) => BookUpdate::delta(snap, ladder_changes(before, &l), None, None),
+                        Some(before) => {
+                            let changes = ladder_changes(before, &l);
+                            if changes.is_empty() {
+                                continue;
+                            }
+                            BookUpdate::delta(snap, changes, None, None)
+                        }
                     };
+                    p.seq[k] += 1;
                     p.last[k] = Some(l);
                     n += 1;
                     let input = BookInput::Update {
@@ -238,41 +308,9 @@ pub async fn run(args: BacktestArgs) -> anyhow::Result<()> {
     println!(
         "seeded {seeded} book events of {} books over {} hours in {:.1} s",
         markets.len() / 2 * 3,
-        args.hours,
+        hours,
         seeding.elapsed().as_secs_f64()
     );
 
-    let params = BacktestParams {
-        latency_ms: args.latency_ms,
-        capital_per_trade: Some(MicroUsd(100_000_000)),
-        capital_total: None,
-        ..BacktestParams::new(Timestamp::from_millis(start), Timestamp::from_millis(end - 1))
-    };
-    let mut rates = Vec::new();
-    for run in 0..args.runs.max(1) {
-        let began = Instant::now();
-        let report = backtests::run(Arc::clone(&store), params, None).await?;
-        let secs = began.elapsed().as_secs_f64();
-        let rate = report.events as f64 / secs;
-        rates.push(rate);
-        println!(
-            "run {}: {} events of {} books, {} pairs in {secs:.2} s = {rate:.0} events/s; {} opportunities seen, \
-             {} taken, P&L net {} dollars ({} with no latency)",
-            run + 1,
-            report.events,
-            report.books,
-            report.pairs,
-            report.opportunities_seen,
-            report.summary.opportunities_taken,
-            crossbook_server::backtests::render::dollars(report.summary.pnl_net),
-            crossbook_server::backtests::render::dollars(report.zero_latency.pnl_net),
-        );
-    }
-    rates.sort_by(f64::total_cmp);
-    println!(
-        "median {:.0} book events/s over {} runs",
-        rates[rates.len() / 2],
-        rates.len()
-    );
     Ok(())
 }

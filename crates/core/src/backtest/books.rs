@@ -17,7 +17,8 @@ use crate::{
 /// One change of one book, as the replay reader hands it over.
 #[derive(Debug, Clone, Copy)]
 pub enum Update<'a> {
-    /// The whole book.
+    /// The whole book as it stands after the event, best first and checked, as a [`BookState`] holds it (a
+    /// reader that keeps each book hands it over whole, which costs a copy and no re-application).
     Snapshot(&'a Ladders),
     /// Levels with their new sizes (0 removes one).
     Change(&'a [LevelChange]),
@@ -28,8 +29,7 @@ pub enum Update<'a> {
 /// One book.
 #[derive(Debug)]
 struct Slot {
-    state: BookState,
-    /// The state as the scanner reads it; `None` while the book is unknown.
+    /// The book as the scanner reads it; `None` while it is unknown.
     snapshot: Option<BookSnapshot>,
     /// When the book last lost continuity.
     last_gap: Option<Timestamp>,
@@ -80,7 +80,6 @@ impl Books {
         let i = self.slots.len();
         map.insert(id.to_string(), i);
         self.slots.push(Slot {
-            state: BookState::default(),
             snapshot: None,
             last_gap: None,
         });
@@ -108,45 +107,47 @@ impl Books {
     /// Applies one update to `slot`. A change that cannot apply leaves the book unknown, as a gap does.
     pub(crate) fn apply(&mut self, slot: usize, key: &BookKey, at: Timestamp, update: Update<'_>) {
         let s = &mut self.slots[slot];
-        let ok = match update {
-            Update::Snapshot(l) => s
-                .state
-                .apply(&BookChange::Snapshot {
-                    bids: l.bids.clone(),
-                    asks: l.asks.clone(),
-                    no_bids: l.no_bids.clone(),
-                })
-                .is_ok(),
-            Update::Change(changes) => s.state.apply(&BookChange::Delta(changes.to_vec())).is_ok(),
-            Update::Gap => false,
-        };
-        match (ok, s.state.ladders()) {
-            (true, Some(l)) => {
-                let snap = s.snapshot.get_or_insert_with(|| BookSnapshot {
-                    exchange: key.exchange,
-                    market_id: key.market_id.clone(),
-                    asset_id: key.asset_id.clone(),
-                    timestamp: at,
-                    bids: Vec::new(),
-                    asks: Vec::new(),
-                    no_bids: Vec::new(),
+        let after = match update {
+            Update::Snapshot(l) => Some(std::borrow::Cow::Borrowed(l)),
+            Update::Change(changes) => {
+                // Applied to a copy of the book held: callers with only the changes are rare (tests, tools).
+                let held = s.snapshot.as_ref().map(|b| Ladders {
+                    bids: b.bids.clone(),
+                    asks: b.asks.clone(),
+                    no_bids: b.no_bids.clone(),
                 });
-                snap.timestamp = at;
-                // The vectors are reused from one change to the next.
-                for (dst, src) in [
-                    (&mut snap.bids, &l.bids),
-                    (&mut snap.asks, &l.asks),
-                    (&mut snap.no_bids, &l.no_bids),
-                ] {
-                    dst.clear();
-                    dst.extend_from_slice(src);
-                }
+                let mut state = BookState::from_ladders(held);
+                state
+                    .apply(&BookChange::Delta(changes.to_vec()))
+                    .ok()
+                    .and_then(|()| state.ladders().cloned())
+                    .map(std::borrow::Cow::Owned)
             }
-            _ => {
-                s.state = BookState::default();
-                s.snapshot = None;
-                s.last_gap = Some(at);
-            }
+            Update::Gap => None,
+        };
+        let Some(l) = after else {
+            s.snapshot = None;
+            s.last_gap = Some(at);
+            return;
+        };
+        let snap = s.snapshot.get_or_insert_with(|| BookSnapshot {
+            exchange: key.exchange,
+            market_id: key.market_id.clone(),
+            asset_id: key.asset_id.clone(),
+            timestamp: at,
+            bids: Vec::new(),
+            asks: Vec::new(),
+            no_bids: Vec::new(),
+        });
+        snap.timestamp = at;
+        // The vectors are reused from one event to the next.
+        for (dst, src) in [
+            (&mut snap.bids, &l.bids),
+            (&mut snap.asks, &l.asks),
+            (&mut snap.no_bids, &l.no_bids),
+        ] {
+            dst.clear();
+            dst.extend_from_slice(src);
         }
     }
 

@@ -94,7 +94,8 @@ impl Encoder for Feed<'_, '_> {
     fn message(&mut self, m: &Message<'_>) {
         match m {
             Message::Snapshot { key, at, ladders, .. } => self.engine.apply(key, *at, Update::Snapshot(ladders)),
-            Message::Change { key, at, changes, .. } => self.engine.apply(key, *at, Update::Change(changes)),
+            // The reader holds each book whole: the engine takes it as it stands rather than applying changes again.
+            Message::Change { key, at, book, .. } => self.engine.apply(key, *at, Update::Snapshot(book)),
             Message::Gap { key, start, .. } => self.engine.apply(key, *start, Update::Gap),
             Message::Trade { .. } => {}
         }

@@ -68,6 +68,7 @@ const ASSETS: &[Asset] = &[
     asset!("js/live.js", JS),
     asset!("js/market.js", JS),
     asset!("js/history.js", JS),
+    asset!("js/backtests.js", JS),
     asset!("js/keys.js", JS),
     asset!("js/opportunity.js", JS),
     asset!("vendor/uPlot.iife.min.js", JS),

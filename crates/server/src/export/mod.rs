@@ -73,13 +73,15 @@ pub enum Message<'a> {
         at: Timestamp,
         ladders: &'a Ladders,
     },
-    /// The levels that changed, with their new sizes (0 removes a level).
+    /// The levels that changed, with their new sizes (0 removes a level), and the whole book after them (for
+    /// a reader that wants the book rather than the changes).
     Change {
         key: &'a BookKey,
         seq: u64,
         venue_ts: Option<Timestamp>,
         at: Timestamp,
         changes: &'a [LevelChange],
+        book: &'a Ladders,
     },
     /// The book lost continuity from `start` to `end` (`None` while it lasts past the range).
     Gap {

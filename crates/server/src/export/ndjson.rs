@@ -48,6 +48,7 @@ impl Encoder for Ndjson {
                 venue_ts,
                 at,
                 changes,
+                ..
             } => {
                 head(
                     buf,

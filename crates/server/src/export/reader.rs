@@ -12,7 +12,7 @@ use std::{
 
 use crossbook_core::{
     Timestamp,
-    book::{BookChange, BookEvent, BookKey, BookState, LevelChange},
+    book::{BookChange, BookEvent, BookKey, BookState, Ladders, LevelChange},
 };
 use crossbook_store::{Store, StoreError, StoredTrade, TradeCursor};
 use tokio::sync::mpsc;
@@ -22,6 +22,9 @@ use super::*;
 
 /// Chunks read per page of a book's log (up to 4,096 events each).
 const LOG_PAGE_CHUNKS: u32 = 4;
+/// Chunks of a book's first page: a replay of many books (a backtest reads every book of a day) holds one
+/// page of each from the start, most of them books whose events come hours later.
+const FIRST_PAGE_CHUNKS: u32 = 1;
 /// Trades read per page of a market.
 const TRADE_PAGE: u32 = 2_000;
 
@@ -34,6 +37,8 @@ struct BookSource {
     read_ts: Timestamp,
     exhausted: bool,
     buf: VecDeque<Item>,
+    /// Pages read so far.
+    pages: u32,
 }
 
 /// What a book's log gives next: an event, or a hole where stored events could not be read (a corrupt chunk),
@@ -280,6 +285,7 @@ async fn start_book<E: Encoder>(
         read_ts: plan.from,
         exhausted: false,
         buf: VecDeque::new(),
+        pages: 0,
     };
     if !read.corrupt.is_empty() {
         tracing::warn!(book = ?b.key, chunks = read.corrupt.len(), "replay: corrupt chunks skipped");
@@ -324,8 +330,19 @@ async fn start_book<E: Encoder>(
 
 async fn refill_book(store: &dyn Store, b: &mut BookSource, to: Timestamp) -> Result<(), Stop> {
     let page = store
-        .log_after(&b.key, b.read_seq, b.read_ts, to, LOG_PAGE_CHUNKS)
+        .log_after(
+            &b.key,
+            b.read_seq,
+            b.read_ts,
+            to,
+            if b.pages == 0 {
+                FIRST_PAGE_CHUNKS
+            } else {
+                LOG_PAGE_CHUNKS
+            },
+        )
         .await?;
+    b.pages += 1;
     if !page.corrupt.is_empty() {
         tracing::warn!(book = ?b.key, chunks = page.corrupt.len(), "replay: corrupt chunks skipped");
         metrics::counter!("crossbook_replay_corrupt_chunks_total").increment(page.corrupt.len() as u64);
@@ -420,7 +437,7 @@ async fn book_event<E: Encoder>(b: &mut BookSource, e: BookEvent, out: &mut Out<
                     if changes.is_empty() {
                         return Ok(());
                     }
-                    out.send(change(&b.key, &e, &changes)).await
+                    out.send(change(&b.key, &e, &changes, after)).await
                 }
             }
         }
@@ -428,17 +445,19 @@ async fn book_event<E: Encoder>(b: &mut BookSource, e: BookEvent, out: &mut Out<
             if b.state.ladders().is_none() || b.state.apply(&e.change).is_err() || changes.is_empty() {
                 return Ok(());
             }
-            out.send(change(&b.key, &e, changes)).await
+            let Some(after) = b.state.ladders() else { return Ok(()) };
+            out.send(change(&b.key, &e, changes, after)).await
         }
     }
 }
 
-fn change<'a>(key: &'a BookKey, e: &BookEvent, changes: &'a [LevelChange]) -> Message<'a> {
+fn change<'a>(key: &'a BookKey, e: &BookEvent, changes: &'a [LevelChange], book: &'a Ladders) -> Message<'a> {
     Message::Change {
         key,
         seq: e.seq,
         venue_ts: e.venue_ts,
         at: e.received_at,
         changes,
+        book,
     }
 }

@@ -147,6 +147,7 @@ pub fn book_rows<'a>(m: &'a Message<'a>, mut row: impl FnMut(BookRow<'a>)) {
             venue_ts,
             at,
             changes,
+            ..
         } => {
             let base = BookRow::head(key, *seq, *venue_ts, *at);
             for c in changes.iter() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::{body::Body, http::Method};
 use crossbook_core::{
     Amount, Event, Exchange, IntervalCode, Level, Market, Plan, Price, Status, Timestamp,
-    book::{BookChange, BookEvent, BookKey},
+    book::{BookChange, BookEvent, BookKey, GapCause},
 };
 use crossbook_store::{LogRun, Store, testing::for_each_backend};
 use serde_json::{Value, json};
@@ -341,4 +341,140 @@ async fn bad_requests_are_refused_before_a_run_starts() {
         app.get_key(&trades, &owner.key).await.error(409, "conflict", None);
     })
     .await;
+}
+
+/// A stretch of the simulated venues recorded by the real server, with a venue_b disconnect inside it: a
+/// backtest of the stretch (threshold 0, as the history records) finds the opportunities the live scanner
+/// recorded as episodes, each overlapping its recorded episode in time, and none the scanner did not; and no
+/// trade's orders cross a capture gap of their books.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backtest_of_a_recorded_stretch_finds_the_episodes_the_scanner_recorded() {
+    use crossbook_core::{arb::MicroUsd, backtest::BacktestParams};
+    use crossbook_server::config::Config;
+    use crossbook_sim::{SimClock, SimConfig, Simulator};
+    use crossbook_store::HistoryQuery;
+
+    let db = crossbook_store::testing::sqlite_database().await;
+    db.store.migrate().await.unwrap();
+    let sim = Simulator::start(SimConfig::new(11, SimClock::default())).await.unwrap();
+    let mut config = Config::for_tests(&db.url);
+    point_at(&mut config, &sim);
+    let from = Timestamp::now();
+    let server = Server::start(config).await;
+    let episodes = async |at_least: usize| {
+        let q = HistoryQuery {
+            from: Some(from),
+            limit: 500,
+            ..HistoryQuery::default()
+        };
+        let page = db.store.episode_history(&q).await.map_err(|e| e.to_string())?;
+        if page.items.len() >= at_least {
+            Ok(page.items)
+        } else {
+            Err(format!("{} episodes", page.items.len()))
+        }
+    };
+    eventually("two recorded episodes", 240, async || episodes(2).await).await;
+    // A disconnect of venue_b: every venue_b book has a gap until it is captured again.
+    sim.faults().drop_sockets_of(Exchange::VenueB);
+    let readyz = server.url("/readyz");
+    eventually("venue_b captured again", 60, async || {
+        let (_, v) = get_json(&readyz).await?;
+        let reconnects = v["venues"]["venue_b"]["reconnects"].as_u64().unwrap_or(0);
+        if v["venues"]["venue_b"]["status"] == "fresh" && reconnects > 0 {
+            Ok(())
+        } else {
+            Err(v.to_string())
+        }
+    })
+    .await;
+    // Until a further episode opens after the reconnect, so the stretch has trading on both sides of the gap.
+    let reconnected = Timestamp::now();
+    eventually("an episode after the reconnect", 240, async || {
+        let items = episodes(1).await?;
+        if items.iter().any(|e| e.first_seen_at > reconnected) {
+            Ok(())
+        } else {
+            Err(format!("{} episodes, none after the reconnect", items.len()))
+        }
+    })
+    .await;
+    let to = Timestamp::now();
+    server.stop().await.unwrap();
+
+    let params = BacktestParams {
+        min_net: MicroUsd::ZERO,
+        capital_per_trade: None,
+        capital_total: None,
+        latency_ms: 500,
+        ..BacktestParams::new(from, to)
+    };
+    let report = crossbook_server::backtests::run(db.store.clone(), params, None)
+        .await
+        .unwrap();
+    let recorded = episodes(1).await.unwrap();
+    assert!(report.events > 1_000, "{} events", report.events);
+
+    // The scanner reads the catalog every few seconds, and both ends of the stretch cut episodes: compare the
+    // opportunities and episodes that begin well inside it.
+    let inside = |t: Timestamp| t.millis() > from.millis() + 10_000 && t.millis() < to.millis() - 10_000;
+    let overlaps = |a: (Timestamp, Timestamp), b: (Timestamp, Timestamp)| {
+        a.0.millis() <= b.1.millis() + 2_000 && b.0.millis() <= a.1.millis() + 2_000
+    };
+    let compared = recorded.iter().filter(|e| inside(e.first_seen_at)).count();
+    assert!(
+        compared >= 1,
+        "no recorded episode began inside the stretch: {recorded:#?}"
+    );
+    for e in recorded.iter().filter(|e| inside(e.first_seen_at)) {
+        let found = report.opportunities.iter().any(|o| {
+            o.event_id == e.key.event_id
+                && o.buy_yes_market == e.key.buy_yes_market
+                && overlaps((o.first_seen_at, o.last_seen_at), (e.first_seen_at, e.last_seen_at))
+        });
+        assert!(
+            found,
+            "recorded episode {:?} from {} to {} not found: {:#?}",
+            e.key,
+            e.first_seen_at.to_iso(),
+            e.last_seen_at.to_iso(),
+            report.opportunities
+        );
+    }
+    for o in report.opportunities.iter().filter(|o| inside(o.first_seen_at)) {
+        let found = recorded.iter().any(|e| {
+            o.event_id == e.key.event_id
+                && o.buy_yes_market == e.key.buy_yes_market
+                && overlaps((o.first_seen_at, o.last_seen_at), (e.first_seen_at, e.last_seen_at))
+        });
+        assert!(found, "the backtest found {o:?}, which the scanner did not record");
+    }
+    assert!(report.opportunities_seen >= 2);
+
+    // The disconnect is on record, and no trade's orders met a book that had lost continuity since detection.
+    for t in &report.trades {
+        for leg in [&t.yes, &t.no] {
+            let key = match leg.venue {
+                Exchange::VenueA => BookKey::venue_a(&leg.market_id),
+                Exchange::VenueB => BookKey::venue_b(&leg.market_id, &leg.identifier),
+            };
+            let on_book = db.store.log_gaps(&key, from, to).await.unwrap();
+            for g in on_book {
+                assert!(
+                    !(g.start > t.detected_at && g.start <= leg.at),
+                    "trade {} met {key:?} after its gap at {}",
+                    t.id,
+                    g.start.to_iso()
+                );
+            }
+        }
+    }
+    // The disconnect is in the log: every venue_b book then open has a gap of that cause.
+    let mut disconnects = 0;
+    for head in db.store.log_heads(Exchange::VenueB).await.unwrap() {
+        let on_book = db.store.log_gaps(&head.book, from, to).await.unwrap();
+        disconnects += on_book.iter().filter(|g| g.cause == GapCause::Disconnect).count();
+    }
+    assert!(disconnects > 0, "no disconnect gap recorded");
+    db.cleanup().await;
 }

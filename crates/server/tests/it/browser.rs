@@ -514,12 +514,13 @@ async fn every_page_fits_a_wide_and_a_narrow_screen() {
     })
     .await;
     open(&b, &server, Some(&keys.trader), "#/live").await;
-    let pages: [(&str, &str); 6] = [
+    let pages: [(&str, &str); 7] = [
         ("#/live", "#live-venues tr[data-venue]"),
         ("#/market", "#search-results tbody tr"),
         (&market_page, "#market-book .book"),
         (&opportunity, "#opp-episode-table tr"),
         ("#/history", "#history-table"),
+        ("#/backtests", "#backtest-new"),
         ("#/keys", "#key-input"),
     ];
     for width in [1280, 390] {
@@ -704,4 +705,84 @@ async fn the_venues_card_says_why_a_cut_venue_is_down() {
     b.quit().await.unwrap();
     server.stop().await.unwrap();
     db.cleanup().await;
+}
+
+/// A backtest started from its page with a Trader key: the page follows the run to its end and shows the
+/// report's figures, its equity curve and its trades as the API gives them; a Builder key is told the plan it
+/// needs, in the API's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backtest_runs_from_its_page_and_shows_its_report() {
+    let Some(b) = launch().await else { return };
+    let (_db, keys, server) = simulated_on_sqlite(36, |_| {}).await;
+    // An episode in the history: the recorded stretch has something to trade.
+    let history = server.url("/v1/arbitrage/history?limit=1");
+    eventually_rows("an arbitrage episode", 180, &history, &keys.trader, "/items").await;
+
+    open(&b, &server, Some(&keys.trader), "#/backtests").await;
+    wait_count(&b, "#backtest-new", 1).await;
+    b.execute(
+        "document.querySelector('#b-min-net').value = '0'; document.querySelector('#b-latency').value = '0'; return true",
+        vec![],
+    )
+    .await
+    .unwrap();
+    b.click("#b-run").await.unwrap();
+    let id = wait(
+        &b,
+        "the run's page",
+        "const m = location.hash.match(/^#\\/backtests\\/(bt_[0-9a-f]{32})$/); return m && m[1]",
+    )
+    .await;
+    let id = id.as_str().unwrap().to_string();
+    wait(
+        &b,
+        "the run done",
+        "const e = document.querySelector('#backtest-state'); return e && e.dataset.status === 'done'",
+    )
+    .await;
+    let report = get_json_key(&server.url(&format!("/v1/backtests/{id}")), &keys.trader)
+        .await
+        .unwrap();
+    assert_eq!(report["status"], "done");
+    assert!(report["opportunities_seen"].as_u64() >= Some(1), "{report}");
+    let opps = wait_text(&b, "#fig-opps", "/").await;
+    assert!(
+        opps.contains(&format!(
+            "{} / {}",
+            report["opportunities_seen"], report["opportunities_taken"]
+        )),
+        "{opps} / {report}"
+    );
+    let trades = report["trades"].as_array().unwrap().len() as u64;
+    wait_count(&b, "#backtest-trade-table tbody tr", trades.min(200)).await;
+    assert_eq!(count(&b, "#backtest-trade-table tbody tr").await, trades.min(200));
+    let points = report["equity"].as_array().unwrap().len();
+    if points > 0 {
+        let drawn = wait(
+            &b,
+            "the equity curve",
+            "return document.querySelector('#backtest-equity-chart').dataset.points",
+        )
+        .await;
+        assert_eq!(drawn, json!(points.to_string()));
+    }
+    screenshot(&b, "backtest").await;
+    // The list shows the run.
+    go(&b, "#/backtests").await;
+    wait_count(&b, "#backtest-runs tbody tr", 1).await;
+
+    // A Builder key: the run is refused, and the page says which plan it needs.
+    b.execute(
+        "localStorage.setItem('crossbook.key', arguments[0]); window.dispatchEvent(new Event('crossbook:key')); return true",
+        vec![json!(keys.builder)],
+    )
+    .await
+    .unwrap();
+    wait_count(&b, "#backtest-new", 1).await;
+    b.click("#b-run").await.unwrap();
+    let refused = wait_text(&b, "#backtest-form .notice-plan", "Trader plan").await;
+    assert!(refused.contains("this route requires the Trader plan"), "{refused}");
+    assert_no_console_errors(&b, &["/v1/backtests"]).await;
+    b.quit().await.unwrap();
+    server.stop().await.unwrap();
 }

@@ -1,8 +1,9 @@
-// The page's entry: a hash router over the four pages, the header's key and stream state, and the counters
+// The page's entry: a hash router over the pages, the header's key and stream state, and the counters
 // the browser tests and the dashboard benchmark read (window.crossbookStats).
 
 import { getKey, planName } from './api.js';
 import { fill, h } from './dom.js';
+import * as backtests from './backtests.js';
 import * as history from './history.js';
 import * as keys from './keys.js';
 import * as live from './live.js';
@@ -10,7 +11,7 @@ import * as market from './market.js';
 import * as opportunity from './opportunity.js';
 import { stats, stream } from './stream.js';
 
-const PAGES = { live, market, history, keys, opportunity };
+const PAGES = { live, market, history, backtests, keys, opportunity };
 // The page a page's tab belongs to (an opportunity is opened from Live).
 const TAB = { opportunity: 'live' };
 

@@ -249,3 +249,28 @@ export function netChart(el) {
     },
   };
 }
+
+/** A backtest's equity curve: the summed net result in dollars after each trade closes, drawn as steps. */
+export function equityChart(el, points) {
+  const height = 220;
+  const data = [points.map((p) => Date.parse(p.at) / 1000), points.map((p) => p.pnl_net_dollars)];
+  const opts = {
+    title: 'Equity: net P&L, dollars',
+    width: width(el),
+    height,
+    scales: { x: { time: true } },
+    series: [
+      { label: 'time', value: (u, v) => (v == null ? '–' : `${utcTime(v)} UTC`) },
+      { label: 'net $', stroke: BID, width: 2, points: { show: points.length < 200, size: 4 }, paths: uPlot.paths.stepped({ align: 1 }), value: (u, v) => (v == null ? '–' : v.toFixed(2)) },
+    ],
+    axes: [timeAxis(), { size: 60 }],
+    hooks: { setLegend: [latestInLegend()] },
+  };
+  const plot = new uPlot(opts, data, el);
+  el.dataset.points = String(points.length);
+  const unfollow = follow(el, plot, height);
+  return () => {
+    unfollow();
+    plot.destroy();
+  };
+}
