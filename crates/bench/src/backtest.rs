@@ -14,15 +14,11 @@ use crossbook_core::{
     Amount, BookSnapshot, Event, Exchange, IntervalCode, Market, Price, Status, Timestamp,
     arb::MicroUsd,
     backtest::BacktestParams,
-    book::{KeyframePolicy, Ladders, Level},
+    book::{Ladders, Level},
 };
 use crossbook_server::{backtests, export::ladder_changes};
-use crossbook_venues::{
-    BookUpdate,
-    ingest::book_writer::{BookInput, book_writer},
-};
+use crossbook_venues::{BookUpdate, ingest::book_writer::BookInput};
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use tokio::sync::mpsc;
 
 #[derive(Args, Debug)]
 pub struct BacktestArgs {
@@ -240,16 +236,7 @@ async fn seed(
 
     // The books, in time order, through the ingest writer.
     let seeding = Instant::now();
-    let (tx, rx) = mpsc::channel(16_384);
-    let writer = tokio::spawn(book_writer(
-        store.clone(),
-        rx,
-        KeyframePolicy::DEFAULT,
-        crossbook_venues::VenueHealth::new(&crossbook_live::LiveBooks::new()),
-        crossbook_live::LiveBooks::new(),
-        crossbook_live::Bus::default(),
-        crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
-    ));
+    let (tx, writer) = crate::book_log::spawn_writer(store);
     let step = 1000 / i64::from(rate.max(1));
     let seeded = tokio::task::spawn_blocking(move || {
         let mut n = 0u64;

@@ -342,14 +342,11 @@ pub struct LogReadArgs {
 /// Seeds the UTC day from `start` of `books` venue_a books (`KXBENCH-00000`, …) at `rate` changes a second
 /// each, through the ingest writer (its numbering and keyframes), then compacts it; returns the books' tickers.
 /// The books change a millisecond apart, so readers of several interleave them.
-pub(crate) async fn seed_day(
+/// The ingest writer over `store` with the default keyframes and bounds, as a bench seeds through it: its
+/// input, and its task (which ends once the input is dropped and everything is written).
+pub(crate) fn spawn_writer(
     store: &Arc<dyn crossbook_store::Store>,
-    books: usize,
-    rate: u32,
-    start: i64,
-) -> anyhow::Result<Vec<String>> {
-    let per_book = (i64::from(rate) * crossbook_core::time::DAY_MS / 1000) as usize;
-    let step = 1000 / i64::from(rate.max(1));
+) -> (mpsc::Sender<BookInput>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(16_384);
     let writer = tokio::spawn(book_writer(
         store.clone(),
@@ -360,6 +357,18 @@ pub(crate) async fn seed_day(
         crossbook_live::Bus::default(),
         crossbook_venues::ingest::book_writer::MAX_UNWRITTEN_EVENTS,
     ));
+    (tx, writer)
+}
+
+pub(crate) async fn seed_day(
+    store: &Arc<dyn crossbook_store::Store>,
+    books: usize,
+    rate: u32,
+    start: i64,
+) -> anyhow::Result<Vec<String>> {
+    let per_book = (i64::from(rate) * crossbook_core::time::DAY_MS / 1000) as usize;
+    let step = 1000 / i64::from(rate.max(1));
+    let (tx, writer) = spawn_writer(store);
     let keys = tokio::task::spawn_blocking(move || {
         let mut rng = StdRng::seed_from_u64(5);
         let mut gen_books: Vec<GenBook> = (0..books).map(|i| GenBook::new(&mut rng, i, 10)).collect();

@@ -212,8 +212,8 @@ const COUNTERS: &[(&str, &str, Labels)] = &[
     ),
     (
         "crossbook_backtests_total",
-        "Backtests ended, by status (done or failed).",
-        Labels::Of("status", &["done", "failed"]),
+        "Backtests ended, by status: done, failed, or deleted while they ran.",
+        Labels::Of("status", &["done", "failed", "deleted"]),
     ),
     (
         "crossbook_replay_messages_total",

@@ -1,7 +1,7 @@
 //! Backtests (Trader plan): `POST /v1/backtests` starts a cross-venue arbitrage backtest over the recorded
 //! log in the background and answers 202 with its id; `GET /v1/backtests/{id}` says where it stands and,
 //! once done, gives its report; `GET /v1/backtests/{id}/trades` gives its trades as CSV or JSON;
-//! `GET /v1/backtests` lists the caller's runs. A run belongs to its customer: another customer's id is 404.
+//! `GET /v1/backtests` lists the caller's runs; `DELETE /v1/backtests/{id}` deletes one (stopping it if it runs). A run belongs to its customer: another customer's id is 404.
 //!
 //! Everything wrong with a request (a value, the range over the plan's limit, too many runs at once) is
 //! answered before the run starts. The engine and the run are [`crate::backtests`].
@@ -38,7 +38,7 @@ use crate::{
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_backtest, list_backtests))
-        .routes(routes!(get_backtest))
+        .routes(routes!(get_backtest, delete_backtest))
         .routes(routes!(backtest_trades))
 }
 
@@ -407,6 +407,34 @@ async fn get_backtest(
         }
     }
     Ok(Json(Value::Object(out)))
+}
+
+/// Delete a backtest
+///
+/// Deletes a run and its report. A run still running stops, and writes nothing more.
+#[utoipa::path(
+    delete,
+    path = "/v1/backtests/{id}",
+    tag = "backtests",
+    params(("id" = inline(BacktestId), Path, description = "The run.")),
+    security(("api_key" = [])),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 403, description = "The key's plan is below Trader; `required_plan` names the plan needed.", body = crate::error::ErrorBody,
+         example = json!({"detail": "this route requires the Trader plan", "code": "entitlement_required", "required_plan": "trader"})),
+        (status = 404, description = "No such run of this customer.", body = crate::error::ErrorBody),
+    )
+)]
+async fn delete_backtest(
+    State(state): State<AppState>,
+    gate: Gate<groups::Backtests>,
+    path: Result<Path<String>, ApiError>,
+) -> ApiResult<StatusCode> {
+    let owner = owner(&gate)?;
+    let id = backtest_id(path)?;
+    owned(&state, owner, &id).await?;
+    state.store.delete_backtest(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Backtests

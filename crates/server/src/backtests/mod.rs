@@ -23,6 +23,7 @@ use crossbook_core::{
 };
 use crossbook_store::{Store, StoreError};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::export::{self, Encoder, Ended, Include, Message, ReplayMarket, ReplayPlan};
 
@@ -158,26 +159,41 @@ pub async fn run(
 pub const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Runs a stored backtest in the background: the report (or why it failed) is written in one statement when
-/// it ends, and its progress every [`PROGRESS_EVERY`] until then.
+/// it ends, and its progress every [`PROGRESS_EVERY`] until then. A run whose row is deleted meanwhile
+/// (`DELETE /v1/backtests/{id}`) stops at its next progress write and writes nothing more.
 pub fn spawn(store: Arc<dyn Store>, id: String, params: BacktestParams) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let progress = Arc::new(AtomicI64::new(params.from.millis()));
+        let stop = CancellationToken::new();
         let beat = {
-            let (store, id, progress) = (store.clone(), id.clone(), progress.clone());
+            let (store, id, progress, stop) = (store.clone(), id.clone(), progress.clone(), stop.clone());
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(PROGRESS_EVERY);
                 loop {
                     tick.tick().await;
                     let at = Timestamp::from_millis(progress.load(Ordering::Relaxed));
-                    if let Err(e) = store.backtest_progress(&id, at, Timestamp::now()).await {
-                        tracing::warn!(backtest = %id, error = %e, "cannot record a backtest's progress");
+                    match store.backtest_progress(&id, at, Timestamp::now()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            stop.cancel();
+                            return;
+                        }
+                        Err(e) => tracing::warn!(backtest = %id, error = %e, "cannot record a backtest's progress"),
                     }
                 }
             })
         };
         let started = std::time::Instant::now();
-        let result = run(store.clone(), params, Some(progress)).await;
+        let result = tokio::select! {
+            r = run(store.clone(), params, Some(progress)) => Some(r),
+            () = stop.cancelled() => None,
+        };
         beat.abort();
+        let Some(result) = result else {
+            metrics::counter!("crossbook_backtests_total", "status" => "deleted").increment(1);
+            tracing::info!(backtest = %id, "backtest deleted while it ran; stopped");
+            return;
+        };
         let outcome = match &result {
             Ok(report) => Ok(render::report_bytes(report)),
             Err(e) => Err(e.to_string()),
@@ -187,17 +203,22 @@ pub fn spawn(store: Arc<dyn Store>, id: String, params: BacktestParams) -> tokio
             Ok(bytes) => Ok(bytes.as_slice()),
             Err(e) => Err(e.as_str()),
         };
-        let written = store.finish_backtest(&id, ending, Timestamp::now()).await;
-        match (&outcome, written) {
-            (_, Err(e)) => tracing::warn!(backtest = %id, error = %e, "cannot store a backtest's end"),
-            (Ok(_), Ok(())) => {
-                metrics::counter!("crossbook_backtests_total", "status" => "done").increment(1);
+        let status = match (&outcome, store.finish_backtest(&id, ending, Timestamp::now()).await) {
+            (_, Err(e)) => {
+                tracing::warn!(backtest = %id, error = %e, "cannot store a backtest's end");
+                "failed"
+            }
+            // Deleted as it ended: nothing was written.
+            (_, Ok(false)) => "deleted",
+            (Ok(_), Ok(true)) => {
                 tracing::info!(backtest = %id, events, seconds = started.elapsed().as_secs_f64(), "backtest done");
+                "done"
             }
-            (Err(e), Ok(())) => {
-                metrics::counter!("crossbook_backtests_total", "status" => "failed").increment(1);
+            (Err(e), Ok(true)) => {
                 tracing::warn!(backtest = %id, error = %e, "backtest failed");
+                "failed"
             }
-        }
+        };
+        metrics::counter!("crossbook_backtests_total", "status" => status).increment(1);
     })
 }

@@ -214,6 +214,32 @@ async fn a_backtest_runs_in_the_background_and_reports_the_hand_worked_trade() {
         };
         assert_eq!(report(id.clone()).await, report(again_id.to_string()).await);
 
+        // Deleted: gone from the list and from reads; another customer cannot delete one.
+        let other_run = post(&app, &k.trader, range()).await.json()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        finished(&app, &k.trader, &other_run).await;
+        let delete = |id: String, key: String| {
+            let app = &app;
+            async move {
+                app.send(
+                    Method::DELETE,
+                    &format!("/v1/backtests/{id}"),
+                    &[("x-api-key", key.as_str())],
+                    Body::empty(),
+                )
+                .await
+            }
+        };
+        let stranger = db.store.create_key("a-stranger", Plan::Trader).await.unwrap().key;
+        delete(other_run.clone(), stranger).await.error(404, "not_found", None);
+        assert_eq!(delete(other_run.clone(), k.trader.clone()).await.status, 204);
+        app.get_key(&format!("/v1/backtests/{other_run}"), &k.trader)
+            .await
+            .error(404, "not_found", None);
+        delete(other_run, k.trader.clone()).await.error(404, "not_found", None);
+
         // Listed newest first; another customer does not see them.
         let list = app.get_key("/v1/backtests", &k.trader).await.ok();
         assert_eq!(ids(&list["backtests"], "id"), vec![again_id.to_string(), id.clone()]);
@@ -477,4 +503,24 @@ async fn a_backtest_of_a_recorded_stretch_finds_the_episodes_the_scanner_recorde
     }
     assert!(disconnects > 0, "no disconnect gap recorded");
     db.cleanup().await;
+}
+
+/// A run deleted while it runs stops and writes nothing: its end finds no row, and none appears.
+#[tokio::test]
+async fn a_run_deleted_part_way_writes_nothing() {
+    for_each_backend(async |db| {
+        seed(&db.store).await;
+        let params = crossbook_core::backtest::BacktestParams::new(
+            Timestamp::from_millis(START),
+            Timestamp::from_millis(START + 60_000),
+        );
+        let id = format!("bt_{:032x}", 7);
+        db.store.create_backtest(&id, 1, "{}", Timestamp::now()).await.unwrap();
+        assert!(db.store.delete_backtest(&id).await.unwrap());
+        crossbook_server::backtests::spawn(db.store.clone(), id.clone(), params)
+            .await
+            .unwrap();
+        assert!(db.store.backtest(&id).await.unwrap().is_none());
+    })
+    .await;
 }

@@ -2,7 +2,8 @@
 //!
 //! A run is created `running`, moves its `updated_at` (and the replay position, `progress_at`) while it works,
 //! and ends in one statement that writes its status with its report or its error: a run that fails or is
-//! stopped part-way never leaves half a report. A `running` row whose `updated_at` is older than
+//! stopped part-way never leaves half a report. Deleting a running run stops it: its next move finds no row,
+//! and its end writes nothing. A `running` row whose `updated_at` is older than
 //! [`STALLED_AFTER_MS`] belongs to a process that stopped; readers report it as failed.
 
 use crossbook_core::Timestamp;
@@ -88,11 +89,16 @@ pub trait BacktestStore: Send + Sync {
     /// A customer's runs that are running and moved after `since`.
     async fn running_backtests(&self, customer_id: i64, since: Timestamp) -> StoreResult<u64>;
 
-    /// Moves a running run on: it is alive at `at` and its replay has reached `progress_at`.
-    async fn backtest_progress(&self, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<()>;
+    /// Moves a running run on: it is alive at `at` and its replay has reached `progress_at`. `false` when the
+    /// run is no longer there to move (deleted, or already ended): the run should stop.
+    async fn backtest_progress(&self, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<bool>;
 
-    /// Ends a running run in one statement: `done` with its report, or `failed` with why.
-    async fn finish_backtest(&self, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<()>;
+    /// Ends a running run in one statement: `done` with its report, or `failed` with why. `false` when there was
+    /// no running run to end (it was deleted, or had ended): nothing is written.
+    async fn finish_backtest(&self, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<bool>;
+
+    /// Deletes a run, running or not; `false` when there was none. A running run then writes nothing more.
+    async fn delete_backtest(&self, id: &str) -> StoreResult<bool>;
 }
 
 const COLS: &str = "id, customer_id, params, status, created_at, updated_at, finished_at, progress_at, error";
@@ -154,19 +160,25 @@ async fn running_backtests<E: Exec>(ex: &E, customer_id: i64, since: Timestamp) 
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-async fn backtest_progress<E: Exec>(ex: &E, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<()> {
+/// The `WHERE` of a write to a run that only applies while it runs: a finished run is never changed again.
+fn while_running(s: &mut Sql, id: &str) {
+    s.push("WHERE id = ")
+        .text(id)
+        .push(" AND status = ")
+        .text(BacktestStatus::Running.as_str());
+}
+
+async fn backtest_progress<E: Exec>(ex: &E, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<bool> {
     let mut s = Sql::new("UPDATE backtests SET progress_at = ");
     s.int(progress_at.millis())
         .push(", updated_at = ")
         .int(at.millis())
-        .push(" WHERE id = ")
-        .text(id)
-        .push(" AND status = ")
-        .text(BacktestStatus::Running.as_str());
-    ex.exec(&s).await.map(|_| ())
+        .push(" ");
+    while_running(&mut s, id);
+    Ok(ex.exec(&s).await? > 0)
 }
 
-async fn finish_backtest<E: Exec>(ex: &E, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<()> {
+async fn finish_backtest<E: Exec>(ex: &E, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<bool> {
     let (status, report, error) = match outcome {
         Ok(r) => (BacktestStatus::Done, Some(r), None),
         Err(e) => (BacktestStatus::Failed, None, Some(e)),
@@ -184,11 +196,15 @@ async fn finish_backtest<E: Exec>(ex: &E, id: &str, outcome: Result<&[u8], &str>
         .int(at.millis())
         .push(", updated_at = ")
         .int(at.millis())
-        .push(" WHERE id = ")
-        .text(id)
-        .push(" AND status = ")
-        .text(BacktestStatus::Running.as_str());
-    ex.exec(&s).await.map(|_| ())
+        .push(" ");
+    while_running(&mut s, id);
+    Ok(ex.exec(&s).await? > 0)
+}
+
+async fn delete_backtest<E: Exec>(ex: &E, id: &str) -> StoreResult<bool> {
+    let mut s = Sql::new("DELETE FROM backtests WHERE id = ");
+    s.text(id);
+    Ok(ex.exec(&s).await? > 0)
 }
 
 /// Reads on the reader pool, writes on the writer.
@@ -210,11 +226,15 @@ impl<B: Backend> BacktestStore for B {
         running_backtests(self.writer(), customer_id, since).await
     }
 
-    async fn backtest_progress(&self, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<()> {
+    async fn backtest_progress(&self, id: &str, progress_at: Timestamp, at: Timestamp) -> StoreResult<bool> {
         backtest_progress(self.writer(), id, progress_at, at).await
     }
 
-    async fn finish_backtest(&self, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<()> {
+    async fn finish_backtest(&self, id: &str, outcome: Result<&[u8], &str>, at: Timestamp) -> StoreResult<bool> {
         finish_backtest(self.writer(), id, outcome, at).await
+    }
+
+    async fn delete_backtest(&self, id: &str) -> StoreResult<bool> {
+        delete_backtest(self.writer(), id).await
     }
 }

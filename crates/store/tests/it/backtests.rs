@@ -27,7 +27,7 @@ async fn a_run_ends_once_with_its_whole_report() {
         );
         assert_eq!((b.report, b.error, b.progress_at), (None, None, None));
 
-        s.backtest_progress("bt_1", at(-500), at(10)).await.unwrap();
+        assert!(s.backtest_progress("bt_1", at(-500), at(10)).await.unwrap());
         let b = s.backtest("bt_1").await.unwrap().unwrap();
         assert_eq!((b.progress_at, b.updated_at), (Some(at(-500)), at(10)));
         // Alive at 10 s; stalled once it has not moved for the limit.
@@ -39,13 +39,12 @@ async fn a_run_ends_once_with_its_whole_report() {
         // A run that stopped moving is not counted as running.
         assert_eq!(s.running_backtests(7, at(5)).await.unwrap(), 1);
 
-        s.finish_backtest("bt_1", Ok(b"{\"trades\":[]}"), at(11)).await.unwrap();
-        s.finish_backtest("bt_2", Err("the database failed part-way"), at(12))
-            .await
-            .unwrap();
+        assert!(s.finish_backtest("bt_1", Ok(b"{\"trades\":[]}"), at(11)).await.unwrap());
+        let failed = s.finish_backtest("bt_2", Err("the database failed part-way"), at(12));
+        assert!(failed.await.unwrap());
         // A finished run is not finished again, nor moved.
-        s.finish_backtest("bt_1", Err("late"), at(13)).await.unwrap();
-        s.backtest_progress("bt_1", at(0), at(14)).await.unwrap();
+        assert!(!s.finish_backtest("bt_1", Err("late"), at(13)).await.unwrap());
+        assert!(!s.backtest_progress("bt_1", at(0), at(14)).await.unwrap());
 
         let done = s.backtest("bt_1").await.unwrap().unwrap();
         assert_eq!(done.status, BacktestStatus::Done);
@@ -68,6 +67,13 @@ async fn a_run_ends_once_with_its_whole_report() {
         assert!(list.iter().all(|b| b.report.is_none()));
         assert_eq!(s.customer_backtests(7, 1).await.unwrap().len(), 1);
         assert!(s.backtest("bt_9").await.unwrap().is_none());
+
+        // A running run deleted: it cannot move or end any more, and nothing of it is left.
+        assert!(s.delete_backtest("bt_3").await.unwrap());
+        assert!(!s.backtest_progress("bt_3", at(0), at(15)).await.unwrap());
+        assert!(!s.finish_backtest("bt_3", Ok(b"{}"), at(16)).await.unwrap());
+        assert!(s.backtest("bt_3").await.unwrap().is_none());
+        assert!(!s.delete_backtest("bt_3").await.unwrap());
     })
     .await;
 }

@@ -320,6 +320,9 @@ impl ArbitrageStore for MemStore {
     async fn arbitrage_listings(&self) -> StoreResult<Vec<Listing>> {
         unsupported()
     }
+    async fn listings_between(&self, _: Timestamp, _: Timestamp) -> StoreResult<Vec<Listing>> {
+        unsupported()
+    }
     async fn reject_pair(&self, _: &PairOverride, _: Option<&str>, _: Timestamp) -> StoreResult<bool> {
         unsupported()
     }
@@ -435,6 +438,31 @@ impl WebhookStore for MemStore {
         unsupported()
     }
     async fn prune_deliveries(&self, _: u32, _: Option<Timestamp>, _: u32) -> StoreResult<Pruned> {
+        unsupported()
+    }
+}
+
+#[async_trait::async_trait]
+impl crossbook_store::BacktestStore for MemStore {
+    async fn create_backtest(&self, _: &str, _: i64, _: &str, _: Timestamp) -> StoreResult<()> {
+        unsupported()
+    }
+    async fn backtest(&self, _: &str) -> StoreResult<Option<crossbook_store::StoredBacktest>> {
+        unsupported()
+    }
+    async fn customer_backtests(&self, _: i64, _: u32) -> StoreResult<Vec<crossbook_store::StoredBacktest>> {
+        unsupported()
+    }
+    async fn running_backtests(&self, _: i64, _: Timestamp) -> StoreResult<u64> {
+        unsupported()
+    }
+    async fn backtest_progress(&self, _: &str, _: Timestamp, _: Timestamp) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn finish_backtest(&self, _: &str, _: Result<&[u8], &str>, _: Timestamp) -> StoreResult<bool> {
+        unsupported()
+    }
+    async fn delete_backtest(&self, _: &str) -> StoreResult<bool> {
         unsupported()
     }
 }
