@@ -172,6 +172,20 @@ impl Books {
         }
     }
 
+    /// What a held contract of `outcome` in `slot` is marked at, in micro-dollars times two: its best bid plus
+    /// its best ask (the mid, doubled so it stays exact), twice its best bid when it has no ask, nothing when
+    /// it has no bid or the book is unknown.
+    pub(crate) fn mark(&self, slot: usize, exchange: Exchange, outcome: Outcome) -> i64 {
+        let Some(bid) = self.bids(slot, exchange, outcome).first().map(|l| l.price.micros()) else {
+            return 0;
+        };
+        let ask = self
+            .asks(slot, exchange, outcome)
+            .first()
+            .map_or(bid, |l| l.price.micros());
+        bid + ask
+    }
+
     /// The bids a taker selling `outcome` meets in `slot` (venue_a: YES bids or NO bids; venue_b: the
     /// token's bids), best first.
     pub(crate) fn bids(&self, slot: usize, exchange: Exchange, outcome: Outcome) -> &[Level] {

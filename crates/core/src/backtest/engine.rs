@@ -102,19 +102,6 @@ impl<'l> Backtest<'l> {
         }
     }
 
-    /// Every book the pairs read, for the reader.
-    pub fn book_keys(&self) -> Vec<BookKey> {
-        let mut keys = BTreeSet::new();
-        for p in &self.pairs {
-            keys.insert(BookKey::venue_a(&p.venue_a.market.market_id));
-            let b = &p.venue_b.market;
-            for t in [&b.yes_token_id, &b.no_token_id].into_iter().flatten() {
-                keys.insert(BookKey::venue_b(&b.market_id, t));
-            }
-        }
-        keys.into_iter().collect()
-    }
-
     /// Applies one event of one book at `at` (receive time, never earlier than the previous event's), then
     /// prices every pair that reads the book.
     pub fn apply(&mut self, key: &BookKey, at: Timestamp, update: Update<'_>) {
@@ -254,6 +241,7 @@ impl<'l> Backtest<'l> {
         }
         let order = Order {
             pair,
+            seen,
             detected_at: at,
             detected_net: opp.net,
             expected: micros(expected_pico),
@@ -341,7 +329,7 @@ impl<'l> Backtest<'l> {
                 let no = self.buy(&order, Outcome::No, order.size, at);
                 match (yes, no) {
                     (Some(yes), Some(no)) => self.settle_legs(r, &order, yes, no, at),
-                    _ => self.runs[r].abandon(&order),
+                    _ => self.abandon(r, &order),
                 }
             }
             Stage::First => {
@@ -352,7 +340,7 @@ impl<'l> Backtest<'l> {
                     Outcome::No
                 };
                 let Some(first) = self.buy(&order, first_outcome, order.size, at) else {
-                    self.runs[r].abandon(&order);
+                    self.abandon(r, &order);
                     return;
                 };
                 if first.filled.micros() == 0 {
@@ -384,6 +372,17 @@ impl<'l> Backtest<'l> {
                 };
                 self.settle_legs(r, &order, yes, no, at);
             }
+        }
+    }
+
+    /// A book of the order lost continuity before it could be placed: the trade is not made.
+    fn abandon(&mut self, r: usize, order: &Order) {
+        let run = &mut self.runs[r];
+        run.summary.skipped_gap += 1;
+        run.summary.opportunities_taken -= 1;
+        run.locked = run.locked - order.reserved;
+        if r == 0 {
+            self.seen[order.seen].taken = false;
         }
     }
 
@@ -497,6 +496,9 @@ impl<'l> Backtest<'l> {
                         let run = &mut self.runs[r];
                         run.locked = run.locked - order.reserved;
                         run.summary.opportunities_taken -= 1;
+                        if r == 0 {
+                            self.seen[order.seen].taken = false;
+                        }
                     }
                 }
             }
@@ -587,10 +589,9 @@ impl<'l> Backtest<'l> {
                         Exchange::VenueA => BookKey::venue_a(&leg.market_id),
                         Exchange::VenueB => BookKey::venue_b(&leg.market_id, &leg.identifier),
                     });
-                    let bid = slot
-                        .and_then(|s| self.books.bids(s, leg.venue, leg.outcome).first())
-                        .map_or(0, |l| l.price.micros());
-                    payout_pico += held * i128::from(bid);
+                    let mark = slot.map_or(0, |s| self.books.mark(s, leg.venue, leg.outcome));
+                    // `mark` is twice the price (the sum of bid and ask), so the mid is exact here.
+                    payout_pico += (held * i128::from(mark) + 1) / 2;
                     if let Some(m) = marked.as_deref_mut() {
                         m.insert(format!("{}:{}", leg.venue.as_str(), leg.market_id));
                     }
@@ -630,6 +631,8 @@ enum Stage {
 #[derive(Debug, Clone)]
 struct Order {
     pair: usize,
+    /// Its opportunity in `seen`.
+    seen: usize,
     detected_at: Timestamp,
     detected_net: MicroUsd,
     expected: MicroUsd,
@@ -682,13 +685,6 @@ impl Run {
     fn send(&mut self, order: Order, due: Timestamp) {
         self.sent += 1;
         self.pending.insert((due, self.sent), order);
-    }
-
-    /// A book of the order lost continuity: the trade is not made.
-    fn abandon(&mut self, order: &Order) {
-        self.summary.skipped_gap += 1;
-        self.summary.opportunities_taken -= 1;
-        self.locked = self.locked - order.reserved;
     }
 
     fn release(&mut self, at: Timestamp) {

@@ -14,7 +14,7 @@
 //!   ([`MissingLeg`]);
 //! - an order whose book lost continuity after detection is not made (counted in `skipped_gap`);
 //! - held contracts pay 1 dollar or nothing by the market's recorded outcome, or are marked to their book's
-//!   best bid at `to` when the market has none.
+//!   mid at `to` when the market has none (its bid without an ask, nothing without a bid).
 //!
 //! Each opportunity is taken once, when first found. A twin run with no latency trades the same
 //! opportunities on the same books, so the report states what latency cost. Money is exact throughout

@@ -61,8 +61,8 @@ impl TradeKind {
 pub enum Valuation {
     /// Every held contract's market has a recorded outcome: it paid 1 dollar or nothing.
     Settled,
-    /// At least one market had no recorded outcome: its contracts are valued at their book's best bid at the
-    /// end of the range (nothing where the book was unknown then).
+    /// At least one market had no recorded outcome: its contracts are valued at their book's mid at the end of
+    /// the range (its bid without an ask; nothing without a bid, or where the book was unknown then).
     Marked,
 }
 

@@ -259,6 +259,10 @@ fn no_trade_across_a_capture_gap() {
     assert_eq!(r.summary.trades, 0);
     assert_eq!(r.summary.skipped_gap, 1);
     assert_eq!(r.summary.opportunities_taken, 0);
+    assert!(
+        !r.opportunities[0].taken,
+        "an opportunity abandoned at a gap is not taken"
+    );
     assert_eq!(r.zero_latency.trades, 1, "the twin filled at detection, before the gap");
     // The book came back within the episode gap: the same opportunity goes on, as in the recorded history,
     // and it is not taken twice.
@@ -270,9 +274,10 @@ fn open_markets_are_marked_to_the_book_at_the_end() {
     let r = run(params(0), Settlements::new(), |bt| worked(bt, at(1_000)));
     let t = &r.trades[0];
     assert_eq!(t.valuation, Valuation::Marked);
-    // YES on venue_a marked at its 0.44 bid, NO on venue_b at no bid: 4.40 − 9.50.
-    assert_eq!(t.payout, dollars(440));
-    assert_eq!(t.pnl_gross, dollars(-510));
+    // YES on venue_a marked at its mid, (0.44 bid + 0.45 ask) / 2 = 0.445; NO on venue_b has no bid: nothing.
+    // 4.45 − 9.50.
+    assert_eq!(t.payout, MicroUsd(4_450_000));
+    assert_eq!(t.pnl_gross, dollars(-505));
     assert_eq!(t.closed_at, at(600_000));
     assert_eq!(r.marked_markets, vec![format!("venue_a:{A}"), format!("venue_b:{B}")]);
     assert_eq!(r.summary.marked_trades, 1);

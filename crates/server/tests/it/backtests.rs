@@ -387,20 +387,27 @@ async fn a_backtest_of_a_recorded_stretch_finds_the_episodes_the_scanner_recorde
     point_at(&mut config, &sim);
     let from = Timestamp::now();
     let server = Server::start(config).await;
-    let episodes = async |at_least: usize| {
+    let episodes = async || {
         let q = HistoryQuery {
             from: Some(from),
             limit: 500,
             ..HistoryQuery::default()
         };
         let page = db.store.episode_history(&q).await.map_err(|e| e.to_string())?;
-        if page.items.len() >= at_least {
-            Ok(page.items)
-        } else {
-            Err(format!("{} episodes", page.items.len()))
-        }
+        Ok::<_, String>(page.items)
     };
-    eventually("two recorded episodes", 240, async || episodes(2).await).await;
+    // The scanner reads the catalog every few seconds, and both ends of the stretch cut episodes: the test
+    // compares the episodes and opportunities that begin at least 10 s inside it.
+    let settled = from.millis() + 10_000;
+    eventually("two episodes recorded 10 s into the stretch", 240, async || {
+        let n = episodes()
+            .await?
+            .iter()
+            .filter(|e| e.first_seen_at.millis() > settled)
+            .count();
+        if n >= 2 { Ok(()) } else { Err(format!("{n} episodes")) }
+    })
+    .await;
     // A disconnect of venue_b: every venue_b book has a gap until it is captured again.
     sim.faults().drop_sockets_of(Exchange::VenueB);
     let readyz = server.url("/readyz");
@@ -414,14 +421,25 @@ async fn a_backtest_of_a_recorded_stretch_finds_the_episodes_the_scanner_recorde
         }
     })
     .await;
-    // Until a further episode opens after the reconnect, so the stretch has trading on both sides of the gap.
+    // Until an episode opens after the reconnect, so the stretch has trading on both sides of the gap, and the
+    // log holds 15 s of books after it, so it begins well inside the stretch.
     let reconnected = Timestamp::now();
-    eventually("an episode after the reconnect", 240, async || {
-        let items = episodes(1).await?;
-        if items.iter().any(|e| e.first_seen_at > reconnected) {
-            Ok(())
-        } else {
-            Err(format!("{} episodes, none after the reconnect", items.len()))
+    let last = eventually("an episode after the reconnect", 240, async || {
+        let items = episodes().await?;
+        items
+            .iter()
+            .map(|e| e.first_seen_at)
+            .filter(|t| *t > reconnected)
+            .max()
+            .ok_or(format!("{} episodes, none after the reconnect", items.len()))
+    })
+    .await;
+    eventually("the log 15 s past the last episode", 60, async || {
+        let heads = db.store.log_heads(Exchange::VenueA).await.map_err(|e| e.to_string())?;
+        let newest = heads.iter().filter_map(|h| h.last_ts).max();
+        match newest {
+            Some(t) if t.millis() > last.millis() + 15_000 => Ok(()),
+            other => Err(format!("the log reaches {other:?}")),
         }
     })
     .await;
@@ -438,18 +456,16 @@ async fn a_backtest_of_a_recorded_stretch_finds_the_episodes_the_scanner_recorde
     let report = crossbook_server::backtests::run(db.store.clone(), params, None)
         .await
         .unwrap();
-    let recorded = episodes(1).await.unwrap();
+    let recorded = episodes().await.unwrap();
     assert!(report.events > 1_000, "{} events", report.events);
 
-    // The scanner reads the catalog every few seconds, and both ends of the stretch cut episodes: compare the
-    // opportunities and episodes that begin well inside it.
-    let inside = |t: Timestamp| t.millis() > from.millis() + 10_000 && t.millis() < to.millis() - 10_000;
+    let inside = |t: Timestamp| t.millis() > settled && t.millis() < to.millis() - 10_000;
     let overlaps = |a: (Timestamp, Timestamp), b: (Timestamp, Timestamp)| {
         a.0.millis() <= b.1.millis() + 2_000 && b.0.millis() <= a.1.millis() + 2_000
     };
     let compared = recorded.iter().filter(|e| inside(e.first_seen_at)).count();
     assert!(
-        compared >= 1,
+        compared >= 3,
         "no recorded episode began inside the stretch: {recorded:#?}"
     );
     for e in recorded.iter().filter(|e| inside(e.first_seen_at)) {

@@ -153,7 +153,7 @@ function mountRun(root, id) {
       figure('Skipped: capital · gap', `${s.skipped_capital} · ${s.skipped_gap}`, 'fig-skipped'),
       figure('Settled · marked to the book', `${s.settled_trades} · ${s.marked_trades}`, 'fig-valued'));
     if (destroyChart) destroyChart();
-    destroyChart = r.equity?.length ? equityChart(chartEl, r.equity) : null;
+    destroyChart = r.equity?.length ? equityChart(chartEl, p.from, r.equity) : null;
     if (!r.equity?.length) fill(chartEl, notice('info', 'No trade closed: nothing to draw.'));
     const trades = r.trades || [];
     const rows = trades.slice(0, SHOWN_TRADES).map((t) => h('tr', {},

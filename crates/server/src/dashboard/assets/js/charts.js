@@ -250,10 +250,14 @@ export function netChart(el) {
   };
 }
 
-/** A backtest's equity curve: the summed net result in dollars after each trade closes, drawn as steps. */
-export function equityChart(el, points) {
+/**
+ * A backtest's equity curve: the summed net result in dollars after each trade closes, drawn as steps from
+ * zero at the start of the range (`from`, Unix ms).
+ */
+export function equityChart(el, from, points) {
   const height = 220;
-  const data = [points.map((p) => Date.parse(p.at) / 1000), points.map((p) => p.pnl_net_dollars)];
+  const start = Math.min(from / 1000, ...points.map((p) => Date.parse(p.at) / 1000));
+  const data = [[start, ...points.map((p) => Date.parse(p.at) / 1000)], [0, ...points.map((p) => p.pnl_net_dollars)]];
   const opts = {
     title: 'Equity: net P&L, dollars',
     width: width(el),
