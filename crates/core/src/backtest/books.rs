@@ -45,7 +45,8 @@ pub(crate) struct Books {
     pair_slots: Vec<[Option<usize>; 3]>,
 }
 
-fn venue_index(exchange: Exchange) -> usize {
+/// 0 for venue_a, 1 for venue_b: an index into per-venue pairs of things.
+pub(crate) fn venue_index(exchange: Exchange) -> usize {
     match exchange {
         Exchange::VenueA => 0,
         Exchange::VenueB => 1,

@@ -17,8 +17,8 @@ use crate::{
 };
 
 use super::{
-    books::{Books, Update},
-    fill::{LegFill, LegRef, PICO_PER_MICRO, Taken, Unwind, micros, take},
+    books::{Books, Update, venue_index},
+    fill::{LegFill, LegRef, PICO_PER_MICRO, Taken, Unwind, micros, take, total},
     params::{BacktestParams, LegOrder, MissingLeg},
     report::{Report, SeenOpportunity, Summary, Trade, TradeKind, Valuation, equity, groups},
 };
@@ -59,21 +59,6 @@ pub struct Backtest<'l> {
 struct Open {
     seen: usize,
     found: bool,
-}
-
-/// The other venue.
-fn other(venue: Exchange) -> Exchange {
-    match venue {
-        Exchange::VenueA => Exchange::VenueB,
-        Exchange::VenueB => Exchange::VenueA,
-    }
-}
-
-fn direction_index(buy_yes: Exchange) -> usize {
-    match buy_yes {
-        Exchange::VenueA => 0,
-        Exchange::VenueB => 1,
-    }
 }
 
 impl<'l> Backtest<'l> {
@@ -132,22 +117,23 @@ impl<'l> Backtest<'l> {
         }
     }
 
-    fn scan_params(&self, at: Timestamp) -> ScanParams {
+    /// The scan at `at`; `walk` attaches the depth walk's chunks, which only a new opportunity needs.
+    fn scan_params(&self, at: Timestamp, walk: bool) -> ScanParams {
         ScanParams {
             now: at,
             min_net: self.params.min_net,
             interval_code: self.params.interval_code,
             max_staleness_seconds: NEVER_STALE_SECONDS,
             window_tolerance_seconds: WINDOW_TOLERANCE,
-            include_orderbook: true,
+            include_orderbook: walk,
             fees: self.params.fees,
         }
     }
 
     /// Prices pair `i` at `at` and follows its opportunities.
     fn price(&mut self, i: usize, at: Timestamp) {
-        let opp = scan_one(i, &self.pairs[i], &self.books, &self.scan_params(at));
-        let found = opp.as_ref().map(|o| direction_index(o.buy_yes_market));
+        let opp = scan_one(i, &self.pairs[i], &self.books, &self.scan_params(at, false));
+        let found = opp.as_ref().map(|o| venue_index(o.buy_yes_market));
         for d in 0..2 {
             if found == Some(d) {
                 continue;
@@ -158,7 +144,7 @@ impl<'l> Backtest<'l> {
             }
         }
         let Some(opp) = opp else { return };
-        let d = direction_index(opp.buy_yes_market);
+        let d = venue_index(opp.buy_yes_market);
         // Found again within the gap of the recorded history: the same opportunity goes on.
         if let Some(open) = self.open[i][d].as_mut() {
             let s = &mut self.seen[open.seen];
@@ -169,6 +155,8 @@ impl<'l> Backtest<'l> {
                 return;
             }
         }
+        // A new opportunity: priced again with its walk, which sizes the trade.
+        let opp = scan_one(i, &self.pairs[i], &self.books, &self.scan_params(at, true)).unwrap_or(opp);
         let seen = self.seen.len();
         self.seen.push(SeenOpportunity {
             event_id: opp.event_id.clone(),
@@ -247,6 +235,7 @@ impl<'l> Backtest<'l> {
             expected: micros(expected_pico),
             size: Amount(size),
             buy_yes: opp.buy_yes_market,
+            buy_no: opp.buy_no_market,
             limits: [yes_limit, no_limit],
             reserved,
             stage: Stage::Both,
@@ -271,7 +260,7 @@ impl<'l> Backtest<'l> {
         let venue = if outcome == Outcome::Yes {
             order.buy_yes
         } else {
-            other(order.buy_yes)
+            order.buy_no
         };
         let p = &self.pairs[order.pair];
         let slots = self.books.pair_slots(order.pair);
@@ -377,8 +366,13 @@ impl<'l> Backtest<'l> {
 
     /// A book of the order lost continuity before it could be placed: the trade is not made.
     fn abandon(&mut self, r: usize, order: &Order) {
+        self.runs[r].summary.skipped_gap += 1;
+        self.withdraw(r, order);
+    }
+
+    /// An order that is never placed: its capital comes back and its opportunity counts as not taken.
+    fn withdraw(&mut self, r: usize, order: &Order) {
         let run = &mut self.runs[r];
-        run.summary.skipped_gap += 1;
         run.summary.opportunities_taken -= 1;
         run.locked = run.locked - order.reserved;
         if r == 0 {
@@ -492,20 +486,13 @@ impl<'l> Backtest<'l> {
                         };
                         self.settle_legs(r, &order, yes, no, to);
                     }
-                    None => {
-                        let run = &mut self.runs[r];
-                        run.locked = run.locked - order.reserved;
-                        run.summary.opportunities_taken -= 1;
-                        if r == 0 {
-                            self.seen[order.seen].taken = false;
-                        }
-                    }
+                    None => self.withdraw(r, &order),
                 }
             }
         }
         let mut marked = BTreeSet::new();
         let mut summaries = Vec::new();
-        let mut main_trades = Vec::new();
+        let (mut main_trades, mut main_equity) = (Vec::new(), Vec::new());
         for r in 0..self.runs.len() {
             let mut trades = std::mem::take(&mut self.runs[r].trades);
             for (n, t) in trades.iter_mut().enumerate() {
@@ -513,30 +500,21 @@ impl<'l> Backtest<'l> {
                 self.value(t, if r == 0 { Some(&mut marked) } else { None });
             }
             let mut s = std::mem::take(&mut self.runs[r].summary);
-            let (_, drawdown) = equity(&trades);
+            let (points, drawdown) = equity(&trades);
             s.trades = trades.len() as u64;
-            let (mut gross, mut fees, mut net) = (0i128, 0i128, 0i128);
-            for t in &trades {
-                gross += i128::from(t.pnl_gross.micros());
-                fees += i128::from(t.fees.micros());
-                net += i128::from(t.pnl_net.micros());
-                match t.valuation {
-                    Valuation::Settled => s.settled_trades += 1,
-                    Valuation::Marked => s.marked_trades += 1,
-                }
-            }
-            s.pnl_gross = micros(gross * PICO_PER_MICRO);
-            s.fees = micros(fees * PICO_PER_MICRO);
-            s.pnl_net = micros(net * PICO_PER_MICRO);
+            s.settled_trades = trades.iter().filter(|t| t.valuation == Valuation::Settled).count() as u64;
+            s.marked_trades = s.trades - s.settled_trades;
+            s.pnl_gross = total(trades.iter().map(|t| t.pnl_gross));
+            s.fees = total(trades.iter().map(|t| t.fees));
+            s.pnl_net = total(trades.iter().map(|t| t.pnl_net));
             s.max_drawdown = drawdown;
             summaries.push(s);
             if r == 0 {
-                main_trades = trades;
+                (main_trades, main_equity) = (trades, points);
             }
         }
         let zero = summaries.pop().expect("two runs");
         let summary = summaries.pop().expect("two runs");
-        let (equity, _) = equity(&main_trades);
         Report {
             params: self.params,
             pairs: self.pairs.len() as u64,
@@ -546,7 +524,7 @@ impl<'l> Backtest<'l> {
             latency_cost: zero.pnl_net - summary.pnl_net,
             summary,
             zero_latency: zero,
-            equity,
+            equity: main_equity,
             by_interval: groups(&main_trades, |t| {
                 t.interval_code.map_or("none".to_string(), |c| c.as_str().to_string())
             }),
@@ -609,11 +587,6 @@ impl<'l> Backtest<'l> {
         t.valuation = valuation;
         t.closed_at = closed_at;
     }
-
-    /// Where the replay stands: the time of the last event applied.
-    pub fn now(&self) -> Timestamp {
-        self.now
-    }
 }
 
 /// Where an order stands.
@@ -638,6 +611,7 @@ struct Order {
     expected: MicroUsd,
     size: Amount,
     buy_yes: Exchange,
+    buy_no: Exchange,
     /// YES leg's and NO leg's limit price.
     limits: [Price; 2],
     /// The capital held for it since detection.

@@ -25,6 +25,11 @@ pub(crate) fn micros(pico: i128) -> MicroUsd {
     MicroUsd(i64::try_from(q).unwrap_or(if q > 0 { i64::MAX } else { i64::MIN }))
 }
 
+/// The sum of micro-dollar amounts, exact (in `i128`, saturating at the bounds of [`MicroUsd`]).
+pub(crate) fn total(amounts: impl Iterator<Item = MicroUsd>) -> MicroUsd {
+    micros(amounts.map(|a| i128::from(a.micros())).sum::<i128>() * PICO_PER_MICRO)
+}
+
 /// What a taker order met: contracts, their value (paid or received) and the fees, exact.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Taken {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Amount, Category, Exchange, IntervalCode, Timestamp, arb::MicroUsd};
 
 use super::{
-    fill::{LegFill, Unwind, micros},
+    fill::{LegFill, Unwind, total},
     params::BacktestParams,
 };
 
@@ -199,19 +199,16 @@ pub(crate) fn equity(trades: &[Trade]) -> (Vec<EquityPoint>, MicroUsd) {
 
 /// The trades grouped by `key`, in key order.
 pub(crate) fn groups(trades: &[Trade], key: impl Fn(&Trade) -> String) -> Vec<Group> {
-    let mut by: BTreeMap<String, (u64, i128, i128)> = BTreeMap::new();
+    let mut by: BTreeMap<String, Vec<&Trade>> = BTreeMap::new();
     for t in trades {
-        let e = by.entry(key(t)).or_default();
-        e.0 += 1;
-        e.1 += i128::from(t.pnl_gross.micros());
-        e.2 += i128::from(t.pnl_net.micros());
+        by.entry(key(t)).or_default().push(t);
     }
     by.into_iter()
-        .map(|(key, (trades, gross, net))| Group {
+        .map(|(key, ts)| Group {
             key,
-            trades,
-            pnl_gross: micros(gross * super::fill::PICO_PER_MICRO),
-            pnl_net: micros(net * super::fill::PICO_PER_MICRO),
+            trades: ts.len() as u64,
+            pnl_gross: total(ts.iter().map(|t| t.pnl_gross)),
+            pnl_net: total(ts.iter().map(|t| t.pnl_net)),
         })
         .collect()
 }

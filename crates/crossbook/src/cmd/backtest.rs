@@ -78,7 +78,7 @@ fn parse_instant(s: &str) -> Result<Timestamp, String> {
     let s = s.trim();
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         let ms: i64 = s.parse().map_err(|_| "too large".to_string())?;
-        if ms < 1_000_000_000_000 {
+        if ms < crossbook_server::params::MIN_MILLIS {
             return Err(format!(
                 "{s} is before 2001 as Unix milliseconds (as seconds, write {s}000)"
             ));

@@ -12,7 +12,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use crossbook_core::{
-    IntervalCode, Plan, Timestamp,
+    Amount, IntervalCode, Plan, Timestamp,
     arb::{FeeModel, MicroUsd, fees::stored_category},
     backtest::{BacktestParams, LegOrder, MissingLeg},
 };
@@ -28,11 +28,11 @@ use crate::{
         Gate, groups,
         plans::{self, HOUR_MS},
     },
-    api::common::{iso, iso_opt},
+    api::common::{body_object, iso, iso_opt},
     backtests::{self, render, trades},
     error::{ApiError, ApiResult},
     json::Json,
-    params::{FromQuery, ParamEnum, Path, QueryMap, ValidQuery},
+    params::{FromQuery, MIN_MILLIS, ParamEnum, Path, QueryMap, ValidQuery, text_value},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -147,32 +147,37 @@ fn int(body: &Map<String, Value>, key: &str) -> ApiResult<Option<i64>> {
     }
 }
 
-fn text<'a>(body: &'a Map<String, Value>, key: &str) -> ApiResult<Option<&'a str>> {
+fn text(body: &Map<String, Value>, key: &str) -> ApiResult<Option<String>> {
     match body.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(Value::String(s)) => text_value(key, s).map(Some),
         Some(_) => Err(ApiError::invalid(key, format!("{key} must be a string"))),
     }
 }
 
-/// A decimal number of `key` in micro-units of its unit (`scale` micros per unit), exact: read from the
-/// number's decimal text, never through floating point.
-fn decimal(body: &Map<String, Value>, key: &str, scale: i64) -> ApiResult<Option<Option<MicroUsd>>> {
-    let v = match body.get(key) {
-        None => return Ok(None),
-        Some(Value::Null) => return Ok(Some(None)),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(_) => return Err(ApiError::invalid(key, format!("{key} must be a number"))),
-    };
-    let d: rust_decimal::Decimal = v
-        .parse()
-        .or_else(|_| rust_decimal::Decimal::from_scientific(&v))
-        .map_err(|_| ApiError::invalid(key, format!("{key} must be a number")))?;
-    let micros = (d * rust_decimal::Decimal::from(scale)).ceil();
-    let micros: i64 = micros
-        .try_into()
-        .map_err(|_| ApiError::invalid(key, format!("{key} is too large")))?;
-    Ok(Some(Some(MicroUsd(micros))))
+/// An amount of money in `key`, a JSON number read exactly from its decimal text by `parse` (never through
+/// floating point). `None` when absent; `Some(None)` for an explicit null (no limit).
+fn money<E>(
+    body: &Map<String, Value>,
+    key: &str,
+    parse: impl Fn(&str) -> Result<MicroUsd, E>,
+) -> ApiResult<Option<Option<MicroUsd>>> {
+    match body.get(key) {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(Value::Number(n)) => parse(&n.to_string()).map(|m| Some(Some(m))).map_err(|_| {
+            ApiError::invalid(
+                key,
+                format!("{key} must be a number with at most 6 decimals of a dollar"),
+            )
+        }),
+        Some(_) => Err(ApiError::invalid(key, format!("{key} must be a number"))),
+    }
+}
+
+/// Dollars, exact to the micro-dollar.
+fn dollars(s: &str) -> Result<MicroUsd, crossbook_core::money::ParseDecimalError> {
+    s.parse::<Amount>().map(|a| MicroUsd(a.micros()))
 }
 
 /// Reads and checks a body against the caller's plan.
@@ -195,9 +200,7 @@ pub fn parse(body: &Value, plan: Plan, fees: FeeModel) -> ApiResult<BacktestPara
 /// Reads and checks a body, whatever the range (`crossbook backtest` runs on the operator's own database).
 /// `fees` are the configured rates, which `venue_b_fee_rate` overrides category by category.
 pub fn read_params(body: &Value, fees: FeeModel) -> ApiResult<BacktestParams> {
-    let body = body
-        .as_object()
-        .ok_or_else(|| ApiError::invalid_request("the body must be a JSON object"))?;
+    let body = body_object(body)?;
     if let Some(k) = body.keys().find(|k| !BODY_KEYS.contains(&k.as_str())) {
         return Err(ApiError::invalid(
             k,
@@ -207,7 +210,7 @@ pub fn read_params(body: &Value, fees: FeeModel) -> ApiResult<BacktestParams> {
     let from = int(body, "from")?.ok_or_else(|| ApiError::missing("from"))?;
     let to = int(body, "to")?.ok_or_else(|| ApiError::missing("to"))?;
     for (k, v) in [("from", from), ("to", to)] {
-        if v < 1_000_000_000_000 {
+        if v < MIN_MILLIS {
             return Err(ApiError::invalid(
                 k,
                 format!("{k} must be Unix milliseconds (from 2001)"),
@@ -215,32 +218,33 @@ pub fn read_params(body: &Value, fees: FeeModel) -> ApiResult<BacktestParams> {
         }
     }
     let mut p = BacktestParams::new(Timestamp::from_millis(from), Timestamp::from_millis(to));
-    if let Some(m) = decimal(body, "min_net_cents", 10_000)? {
+    // As `/v1/arbitrage/current` reads it: rounded up to the micro-dollar.
+    if let Some(m) = money(body, "min_net_cents", MicroUsd::parse_cents_ceil)? {
         p.min_net = m.ok_or_else(|| ApiError::invalid("min_net_cents", "min_net_cents cannot be null"))?;
     }
-    if let Some(c) = decimal(body, "capital_per_trade_dollars", 1_000_000)? {
+    if let Some(c) = money(body, "capital_per_trade_dollars", dollars)? {
         p.capital_per_trade = c;
     }
-    if let Some(c) = decimal(body, "capital_total_dollars", 1_000_000)? {
+    if let Some(c) = money(body, "capital_total_dollars", dollars)? {
         p.capital_total = c;
     }
     if let Some(l) = int(body, "latency_ms")? {
         p.latency_ms = l;
     }
-    if let Some(o) = text(body, "leg_order")? {
+    if let Some(o) = text(body, "leg_order")?.as_deref() {
         p.leg_order = LegOrder::ALL
             .into_iter()
             .find(|x| x.as_str() == o)
             .ok_or_else(|| ApiError::invalid("leg_order", "leg_order must be simultaneous or venue_a_first"))?;
     }
-    if let Some(o) = text(body, "missing_leg")? {
+    if let Some(o) = text(body, "missing_leg")?.as_deref() {
         p.missing_leg = MissingLeg::ALL
             .into_iter()
             .find(|x| x.as_str() == o)
             .ok_or_else(|| ApiError::invalid("missing_leg", "missing_leg must be unwind or hold"))?;
     }
     p.fees = fees;
-    if let Some(f) = text(body, "venue_b_fee_rate")? {
+    if let Some(f) = text(body, "venue_b_fee_rate")?.as_deref() {
         let bad = |e: String| ApiError::invalid("venue_b_fee_rate", format!("venue_b_fee_rate: {e}"));
         // Each category named replaces the configured rate; the others keep it.
         for entry in f.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -250,7 +254,7 @@ pub fn read_params(body: &Value, fees: FeeModel) -> ApiResult<BacktestParams> {
             p.fees = p.fees.with_venue_b_rate(category, one.venue_b_rate(category));
         }
     }
-    if let Some(c) = text(body, "interval_code")? {
+    if let Some(c) = text(body, "interval_code")?.as_deref() {
         p.interval_code = Some(c.parse::<IntervalCode>().map_err(|_| {
             ApiError::invalid(
                 "interval_code",

@@ -47,6 +47,15 @@ pub async fn find_market(state: &AppState, id: &str, exchange: Option<Exchange>)
 }
 
 /// A time in a JSON body: ISO 8601 UTC with milliseconds (`2026-11-21T19:15:00.000Z`).
+/// A request body as a JSON object (400 when it is anything else); its fields are then read one by one, so
+/// an error can name the field.
+pub(crate) fn body_object(
+    body: &serde_json::Value,
+) -> crate::error::ApiResult<&serde_json::Map<String, serde_json::Value>> {
+    body.as_object()
+        .ok_or_else(|| crate::error::ApiError::invalid_request("the body must be a JSON object"))
+}
+
 pub fn iso(t: Timestamp) -> String {
     t.to_iso()
 }

@@ -8,7 +8,7 @@ pub mod render;
 pub mod trades;
 
 use std::{
-    collections::HashMap,
+    collections::BTreeMap,
     sync::{
         Arc,
         atomic::{AtomicI64, Ordering},
@@ -128,17 +128,16 @@ pub async fn run(
         // As the scanner: a rejected pair, or one whose YES outcomes differ, is not traded.
         .filter(|p| p.skip_reason(|k| catalog.rejected.contains(k)).is_none())
         .collect();
-    let mut markets: HashMap<(Exchange, String), ReplayMarket> = HashMap::new();
+    // The reader breaks ties between books by their order here; a fixed order keeps the report the same.
+    let mut markets: BTreeMap<(Exchange, &str), ReplayMarket> = BTreeMap::new();
     for p in &pairs {
         for l in [p.venue_a, p.venue_b] {
             markets
-                .entry((l.market.exchange, l.market.market_id.clone()))
+                .entry((l.market.exchange, l.market.market_id.as_str()))
                 .or_insert_with(|| ReplayMarket::of(l.market.clone()));
         }
     }
-    let mut markets: Vec<ReplayMarket> = markets.into_values().collect();
-    // The reader breaks ties between books by their order here; a fixed order keeps the report the same.
-    markets.sort_by(|a, b| (a.exchange, &a.market_id).cmp(&(b.exchange, &b.market_id)));
+    let markets: Vec<ReplayMarket> = markets.into_values().collect();
     let mut engine = Backtest::new(pairs, settlements, params);
     let plan = ReplayPlan {
         markets,

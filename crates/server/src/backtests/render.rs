@@ -110,16 +110,29 @@ fn leg(l: &LegFill) -> Value {
     })
 }
 
+/// The fields of a trade's `unwind`, in one place for the object and for the CSV columns of a trade without
+/// one.
+pub const UNWIND_FIELDS: [&str; 7] = [
+    "market",
+    "outcome",
+    "at",
+    "unmatched",
+    "sold",
+    "proceeds_dollars",
+    "fee_dollars",
+];
+
 fn unwind(u: &Unwind) -> Value {
-    json!({
-        "market": u.venue.as_str(),
-        "outcome": u.outcome.as_str(),
-        "at": iso(u.at),
-        "unmatched": contracts(u.unmatched),
-        "sold": contracts(u.sold),
-        "proceeds_dollars": dollars(u.proceeds),
-        "fee_dollars": dollars(u.fee),
-    })
+    let values = [
+        json!(u.venue.as_str()),
+        json!(u.outcome.as_str()),
+        json!(iso(u.at)),
+        json!(contracts(u.unmatched)),
+        json!(contracts(u.sold)),
+        json!(dollars(u.proceeds)),
+        json!(dollars(u.fee)),
+    ];
+    Value::Object(UNWIND_FIELDS.iter().map(|k| k.to_string()).zip(values).collect())
 }
 
 /// One trade.

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use super::render::UNWIND_FIELDS;
+
 /// The rows of `trades` (the report's `trades` array) as CSV with a header line.
 pub fn csv(trades: &[Value]) -> String {
     let mut header = Vec::new();
@@ -67,17 +69,6 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
         other => out.push((prefix.to_string(), other.to_string())),
     }
 }
-
-/// The unwind object's fields, for the columns of a trade that has none.
-const UNWIND_FIELDS: &[&str] = &[
-    "at",
-    "fee_dollars",
-    "market",
-    "outcome",
-    "proceeds_dollars",
-    "sold",
-    "unmatched",
-];
 
 fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {

@@ -223,6 +223,7 @@ impl<B: Backend> BacktestStore for B {
     }
 
     async fn running_backtests(&self, customer_id: i64, since: Timestamp) -> StoreResult<u64> {
+        // On the writer, where the run a request just created is already visible.
         running_backtests(self.writer(), customer_id, since).await
     }
 

@@ -233,11 +233,7 @@ pub struct PatchEventIn {
     whale_threshold_usd: f64,
 }
 
-/// The body as a JSON object.
-pub(super) fn body_object(body: &Value) -> ApiResult<&serde_json::Map<String, Value>> {
-    body.as_object()
-        .ok_or_else(|| ApiError::invalid_request("the body must be a JSON object"))
-}
+pub(super) use crate::api::common::body_object;
 
 /// A dollar amount in a body: a JSON number (or a numeric string) read exactly, never through `f64` arithmetic.
 pub(super) fn body_threshold(obj: &serde_json::Map<String, Value>, name: &str) -> ApiResult<Option<Amount>> {

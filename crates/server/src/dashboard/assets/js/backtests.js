@@ -15,7 +15,7 @@ function localValue(ms) {
   return d.toISOString().slice(0, 19);
 }
 
-function field(id, label, input) {
+function field(label, input) {
   return h('label', {}, `${label} `, input);
 }
 
@@ -34,14 +34,14 @@ function mountList(root) {
   fill(root, form.el, runs.el);
   const now = Date.now();
   const el = h('form', { class: 'filters', id: 'backtest-new' },
-    field('b-from', 'From', h('input', { id: 'b-from', type: 'datetime-local', step: '1', value: localValue(now - 3600000), required: true })),
-    field('b-to', 'To (empty: now)', h('input', { id: 'b-to', type: 'datetime-local', step: '1' })),
-    field('b-min-net', 'Min net ¢', h('input', { id: 'b-min-net', type: 'number', step: '0.01', min: '0', value: '1', size: 5 })),
-    field('b-latency', 'Latency ms', h('input', { id: 'b-latency', type: 'number', step: '1', min: '0', max: '60000', value: '250', size: 6 })),
-    field('b-cap-trade', 'Capital per trade $', h('input', { id: 'b-cap-trade', type: 'number', step: '1', min: '1', value: '100', size: 6 })),
-    field('b-cap-total', 'Capital total $', h('input', { id: 'b-cap-total', type: 'number', step: '1', min: '1', value: '1000', size: 7 })),
-    field('b-legs', 'Legs', h('select', { id: 'b-legs' }, h('option', { value: 'simultaneous' }, 'simultaneous'), h('option', { value: 'venue_a_first' }, 'venue A first'))),
-    field('b-missing', 'Missing leg', h('select', { id: 'b-missing' }, h('option', { value: 'unwind' }, 'unwind'), h('option', { value: 'hold' }, 'hold'))),
+    field('From', h('input', { id: 'b-from', type: 'datetime-local', step: '1', value: localValue(now - 3600000), required: true })),
+    field('To (empty: now)', h('input', { id: 'b-to', type: 'datetime-local', step: '1' })),
+    field('Min net ¢', h('input', { id: 'b-min-net', type: 'number', step: '0.01', min: '0', value: '1', size: 5 })),
+    field('Latency ms', h('input', { id: 'b-latency', type: 'number', step: '1', min: '0', max: '60000', value: '250', size: 6 })),
+    field('Capital per trade $', h('input', { id: 'b-cap-trade', type: 'number', step: '1', min: '1', value: '100', size: 6 })),
+    field('Capital total $', h('input', { id: 'b-cap-total', type: 'number', step: '1', min: '1', value: '1000', size: 7 })),
+    field('Legs', h('select', { id: 'b-legs' }, h('option', { value: 'simultaneous' }, 'simultaneous'), h('option', { value: 'venue_a_first' }, 'venue A first'))),
+    field('Missing leg', h('select', { id: 'b-missing' }, h('option', { value: 'unwind' }, 'unwind'), h('option', { value: 'hold' }, 'hold'))),
     h('button', { type: 'submit', id: 'b-run' }, 'Run'));
   const formNote = h('div');
   form.body.append(h('p', { class: 'muted' }, 'Replays both venues\' recorded books over the range, prices every pair as the live scanner does, and trades each opportunity: each leg a limit order at the depth walk\'s price, filled against the book as it stood when the order arrived. Times are your browser\'s; the report shows UTC.'), el, formNote);
