@@ -27,6 +27,10 @@ pub struct ReplayArgs {
     /// Changes per second of each book.
     #[arg(long, default_value_t = 10)]
     rate: u32,
+    /// Instead of the Rust client, read the day into a polars frame with the Python package
+    /// (`clients/python`, with polars and pyarrow installed), this many times, each in a fresh interpreter.
+    #[arg(long)]
+    python: Option<u32>,
 }
 
 /// This process's anonymous resident memory now (Linux, `RssAnon`), in MiB: its heap and stacks. The whole
@@ -119,6 +123,13 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         "http://{addr}/v1/replay?exchange=venue_a{ids}&start_time={start}&end_time={}",
         start + day - 1
     );
+    if let Some(runs) = args.python {
+        let ids: Vec<String> = seeded.keys.iter().map(|k| format!("venue_a:{k}")).collect();
+        for run in 1..=runs {
+            python_frame(&format!("http://{addr}"), &api_key, &ids, start, start + day - 1, run).await?;
+        }
+        return seeded.stop().await;
+    }
     // The listener is bound already: requests wait in its backlog until the server accepts them.
     let client = reqwest::Client::new();
 
@@ -194,4 +205,24 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
         status_mib("VmRSS:")
     );
     seeded.stop().await
+}
+
+/// One run of the Python package's `Client.replay(…, frame="polars")` over the day, in a fresh interpreter
+/// (`clients/python/scripts/bench_replay.py`), which prints its figures.
+async fn python_frame(base: &str, key: &str, ids: &[String], from: i64, to: i64, run: u32) -> anyhow::Result<()> {
+    let package = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/python");
+    let out = tokio::process::Command::new("python3")
+        .arg(std::env::var("CROSSBOOK_BENCH_SCRIPT").map_or(package.join("scripts/bench_replay.py"), Into::into))
+        .args([base, key, &from.to_string(), &to.to_string()])
+        .args(ids)
+        .env("PYTHONPATH", package.join("src"))
+        .output()
+        .await?;
+    anyhow::ensure!(
+        out.status.success(),
+        "bench_replay.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    print!("run {run}: {}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
 }

@@ -17,6 +17,7 @@ mod ingest;
 mod ohlcv;
 mod openapi;
 mod prices;
+mod python_client;
 mod replay;
 mod search;
 mod service;
