@@ -241,7 +241,9 @@ def class_text(name: str, bases: List[str], desc: str, req: List[str], opt: List
     return lines
 
 
-def functional_text(name: str, desc: str, req: List[Tuple[str, str, str]], opt: List[Tuple[str, str, str]]) -> List[str]:
+def functional_text(
+    name: str, desc: str, req: List[Tuple[str, str, str]], opt: List[Tuple[str, str, str]]
+) -> List[str]:
     lines: List[str] = []
     parts = []
     for suffix, rows, total in (("Required", req, True), ("Optional", opt, False)):
@@ -312,7 +314,7 @@ def routes(doc: Dict[str, Any]) -> str:
     out.append("from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Optional, Union\n")
     out.append("from ._http import path_value")
     out.append("from ._types import DateArg, NumberArg, TimeArg")
-    out.append("from .models import *  # noqa: F401,F403\n")
+    imports_at = len(out)
     paged = []
     for sync in (True, False):
         cls = "SyncRoutes" if sync else "AsyncRoutes"
@@ -325,7 +327,11 @@ def routes(doc: Dict[str, Any]) -> str:
                 p = paging(doc, op)
                 if p:
                     paged.append(f"    {json.dumps(name)}: {p},")
-    out.append("\n#: Paged routes: how each pages (`key`: pagination_key, `offset`: limit and offset) and the answer's list.")
+    used = sorted(n for n in doc["components"]["schemas"] if re.search(rf"\b{n}\b", "\n".join(out[imports_at:])))
+    out.insert(imports_at, "from .models import (\n" + "".join(f"    {n},\n" for n in used) + ")\n")
+    out.append(
+        "\n#: Paged routes: how each pages (`key`: pagination_key, `offset`: limit and offset) and the answer's list."
+    )
     out.append("PAGING: Dict[str, Any] = {")
     out += paged
     out.append("}\n")
@@ -401,10 +407,14 @@ def method_text(types: Types, name: str, method: str, path: str, op: Dict[str, A
     summary = first_paragraph(op.get("summary") or op.get("description")) or name
     lines.append('        """' + summary.replace('"""', "'''").rstrip(".") + ".")
     lines.append("")
-    lines.append(f"        `{method} {path}`" + (f" (also at `{op['x-also-at']}`)" if op.get("x-also-at") else "") + ".")
+    lines.append(
+        f"        `{method} {path}`" + (f" (also at `{op['x-also-at']}`)" if op.get("x-also-at") else "") + "."
+    )
     lines.append('        """')
     if "\n" in q:
-        lines.append(f"        return {'await ' if is_async else ''}self._transport.{'lines' if kind == 'ndjson' else 'call'}(")
+        lines.append(
+            f"        return {'await ' if is_async else ''}self._transport.{'lines' if kind == 'ndjson' else 'call'}("
+        )
         lines.append(f'            "{method}",')
         lines.append(f"            {url_expr},")
         lines.append(f"            {q},")

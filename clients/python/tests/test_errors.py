@@ -1,7 +1,5 @@
 """The API's errors arrive as typed exceptions; a 429 is retried after its Retry-After."""
 
-import os
-
 import httpx
 import pytest
 
@@ -12,7 +10,11 @@ from crossbook.errors import ApiError
 def test_each_error_is_its_own_exception_with_the_body_fields(env, free):
     with pytest.raises(crossbook.EntitlementRequired) as denied:
         free.arbitrage_difference()
-    assert (denied.value.status, denied.value.code, denied.value.required_plan) == (403, "entitlement_required", "trader")
+    assert (denied.value.status, denied.value.code, denied.value.required_plan) == (
+        403,
+        "entitlement_required",
+        "trader",
+    )
 
     with pytest.raises(crossbook.InvalidParameter) as bad:
         free.venue_a_orderbook(market_id=env.market_a, limit=0)

@@ -43,7 +43,10 @@ def test_a_replay_frame_keeps_every_message_typed_with_ids_as_text(env, free, wi
     # venue_b token ids whole (78-digit numbers as text), none on venue_a.
     tokens = f.filter(pl.col("exchange") == "venue_b")["asset_id"].unique().to_list()
     assert len(tokens) == 2 and all(t.isdigit() and len(t) > 60 for t in tokens), tokens
-    assert f.filter(pl.col("exchange") == "venue_a")["asset_id"].null_count() == f.filter(pl.col("exchange") == "venue_a").height
+    assert (
+        f.filter(pl.col("exchange") == "venue_a")["asset_id"].null_count()
+        == f.filter(pl.col("exchange") == "venue_a").height
+    )
     # The restart between the two processes: a typed gap row per book, then that book's snapshot.
     gaps = f.filter(pl.col("type") == "gap")
     assert set(gaps["gap_cause"].to_list()) >= {"restart"}, gaps
@@ -92,7 +95,16 @@ def test_history_trade_and_candle_frames_of_both_venues(env, free, window):
         best = ob.filter((pl.col("side") == "bid") & (pl.col("level") == 0))
         assert best.height > 0
         # The route's own rows, read page by page, give the same levels.
-        routed = list(free.iterate(getattr(free, f"{exchange}_orderbook"), market_id=market, start_time=start, end_time=end, granularity="10s", limit=200))
+        routed = list(
+            free.iterate(
+                getattr(free, f"{exchange}_orderbook"),
+                market_id=market,
+                start_time=start,
+                end_time=end,
+                granularity="10s",
+                limit=200,
+            )
+        )
         assert ob.filter(pl.col("level").is_not_null()).height == sum(
             sum(len(r.get(k) or []) for k in ("bids", "yes_bids", "asks", "no_bids")) for r in routed
         )
@@ -148,7 +160,16 @@ def test_books_rebuilt_from_a_replay_have_the_top_of_book_routes_quotes(env, fre
         by_book.setdefault((r["exchange"], r["asset_id"]), []).append(r)
     compared = 0
     for exchange, market in (("venue_a", env.market_a), ("venue_b", env.market_b)):
-        rows = list(free.iterate(getattr(free, f"{exchange}_top_of_book"), market_id=market, start_time=window[0], end_time=window[1], granularity="1s", limit=200))
+        rows = list(
+            free.iterate(
+                getattr(free, f"{exchange}_top_of_book"),
+                market_id=market,
+                start_time=window[0],
+                end_time=window[1],
+                granularity="1s",
+                limit=200,
+            )
+        )
         assert rows
         for row in rows:
             events = by_book[(exchange, row["asset_id"])]
@@ -159,14 +180,17 @@ def test_books_rebuilt_from_a_replay_have_the_top_of_book_routes_quotes(env, fre
             assert e["known"], (row, e)
             got = (e["best_bid"], e["best_bid_size"], e["best_ask"], e["best_ask_size"])
             want = (row["best_bid"], row["best_bid_size"], row["best_ask"], row["best_ask_size"])
-            near = [(times[i], events[i]["seq"], events[i]["best_bid"], events[i]["best_ask"]) for i in range(max(0, at - 3), min(len(events), at + 3))]
+            near = [
+                (times[i], events[i]["seq"], events[i]["best_bid"], events[i]["best_ask"])
+                for i in range(max(0, at - 3), min(len(events), at + 3))
+            ]
             assert got == want, (exchange, row, got, want, near, env.restarted_at)
             compared += 1
     assert compared > 20
 
     # rebuild(): every book at the end of the frame, the last top of each.
     rebuilt = books.rebuild(replay_pl)
-    for (exchange, market_id, asset_id), book in rebuilt.items():
+    for (exchange, _, asset_id), book in rebuilt.items():
         last = by_book[(exchange, asset_id)][-1]
         assert (book.best_bid() or (None,))[0] == last["best_bid"]
     # A pandas frame gives a pandas answer, with the same quotes.

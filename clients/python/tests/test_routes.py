@@ -116,7 +116,9 @@ def test_every_route_answers_its_documented_model(env, trader, tmp_path):
     # Backtests: a run over the recorded minutes, read back when done, then deleted.
     run = call("create_backtest", body={"from": since, "to": now})
     assert run["status"] in ("running", "done")
-    done = eventually("the backtest to finish", 60, lambda: (r := call("get_backtest", run["id"]))["status"] != "running" and r)
+    done = eventually(
+        "the backtest to finish", 60, lambda: (r := call("get_backtest", run["id"]))["status"] != "running" and r
+    )
     assert done["status"] == "done", done
     assert run["id"] in [r["id"] for r in call("list_backtests")["backtests"]]
     assert "id" in call("backtest_trades", run["id"]).splitlines()[0].split(",")
@@ -166,9 +168,16 @@ def test_the_async_client_has_every_route_and_pages_with_async_for(env):
             seen = [row async for row in c.iterate(c.venue_a_orderbook, market_id=env.market_a, limit=3, **window)]
             whole = await c.venue_a_orderbook(market_id=env.market_a, limit=200, **window)
             assert len(seen) > 3 and seen == whole["snapshots"]
-            lines = [m async for m in c.replay_messages(market_id=f"venue_b:{env.market_b}", start_time=env.recorded_from, end_time=env.recorded_from + 5000)]
+            lines = [
+                m
+                async for m in c.replay_messages(
+                    market_id=f"venue_b:{env.market_b}", start_time=env.recorded_from, end_time=env.recorded_from + 5000
+                )
+            ]
             assert lines and lines[0]["type"] == "book_snapshot" and lines[0]["asset_id"].isdigit()
-            frame = await c.replay(f"venue_a:{env.market_a}", env.recorded_from, env.recorded_from + 5000, frame="polars")
+            frame = await c.replay(
+                f"venue_a:{env.market_a}", env.recorded_from, env.recorded_from + 5000, frame="polars"
+            )
             assert frame.height > 0
 
     asyncio.run(run())
@@ -179,10 +188,25 @@ def test_pages_walk_keys_and_offsets_without_repeating_a_row(env, free):
     start, end = env.recorded_from, env.recorded_from + 20_000
     whole = free.venue_b_orderbook(market_id=env.market_b, start_time=start, end_time=end, granularity="1s", limit=200)
     assert not whole["pagination"]["has_more"]
-    walked = list(free.iterate(free.venue_b_orderbook, market_id=env.market_b, start_time=start, end_time=end, granularity="1s", limit=7))
+    walked = list(
+        free.iterate(
+            free.venue_b_orderbook, market_id=env.market_b, start_time=start, end_time=end, granularity="1s", limit=7
+        )
+    )
     assert len(walked) > 7
     assert walked == whole["snapshots"]
-    assert len(list(free.pages(free.venue_b_orderbook, market_id=env.market_b, start_time=start, end_time=end, granularity="1s", limit=7))) == -(-len(walked) // 7)
+    assert len(
+        list(
+            free.pages(
+                free.venue_b_orderbook,
+                market_id=env.market_b,
+                start_time=start,
+                end_time=end,
+                granularity="1s",
+                limit=7,
+            )
+        )
+    ) == -(-len(walked) // 7)
     # offset: series (a catalog that holds still) in pages of 2 are the rows of one page, in order.
     one = free.search_series(limit=50)
     paged = list(free.iterate(free.search_series, limit=2))

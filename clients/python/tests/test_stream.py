@@ -74,7 +74,10 @@ def test_a_dropped_stream_resumes_with_nothing_lost(env):
     for book in {(m, a) for m, a, _, _ in mine}:
         lo = max(min(s for m, a, s, _ in events if (m, a) == book) for events in (mine, theirs))
         hi = min(max(s for m, a, s, _ in events if (m, a) == book) for events in (mine, theirs))
-        window = lambda events: {e for e in events if (e[0], e[1]) == book and lo <= e[2] <= hi}  # noqa: E731
+
+        def window(events, book=book, lo=lo, hi=hi):
+            return {e for e in events if (e[0], e[1]) == book and lo <= e[2] <= hi}
+
         assert window(mine) == window(theirs), book
         assert hi - lo >= 10, (book, lo, hi)
     # Trades: the resumer's are the observer's over the same stretch.
@@ -109,7 +112,7 @@ def test_a_lost_session_is_subscribed_again_after_reset(env):
     seen = asyncio.run(asyncio.wait_for(run(), 60))
     reset = next(m for m in seen if isinstance(m, Reset))
     assert reset.resubscribed and "subscribe again" in reset["reason"]
-    assert any(m.type == "subscribed" for m in seen[seen.index(reset):])
+    assert any(m.type == "subscribed" for m in seen[seen.index(reset) :])
 
 
 def test_a_refused_subscription_is_an_error_message_and_the_stream_goes_on(env):

@@ -212,7 +212,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
 async fn python_frame(base: &str, key: &str, ids: &[String], from: i64, to: i64, run: u32) -> anyhow::Result<()> {
     let package = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients/python");
     let out = tokio::process::Command::new("python3")
-        .arg(std::env::var("CROSSBOOK_BENCH_SCRIPT").map_or(package.join("scripts/bench_replay.py"), Into::into))
+        .arg(package.join("scripts/bench_replay.py"))
         .args([base, key, &from.to_string(), &to.to_string()])
         .args(ids)
         .env("PYTHONPATH", package.join("src"))

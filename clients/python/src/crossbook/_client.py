@@ -217,7 +217,9 @@ class Client(SyncRoutes):
 
         Read from the Parquet file, whose columns are typed by the service.
         """
-        data = self._transport.send("GET", f"/v1/export/{_export_kind(kind)}", _export_params(exchange, market_id, date))
+        data = self._transport.send(
+            "GET", f"/v1/export/{_export_kind(kind)}", _export_params(exchange, market_id, date)
+        )
         return _frames.convert(_frames.export_table(data.content, exact), frame)
 
 

@@ -198,4 +198,3 @@ class AsyncTransport(Transport):
 
     async def close(self) -> None:
         await self.http.aclose()
-

@@ -106,7 +106,12 @@ def _events(cols: Dict[str, List[Any]]) -> Iterator[Tuple[str, Key, Optional[int
         j = i + 1
         if kind in ("book_snapshot", "book_change"):
             # A message's rows are consecutive and share the book and its event number.
-            while j < n and cols["seq"][j] == seq and cols["market_id"][j] == key[1] and (cols["asset_id"][j] or None) == asset:
+            while (
+                j < n
+                and cols["seq"][j] == seq
+                and cols["market_id"][j] == key[1]
+                and (cols["asset_id"][j] or None) == asset
+            ):
                 if not export and cols["type"][j] != kind:
                     break
                 if export and (bool(cols["is_snapshot"][j]) != (kind == "book_snapshot") or cols["gap"][j]):
@@ -120,7 +125,9 @@ def _events(cols: Dict[str, List[Any]]) -> Iterator[Tuple[str, Key, Optional[int
         i = j
 
 
-def _apply(books: Dict[Key, Book], kind: str, key: Key, seq: Any, at: Any, levels: List[Tuple[Any, Any, Any]]) -> Optional[Book]:
+def _apply(
+    books: Dict[Key, Book], kind: str, key: Key, seq: Any, at: Any, levels: List[Tuple[Any, Any, Any]]
+) -> Optional[Book]:
     if kind not in ("book_snapshot", "book_change", "gap"):
         return None
     book = books.get(key)
@@ -174,8 +181,7 @@ def top_of_book(frame: Any) -> Any:
     out: Dict[str, List[Any]] = {
         k: []
         for k in (
-            "exchange market_id asset_id seq received_at best_bid best_bid_size best_ask best_ask_size mid spread "
-            "known"
+            "exchange market_id asset_id seq received_at best_bid best_bid_size best_ask best_ask_size mid spread known"
         ).split()
     }
     for kind, key, seq, time, levels in _events(cols):

@@ -244,7 +244,9 @@ def _block_table(block: bytes) -> Any:
             pa.table(
                 {
                     "side": pa.nulls(rows_single.num_rows, pa.string()),
-                    "price": pc.if_else(is_trade, pc.cast(rows_single["price"], pa.string()), pa.scalar(None, pa.string())),
+                    "price": pc.if_else(
+                        is_trade, pc.cast(rows_single["price"], pa.string()), pa.scalar(None, pa.string())
+                    ),
                     "size": rows_single["size"],
                 }
             )
