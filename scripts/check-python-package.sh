@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python3 -m pip wheel -q --root-user-action=ignore --no-deps -w "$work/wheel" ./clients/python
+python3 -m pip wheel -q --no-deps -w "$work/wheel" ./clients/python
 python3 -m pip install -q --root-user-action=ignore --no-deps --target "$work/site" "$work"/wheel/crossbook-*.whl
 (cd "$work" && PYTHONPATH="$work/site" python3 -c '
 import crossbook, crossbook.models, crossbook.stream, crossbook.webhooks, crossbook.books

@@ -63,10 +63,15 @@ def test_a_dropped_stream_resumes_with_nothing_lost(env):
     resumer, observer = got["resumer"], got["observer"]
     kinds = [type(m) for m in resumer if isinstance(m, Continuity)]
     reasons = [m.data for m in resumer if isinstance(m, (Disconnected, Resumed, Reset))]
-    assert kinds.count(Disconnected) == 2 and kinds.count(Resumed) == 2, reasons
+    assert kinds.count(Resumed) == 2, reasons
+    # Two drops; a reconnect that the server refused because it had not yet seen the old connection go (a Free
+    # key holds two streams) is a third disconnect, retried.
+    dropped = [m["reason"] for m in resumer if isinstance(m, Disconnected)]
+    assert dropped.count("the connection was lost") == 2, reasons
+    assert all(r == "the connection was lost" or "connection limit" in r for r in dropped), reasons
     assert Reset not in kinds and not any(isinstance(m, Continuity) for m in observer if m.type != "not_live")
     # The session's numbering runs on without a hole across both reconnects.
-    seqs = [m.seq for m in resumer if m.seq is not None]
+    seqs = [m.seq for m in resumer if m.seq is not None and not (m.type == "error" and m["code"] == "limit_exceeded")]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
 
     # Every book event the observer saw between the resumer's first and last is the resumer's too, and back.

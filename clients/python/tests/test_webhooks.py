@@ -34,6 +34,23 @@ class Receiver:
         self.server.shutdown()
 
 
+def delivered(url, key, kind, target, times):
+    """Registers `target` for `kind`, has the service send it `times` test deliveries, and removes it: the secret."""
+    with crossbook.Client(url, key=key) as c:
+        try:
+            c.delete_webhook(kind)
+        except crossbook.NotFound:
+            pass
+        secret = c.create_webhook(kind, body={"url": target})["data"]["secret"]
+        try:
+            for _ in range(times):
+                attempt = c.test_webhook(kind)
+                assert attempt["success"] is True, attempt
+        finally:
+            c.delete_webhook(kind)
+    return secret
+
+
 @pytest.fixture
 def receiver():
     r = Receiver()
@@ -42,18 +59,7 @@ def receiver():
 
 
 def test_deliveries_of_the_service_verify_and_altered_ones_do_not(env, receiver):
-    with crossbook.Client(env.url, key=env.builder) as c:
-        try:
-            c.delete_webhook("whale")
-        except crossbook.NotFound:
-            pass
-        secret = c.create_webhook("whale", body={"url": receiver.url})["data"]["secret"]
-        try:
-            for _ in range(2):
-                attempt = c.test_webhook("whale")
-                assert attempt["success"] is True, attempt
-        finally:
-            c.delete_webhook("whale")
+    secret = delivered(env.url, env.builder, "whale", receiver.url, times=2)
     assert len(receiver.received) == 2
     for headers, body in receiver.received:
         payload = verify(headers, body, secret)
@@ -76,16 +82,7 @@ def test_deliveries_of_the_service_verify_and_altered_ones_do_not(env, receiver)
 
 def test_verify_agrees_with_the_standard_webhooks_library(env, receiver):
     standardwebhooks = pytest.importorskip("standardwebhooks.webhooks")
-    with crossbook.Client(env.url, key=env.trader) as c:
-        try:
-            c.delete_webhook("arbitrage")
-        except crossbook.NotFound:
-            pass
-        secret = c.create_webhook("arbitrage", body={"url": receiver.url})["data"]["secret"]
-        try:
-            c.test_webhook("arbitrage")
-        finally:
-            c.delete_webhook("arbitrage")
+    secret = delivered(env.url, env.trader, "arbitrage", receiver.url, times=1)
     headers, body = receiver.received[0]
     renamed = {k.lower().replace("service-webhook-", "webhook-"): v for k, v in headers.items()}
     assert standardwebhooks.Webhook(secret.encode()).verify(body, renamed) == verify(headers, body, secret)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import queue
 from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import httpx
@@ -290,10 +291,26 @@ class AsyncClient(AsyncRoutes):
         frame: str = "pandas",
         exact: bool = False,
     ) -> Any:
-        """As `Client.replay` (the body is parsed on a worker thread, so the event loop goes on meanwhile)."""
-        data = await self.replay_bytes(markets, start_time, end_time, exchange=exchange)
-        table = await asyncio.get_running_loop().run_in_executor(None, _frames.replay_table, data, exact)
-        return _frames.convert(table, frame)
+        """As `Client.replay`: the body is parsed on a worker thread as it arrives, and the event loop goes on."""
+        params = _replay_params(markets, start_time, end_time, exchange)
+        response = await self._transport.send("GET", "/v1/replay", params, stream=True)
+        pieces: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
+
+        def arrived() -> Iterator[bytes]:
+            while (piece := pieces.get()) is not None:
+                yield piece
+
+        parsing = asyncio.get_running_loop().run_in_executor(None, _frames.replay_table, arrived(), exact)
+        try:
+            async for piece in response.aiter_raw(1 << 20):
+                # A parser that stopped (an error message in the stream) takes nothing more.
+                if parsing.done():
+                    break
+                pieces.put(piece)
+        finally:
+            pieces.put(None)
+            await response.aclose()
+        return _frames.convert(await parsing, frame)
 
     async def orderbook_history(
         self,

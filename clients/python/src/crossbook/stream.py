@@ -234,7 +234,10 @@ class Stream:
 
     def _track(self, data: Dict[str, Any]) -> Optional[Message]:
         seq = data.get("seq")
-        if isinstance(seq, int):
+        # A connection refused over the plan's stream limit sends one error (numbered 1, of no session) and
+        # closes: it says nothing of the session, whose position is kept for the next try.
+        refused = data.get("type") == "error" and data.get("code") == "limit_exceeded" and seq == 1
+        if isinstance(seq, int) and not refused:
             self.last_seq = seq
         if isinstance(data.get("pos"), int):
             self.last_pos = data["pos"]
