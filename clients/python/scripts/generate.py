@@ -281,7 +281,7 @@ def py_name(name: str) -> str:
     return n + "_" if keyword.iskeyword(n) else n
 
 
-def kind_of(op: Dict[str, Any]) -> Tuple[str, str]:
+def kind_of(types: Types, op: Dict[str, Any]) -> Tuple[str, str]:
     """How the answer is read (json, ndjson, text, bytes, none) and its Python type."""
     for status in sorted(op["responses"]):
         if not status.startswith("2"):
@@ -291,7 +291,7 @@ def kind_of(op: Dict[str, Any]) -> Tuple[str, str]:
             return "none", "None"
         if "application/json" in content:
             schema = content["application/json"].get("schema")
-            return "json", "Any" if schema is None else "@" + json.dumps(schema)
+            return "json", "Any" if schema is None else types.expr(schema)
         if "application/x-ndjson" in content:
             return "ndjson", "Dict[str, Any]"
         if any(c.startswith("text/") for c in content):
@@ -378,9 +378,7 @@ def method_text(types: Types, name: str, method: str, path: str, op: Dict[str, A
         schema = body["content"]["application/json"]["schema"]
         bt = types.expr(schema)
         keywords.insert(0, f"body: {bt}" if body.get("required") else f"body: Optional[{bt}] = None")
-    kind, ret = kind_of(op)
-    if ret.startswith("@"):
-        ret = types.expr(json.loads(ret[1:]))
+    kind, ret = kind_of(types, op)
     if kind == "ndjson":
         ret = f"Iterator[{ret}]" if sync else f"AsyncIterator[{ret}]"
     args = ["self"] + positional + (["*"] + keywords if keywords else [])

@@ -18,10 +18,11 @@ Markets = Union[str, Sequence[str]]
 
 
 def _paging(method: Callable[..., Any]) -> Any:
+    """How the route of `method` pages, and the answer's list: `PAGING`'s entry."""
     name = getattr(method, "__name__", "")
     if name not in PAGING:
         raise ValueError(f"{name or method!r} is not a paged route; paged: {', '.join(sorted(PAGING))}")
-    return name, PAGING[name]
+    return PAGING[name]
 
 
 def _items(answer: Any, field: Optional[str]) -> List[Any]:
@@ -98,7 +99,7 @@ class Client(SyncRoutes):
 
     def pages(self, method: Callable[..., Any], **params: Any) -> Iterator[Any]:
         """Every page of a paged route, from the one `params` asks for: `client.pages(client.gaps, exchange=…)`."""
-        _, (style, field) = _paging(method)
+        style, field = _paging(method)
         while params is not None:
             answer = method(**params)
             yield answer
@@ -106,22 +107,11 @@ class Client(SyncRoutes):
 
     def iterate(self, method: Callable[..., Any], **params: Any) -> Iterator[Any]:
         """Every row of a paged route over all its pages (order books, trades, gaps, search lists, feeds…)."""
-        _, (_, field) = _paging(method)
+        _, field = _paging(method)
         for answer in self.pages(method, **params):
             yield from _items(answer, field)
 
     # --- frames ---------------------------------------------------------------------------------------------
-
-    def replay_bytes(
-        self, markets: Markets, start_time: TimeArg, end_time: TimeArg, *, exchange: Optional[str] = None
-    ) -> bytes:
-        """The replay's NDJSON as received (`markets`: ids, each `venue_a:…`/`venue_b:…` or of `exchange`)."""
-        params = _replay_params(markets, start_time, end_time, exchange)
-        response = self._transport.send("GET", "/v1/replay", params, stream=True)
-        try:
-            return response.read()
-        finally:
-            response.close()
 
     def replay(
         self,
@@ -258,7 +248,7 @@ class AsyncClient(AsyncRoutes):
 
     async def pages(self, method: Callable[..., Any], **params: Any) -> AsyncIterator[Any]:
         """Every page of a paged route: `async for page in client.pages(client.gaps, …)`."""
-        _, (style, field) = _paging(method)
+        style, field = _paging(method)
         while params is not None:
             answer = await method(**params)
             yield answer
@@ -266,20 +256,10 @@ class AsyncClient(AsyncRoutes):
 
     async def iterate(self, method: Callable[..., Any], **params: Any) -> AsyncIterator[Any]:
         """Every row of a paged route over all its pages."""
-        _, (_, field) = _paging(method)
+        _, field = _paging(method)
         async for answer in self.pages(method, **params):
             for item in _items(answer, field):
                 yield item
-
-    async def replay_bytes(
-        self, markets: Markets, start_time: TimeArg, end_time: TimeArg, *, exchange: Optional[str] = None
-    ) -> bytes:
-        params = _replay_params(markets, start_time, end_time, exchange)
-        response = await self._transport.send("GET", "/v1/replay", params, stream=True)
-        try:
-            return await response.aread()
-        finally:
-            await response.aclose()
 
     async def replay(
         self,
@@ -411,7 +391,7 @@ def _history_params(
 def _rows(client: Client, method: Callable[..., Any], params: Dict[str, Any], limit: Optional[int]) -> List[Any]:
     """A range: every row over all pages (200 a page). No range: the latest `limit` rows, one page."""
     if params.get("start_time") is None:
-        _, (_, field) = _paging(method)
+        _, field = _paging(method)
         return _items(method(**params, limit=limit), field)
     return list(client.iterate(method, **params, limit=200))
 
@@ -420,7 +400,7 @@ async def _arows(
     client: AsyncClient, method: Callable[..., Any], params: Dict[str, Any], limit: Optional[int]
 ) -> List[Any]:
     if params.get("start_time") is None:
-        _, (_, field) = _paging(method)
+        _, field = _paging(method)
         return _items(await method(**params, limit=limit), field)
     return [row async for row in client.iterate(method, **params, limit=200)]
 

@@ -9,6 +9,7 @@ import os
 import time
 from decimal import Decimal
 from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 import httpx
 
@@ -52,8 +53,6 @@ def query_params(params: Mapping[str, Any]) -> List[Tuple[str, str]]:
 
 
 def path_value(value: Any) -> str:
-    from urllib.parse import quote
-
     return quote(query_value(value), safe="")
 
 

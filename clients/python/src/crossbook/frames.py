@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import io
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Union
 
 from .errors import CrossbookError
 
-PRICE = "decimal(18,4)"
 FRAMES = ("pandas", "polars", "arrow")
 
 
@@ -92,11 +91,6 @@ def convert(table: Any, frame: str) -> Any:
 
 # --- replay -----------------------------------------------------------------------------------------------------
 
-REPLAY_COLUMNS = (
-    "type exchange market_id asset_id seq venue_ts received_at side price size trade_id taker_side outcome "
-    "gap_cause gap_start gap_end"
-).split()
-
 
 def _replay_schema() -> Any:
     pa = _pa()
@@ -164,7 +158,6 @@ def replay_table(ndjson: Union[bytes, Iterable[bytes]], exact: bool = False) -> 
 BLOCK_BYTES = 8 << 20
 #: Arrow's JSON reader splits a block into parts of this size, parsed on its threads.
 READ_BLOCK_BYTES = 4 << 20
-READ_THREADS = True
 
 
 def _blocks(pieces: Iterable[bytes]) -> Iterator[bytes]:
@@ -194,7 +187,7 @@ def _block_table(block: bytes) -> Any:
 
     msgs = pj.read_json(
         io.BytesIO(block),
-        read_options=pj.ReadOptions(block_size=READ_BLOCK_BYTES, use_threads=READ_THREADS),
+        read_options=pj.ReadOptions(block_size=READ_BLOCK_BYTES),
         parse_options=pj.ParseOptions(explicit_schema=_replay_schema(), unexpected_field_behavior="ignore"),
     )
     # One chunk per column: a `take` over many chunks costs far more than over one.
@@ -315,22 +308,11 @@ def _table(rows: List[Dict[str, Any]], fields: List[tuple]) -> Any:
     arrays = []
     for f in schema:
         values = columns[f.name]
-        if f.type == _ts():
-            values = [_millis(v) for v in values]
-        elif f.type == pa.string():
+        if f.type == pa.string():
             # Text as sent; a number (a price or an amount) as the shortest text that reads back as it.
             values = [v if v is None or isinstance(v, str) else str(v) for v in values]
         arrays.append(pa.array(values, f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _millis(v: Any) -> Optional[int]:
-    if v is None or isinstance(v, int):
-        return v
-    import datetime as dt
-
-    text = v[:-1] + "+00:00" if v.endswith("Z") else v
-    return int(dt.datetime.fromisoformat(text).timestamp() * 1000 + 0.5)
 
 
 def book_rows_table(snapshots: Iterable[Dict[str, Any]], exchange: str, exact: bool = False) -> Any:
